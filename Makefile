@@ -1,0 +1,47 @@
+# parca for PostgreSQL: top-level build (PGXS).
+#
+# The extension is one shared library built from every C file under src/
+# (src/pprof/profile.pb-c.c is generated from src/pprof/profile.proto).
+# The install script is assembled from the numbered parts in sql/, so that
+# each concern keeps its SQL beside its C.
+
+EXTENSION = parca
+EXTVERSION = 0.1
+MODULE_big = parca
+
+PROTO_C = src/pprof/profile.pb-c.c
+PROTO_H = src/pprof/profile.pb-c.h
+SRCS = $(sort $(filter-out $(PROTO_C),$(wildcard src/*.c src/*/*.c))) $(PROTO_C)
+OBJS = $(SRCS:.c=.o)
+
+SQL_PARTS = $(sort $(wildcard sql/[0-9]*.sql))
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(srcdir)/src -Wall -Wextra -Werror -Wno-unused-parameter \
+	-Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = -lprotobuf-c -lz -lzstd
+
+# Tests: pg_regress cases under test/regress, run by scripts/test.sh
+# against a temporary instance that preloads the library.
+REGRESS = $(sort $(basename $(notdir $(wildcard test/regress/sql/*.sql))))
+REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress \
+	--temp-config=test/regress/parca.conf
+
+EXTRA_CLEAN = $(PROTO_C) $(PROTO_H) test/regress/results \
+	test/regress/regression.diffs test/regress/regression.out
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
+	cat $^ > $@
+
+$(PROTO_C) $(PROTO_H): src/pprof/profile.proto
+	cd src/pprof && protoc-c --c_out=. profile.proto
+
+$(filter-out $(PROTO_C:.c=.o),$(OBJS)): $(PROTO_H)
+
+.PHONY: bench
+bench: all
+	bash bench/run.sh

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing parca needs (Debian 12, root).
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then
+	echo "scripts/deps.sh: run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+packages=(
+	build-essential pkg-config
+	postgresql-15 postgresql-server-dev-15 libpq-dev
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
+	libcurl4-openssl-dev libyaml-dev
+	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
+	golang-go
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+# Debian's postgresql package creates and starts a cluster of its own; our
+# clusters are separate, so it is left alone.

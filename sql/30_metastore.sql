@@ -1,0 +1,38 @@
+-- The metastore: mappings, functions and locations, each stored once.
+-- Ids are content hashes (src/common/ids.c), so every writer computes the
+-- same id for the same thing and a stack can name its locations before
+-- they are registered.
+
+CREATE TABLE parca.mappings (
+    id          bigint PRIMARY KEY,
+    build_id    text NOT NULL,          -- '' when unknown
+    file        text NOT NULL           -- '' when unknown
+);
+
+CREATE TABLE parca.functions (
+    id          bigint PRIMARY KEY,
+    name        text NOT NULL,
+    system_name text NOT NULL,
+    filename    text NOT NULL,
+    start_line  bigint NOT NULL
+);
+
+-- A location's lines, innermost (inlined) first: function_ids[i] at
+-- line_numbers[i].  Unsymbolized locations have empty arrays and keep
+-- their mapping and normalized address for later symbolization.
+CREATE TABLE parca.locations (
+    id           bigint PRIMARY KEY,
+    mapping_id   bigint,                -- NULL: the profile gave no mapping
+    address      bigint NOT NULL,       -- normalized to the mapped file
+    function_ids bigint[] NOT NULL,
+    line_numbers bigint[] NOT NULL,
+    is_folded    boolean NOT NULL DEFAULT false
+);
+
+-- A series: one profile type and one label set.
+CREATE TABLE parca.series (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    profile_type text NOT NULL,         -- name:sample_type:sample_unit:period_type:period_unit[:delta]
+    labels       jsonb NOT NULL,        -- {"label": "value", ...}
+    UNIQUE (profile_type, labels)
+);

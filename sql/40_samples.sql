@@ -1,0 +1,10 @@
+-- The samples table.  Its definition lives here and nowhere else.
+CREATE TABLE parca.samples (
+    time        timestamptz NOT NULL,   -- the profile's time
+    series_id   bigint NOT NULL,        -- parca.series.id
+    stack       stacktrace NOT NULL,
+    value       bigint NOT NULL,
+    period      bigint NOT NULL,        -- the profile's period, in the period unit
+    duration    bigint NOT NULL,        -- the profile's duration in ns; 0 if none
+    num_labels  jsonb                   -- the sample's numeric pprof labels, if any
+);

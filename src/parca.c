@@ -1,0 +1,36 @@
+/*
+ * parca.c
+ *		Entry point of the parca extension: module magic and settings.
+ *
+ * Each part of the extension that needs start-up work (settings, shared
+ * memory, background workers) has an init function called from here.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "parca.h"
+
+PG_MODULE_MAGIC;
+
+int			parca_max_profile_size = 64 * 1024 * 1024;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("parca.max_profile_size",
+							"Largest profile accepted, in bytes after decompression.",
+							"Larger profiles, and gzip data that would inflate past this, are refused.",
+							&parca_max_profile_size,
+							64 * 1024 * 1024,
+							1024, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("parca");
+}

@@ -1,0 +1,11 @@
+/*
+ * parca.h
+ *		Settings and module-wide declarations of the parca extension.
+ */
+#ifndef PARCA_H
+#define PARCA_H
+
+/* parca.max_profile_size: largest accepted profile, decompressed, in bytes. */
+extern int	parca_max_profile_size;
+
+#endif							/* PARCA_H */

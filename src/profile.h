@@ -1,0 +1,85 @@
+/*
+ * profile.h
+ *		The profile type: a merged set of stacks with their values.
+ *
+ * A profile is what parca_merge() returns and what every query function
+ * takes: each distinct stack once, with its summed value, plus what the
+ * values mean (profile type and period).  A diff profile carries two
+ * values per stack: "value" is the base and "value_right" the compared
+ * side, the order Grafana's flame graph panel expects.
+ *
+ * Serialized form (a varlena, all fields read with memcpy):
+ *   uint8  version (PROFILE_VERSION)
+ *   uint8  flags   (PROFILE_FLAG_DIFF)
+ *   uint16 type_len
+ *   int64  period
+ *   uint32 nsamples
+ *   char   profile_type[type_len]        (not NUL-terminated)
+ *   then nsamples entries of:
+ *     uint32 nframes, int64 value, [int64 value_right if diff],
+ *     uint64 frames[nframes]             (location ids, leaf first)
+ */
+#ifndef PARCA_PROFILE_H
+#define PARCA_PROFILE_H
+
+#include "postgres.h"
+#include "fmgr.h"
+#include "utils/palloc.h"
+
+#define PROFILE_VERSION		1
+#define PROFILE_FLAG_DIFF	0x01
+
+typedef struct ProfileMeta
+{
+	char	   *profile_type;	/* "name:sample_type:...", "" when unknown */
+	int64		period;			/* 0 when unknown */
+	bool		is_diff;
+} ProfileMeta;
+
+/* One stack of a profile while reading it. */
+typedef struct ProfileSample
+{
+	int			nframes;
+	const char *frames;			/* nframes uint64, unaligned: use memcpy */
+	int64		value;
+	int64		value_right;	/* 0 unless the profile is a diff */
+} ProfileSample;
+
+static inline uint64
+profile_sample_frame(const ProfileSample *s, int i)
+{
+	uint64		id;
+
+	memcpy(&id, s->frames + (Size) i * sizeof(uint64), sizeof(uint64));
+	return id;
+}
+
+/*
+ * Building: stacks are merged in a hash table as they are added; adding
+ * the same stack again sums its values.
+ */
+typedef struct ProfileBuilder ProfileBuilder;
+
+extern ProfileBuilder *profile_builder_create(MemoryContext cxt);
+extern void profile_builder_set_meta(ProfileBuilder *b, const ProfileMeta *meta);
+extern void profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
+								int64 value, int64 value_right);
+extern void profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile);
+extern int64 profile_builder_nstacks(const ProfileBuilder *b);
+extern struct varlena *profile_builder_finish(ProfileBuilder *b);
+
+/* Reading a serialized profile (detoasted by the caller). */
+typedef struct ProfileReader
+{
+	const char *pos;
+	const char *end;
+	uint32		remaining;
+	ProfileMeta meta;
+} ProfileReader;
+
+extern void profile_reader_init(ProfileReader *r, const struct varlena *profile);
+extern bool profile_reader_next(ProfileReader *r, ProfileSample *sample);
+
+#define PG_GETARG_PROFILE_P(n) ((struct varlena *) PG_DETOAST_DATUM(PG_GETARG_DATUM(n)))
+
+#endif							/* PARCA_PROFILE_H */

@@ -1,0 +1,74 @@
+# Shared helpers for the end-to-end suites (sourced by test/*/run.sh).
+#
+# Each suite starts its own throwaway cluster as the postgres user, with
+# the library preloaded, on a port of its own, and tears it down on exit.
+
+PG_BIN=$(pg_config --bindir)
+TEST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$TEST_ROOT/.." && pwd)
+SHARED_TESTDATA=$(cd "$REPO_ROOT/../shared/testdata" 2>/dev/null && pwd || true)
+
+pass_count=0
+fail_count=0
+
+# start_cluster PORT [extra postgresql.conf lines...]
+# Sets PGDATA_DIR, PGPORT, PGHOST, PGUSER, PGDATABASE for psql calls.
+start_cluster() {
+	local port=$1; shift
+	PGDATA_DIR=$(mktemp -d /tmp/parca-test-pg.XXXXXX)
+	chown postgres: "$PGDATA_DIR"
+	runuser -u postgres -- "$PG_BIN/initdb" -D "$PGDATA_DIR/data" -A trust -U postgres >/dev/null
+	{
+		echo "port = $port"
+		echo "listen_addresses = '127.0.0.1'"
+		echo "unix_socket_directories = '$PGDATA_DIR'"
+		echo "shared_preload_libraries = 'parca'"
+		echo "fsync = off"
+		for line in "$@"; do echo "$line"; done
+	} >> "$PGDATA_DIR/data/postgresql.conf"
+	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+	export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+	trap stop_cluster EXIT
+	q "CREATE EXTENSION parca" >/dev/null
+}
+
+stop_cluster() {
+	if [ -n "${PGDATA_DIR:-}" ] && [ -d "$PGDATA_DIR/data" ]; then
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+		rm -rf "$PGDATA_DIR"
+	fi
+}
+
+# q SQL: run SQL, print unaligned tuples only; fails the shell on error.
+q() {
+	psql -X -v ON_ERROR_STOP=1 -qAt -c "$1"
+}
+
+# check NAME CONDITION-COMMAND...: record a pass or a failure.
+check() {
+	local name=$1; shift
+	if "$@"; then
+		pass_count=$((pass_count + 1))
+		echo "ok - $name"
+	else
+		fail_count=$((fail_count + 1))
+		echo "FAIL - $name"
+	fi
+}
+
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" == "$3" ]; then
+		pass_count=$((pass_count + 1))
+		echo "ok - $1"
+	else
+		fail_count=$((fail_count + 1))
+		echo "FAIL - $1: expected [$2], got [$3]"
+	fi
+}
+
+# finish: print the suite's counts; exit status says whether all passed.
+finish() {
+	echo "$pass_count passed, $fail_count failed"
+	[ "$fail_count" -eq 0 ]
+}
