@@ -20,7 +20,7 @@ tests=$(cd test/regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
 status=0
 runuser -u postgres -- "$pg_regress" \
 	--inputdir="$work/regress" --outputdir="$work/regress" \
-	--temp-instance="$work/tmp_check" --port=54391 \
+	--temp-instance="$work/tmp_check" --port="${PARCA_REGRESS_PORT:-54391}" \
 	--temp-config="$work/regress/parca.conf" \
 	--bindir="$(pg_config --bindir)" $tests || status=1
 if [ $status -ne 0 ] && [ -f "$work/regress/regression.diffs" ]; then
