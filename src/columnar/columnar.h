@@ -231,6 +231,7 @@ extern ColumnarReadState *columnar_read_begin(Relation rel, Snapshot snapshot,
 extern bool columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum);
 extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs);
 extern void columnar_read_rescan(ColumnarReadState *rs);
+extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
 extern void columnar_read_end(ColumnarReadState *rs);
 extern bool columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull);
 extern int64 columnar_read_total_rows(ColumnarReadState *rs);

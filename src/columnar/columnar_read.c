@@ -149,6 +149,21 @@ columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs)
 	return rs;
 }
 
+/*
+ * Decode for desc (the caller's slot) rather than the relation's current
+ * descriptor: a table rewrite reads the old rows with the old types and
+ * defaults of added columns.
+ */
+void
+columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc)
+{
+	if (desc == rs->desc || desc->natts != rs->natts)
+		return;
+	rs->desc = desc;
+	rs->loaded_stripe = -1;
+	rs->dict_stripe = -1;
+}
+
 void
 columnar_read_rescan(ColumnarReadState *rs)
 {
@@ -386,6 +401,11 @@ decode_group(ColumnarReadState *rs, int g)
 			}
 			continue;
 		}
+		if (s->columns[a].kind != (att->attbyval ? COLUMNAR_KIND_INT : COLUMNAR_KIND_BYTES))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("column \"%s\" of a columnar stripe was written for another type",
+							NameStr(att->attname))));
 		ch = COLUMNAR_CHUNK(s, a, g);
 		if (ch->encoding == ENC_ALL_NULL)
 		{

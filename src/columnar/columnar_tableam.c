@@ -146,6 +146,8 @@ columnar_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTab
 	int64		row;
 
 	ExecClearTuple(slot);
+	if (scan->rs)
+		columnar_read_set_desc(scan->rs, slot->tts_tupleDescriptor);
 	if (scan->rs == NULL ||
 		!columnar_read_next(scan->rs, slot->tts_values, slot->tts_isnull, &row))
 		return false;
