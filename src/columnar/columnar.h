@@ -197,7 +197,7 @@ extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot);
 extern void columnar_delete_stripe(ItemPointer meta_tid);
 extern void columnar_delete_storage(int64 storage_id);
 extern void columnar_delete_options(Oid relid);
-extern void columnar_count_inline(int64 storage_id, int64 *nstripes, int64 *nrows);
+extern void columnar_count_inline(int64 storage_id, int64 max_rows, int64 *nstripes, int64 *nrows);
 extern ColumnarStripe *columnar_parse_stripe(int64 first_row, int64 row_count,
 											 int64 first_block, int64 data_size,
 											 bytea *directory, bytea *inline_data);

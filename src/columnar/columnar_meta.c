@@ -395,9 +395,12 @@ columnar_delete_options(Oid relid)
 	table_close(rel, RowExclusiveLock);
 }
 
-/* How many inline stripes a storage has, and their rows (latest snapshot). */
+/*
+ * How many inline stripes of fewer than max_rows rows a storage has, and
+ * their rows (latest snapshot).
+ */
 void
-columnar_count_inline(int64 storage_id, int64 *nstripes, int64 *nrows)
+columnar_count_inline(int64 storage_id, int64 max_rows, int64 *nstripes, int64 *nrows)
 {
 	Relation	rel = columnar_open_stripes(AccessShareLock);
 	ScanKeyData key;
@@ -413,13 +416,15 @@ columnar_count_inline(int64 storage_id, int64 *nstripes, int64 *nrows)
 	while ((tup = systable_getnext(scan)) != NULL)
 	{
 		bool		isnull;
+		int64		count = DatumGetInt64(heap_getattr(tup, Anum_stripe_row_count,
+													   RelationGetDescr(rel), &isnull));
 
-		if (DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block,
+		if (count < max_rows &&
+			DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block,
 									   RelationGetDescr(rel), &isnull)) < 0)
 		{
 			(*nstripes)++;
-			*nrows += DatumGetInt64(heap_getattr(tup, Anum_stripe_row_count,
-												 RelationGetDescr(rel), &isnull));
+			*nrows += count;
 		}
 	}
 	systable_endscan(scan);

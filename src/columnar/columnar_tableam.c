@@ -335,6 +335,15 @@ not_supported(const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on parca_columnar tables", what)));
+}
+
+/* UPDATE, DELETE: say how rows are removed instead. */
+static void
+not_supported_change(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported on parca_columnar tables", what),
 			 errhint("Rows are removed by whole time ranges: partition the table by time and drop or truncate old partitions.")));
 }
@@ -358,7 +367,7 @@ static TM_Result
 columnar_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 					  Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
 {
-	not_supported("DELETE");
+	not_supported_change("DELETE");
 	return TM_Invisible;
 }
 
@@ -367,7 +376,7 @@ columnar_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comm
 					  Snapshot snapshot, Snapshot crosscheck, bool wait,
 					  TM_FailureData *tmfd, LockTupleMode *lockmode, bool *update_indexes)
 {
-	not_supported("UPDATE");
+	not_supported_change("UPDATE");
 	return TM_Invisible;
 }
 

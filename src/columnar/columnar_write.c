@@ -915,7 +915,7 @@ columnar_compact(Relation rel)
 	{
 		ColumnarStripe *s = lfirst(lc);
 
-		if (s->first_block < 0)
+		if (s->first_block < 0 && s->row_count < opts.stripe_rows)
 			small = lappend(small, s);
 	}
 	if (list_length(small) < 2)
@@ -937,6 +937,8 @@ columnar_compact(Relation rel)
 		ColumnarReadState *rs = columnar_read_stripes(rel, list_make1(s), attrs);
 		int64		row;
 
+		/* gone before its rows are written again under the same numbers */
+		columnar_delete_stripe(&s->meta_tid);
 		while (columnar_read_next(rs, values, isnull, &row))
 		{
 			append_row(st, values, isnull, row, GetCurrentCommandId(true));
@@ -944,7 +946,6 @@ columnar_compact(Relation rel)
 				flush_state(rel, st);
 		}
 		columnar_read_end(rs);
-		columnar_delete_stripe(&s->meta_tid);
 		merged++;
 	}
 	flush_state(rel, st);
@@ -961,7 +962,8 @@ maybe_compact(Relation rel, ColumnarOptions opts)
 	int64		nrows;
 
 	CommandCounterIncrement();
-	columnar_count_inline(columnar_read_metapage(rel).storage_id, &nstripes, &nrows);
+	columnar_count_inline(columnar_read_metapage(rel).storage_id, opts.stripe_rows,
+						  &nstripes, &nrows);
 	if (nstripes >= 16 || (nstripes >= 2 && nrows >= opts.stripe_rows))
 		columnar_compact(rel);
 }
