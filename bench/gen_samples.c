@@ -14,8 +14,8 @@
  * samples drawn from a Zipf distribution over the stacks, aggregated to
  * one row per distinct stack with its count as value.  Which stacks are
  * popular drifts over time and differs by series, so no two profiles are
- * the same.  Output stops after the profile that reaches ROWS rows.  The
- * same arguments always give the same bytes.
+ * the same.  Output stops at ROWS rows.  The same arguments always give
+ * the same bytes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -32,7 +32,7 @@
 #define PROFILE_SECONDS 10
 #define PERIOD_NS 10000000		/* 100 Hz */
 /* 2026-01-01 00:00:00 UTC in microseconds since 2000-01-01 */
-#define START_US INT64_C(820454400000000)
+#define START_US INT64_C(820540800000000)
 
 static uint64_t rng_state = 0x5eed5eed12345678ULL;
 
@@ -90,8 +90,8 @@ put64(uint64_t v)
 static void
 put16(uint16_t v)
 {
-	put32(0);
-	outlen -= 4;
+	if (outlen + 2 > sizeof(out))
+		flush_out();
 	out[outlen++] = v >> 8;
 	out[outlen++] = v;
 }
@@ -179,6 +179,11 @@ main(int argc, char **argv)
 			{
 				int			st = touched[i];
 
+				if (written == rows)
+				{
+					counts[st] = 0;
+					continue;
+				}
 				put16(7);
 				field64((uint64_t) (START_US + p * PROFILE_SECONDS * INT64_C(1000000)));
 				field64((uint64_t) (sr + 1));
