@@ -14,6 +14,10 @@ make -s install
 # postgres user cannot read: pg_regress runs on a copy it owns.
 work=$(mktemp -d /tmp/parca-regress.XXXXXX)
 cp -r test/regress "$work/"
+mkdir -p "$work/regress/data"
+cp -r ../shared/testdata/pprof "$work/regress/data/"
+# A gzip bomb: 300 MB of zeros in a few hundred kB.
+head -c 300000000 /dev/zero | gzip -1 > "$work/regress/data/bomb.gz"
 chown -R postgres: "$work"
 pg_regress=$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress
 tests=$(cd test/regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
@@ -22,7 +26,7 @@ runuser -u postgres -- "$pg_regress" \
 	--inputdir="$work/regress" --outputdir="$work/regress" \
 	--temp-instance="$work/tmp_check" --port="${PARCA_REGRESS_PORT:-54391}" \
 	--temp-config="$work/regress/parca.conf" \
-	--bindir="$(pg_config --bindir)" $tests || status=1
+	--load-extension=parca --bindir="$(pg_config --bindir)" $tests || status=1
 if [ $status -ne 0 ] && [ -f "$work/regress/regression.diffs" ]; then
 	head -n 300 "$work/regress/regression.diffs"
 fi
