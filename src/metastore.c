@@ -46,17 +46,21 @@ typedef struct SeriesCacheEntry
 typedef struct PendingId
 {
 	int			nest_level;
-	bool		is_series;
-	uint64		id;				/* id, or series key hash */
+	uint64		id;
 	bool		symbolized;
-	char	   *series_key;
-	Size		series_key_len;
-	int64		series_id;
 } PendingId;
+
+/* A series this transaction found or created, not yet committed. */
+typedef struct PendingSeries
+{
+	SeriesCacheEntry series;	/* key_hash first: the hash key */
+	int			nest_level;
+} PendingSeries;
 
 static MemoryContext cache_cxt = NULL;
 static HTAB *id_cache = NULL;
 static HTAB *series_cache = NULL;
+static HTAB *pending_series = NULL;
 static PendingId *pending = NULL;
 static int	npending = 0;
 static int	pending_cap = 0;
@@ -70,6 +74,7 @@ reset_caches(void)
 		MemoryContextReset(cache_cxt);
 	id_cache = NULL;
 	series_cache = NULL;
+	pending_series = NULL;
 	pending = NULL;
 	npending = pending_cap = 0;
 	stacktrace_oid = stacktrace_array_oid = InvalidOid;
@@ -96,43 +101,60 @@ static void
 forget_pending(int from_level)
 {
 	int			kept = 0;
+	HASH_SEQ_STATUS seq;
+	PendingSeries *ps;
 
 	for (int i = 0; i < npending; i++)
 		if (pending[i].nest_level < from_level)
 			pending[kept++] = pending[i];
 	npending = kept;
+	if (pending_series == NULL)
+		return;
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+		if (ps->nest_level >= from_level)
+		{
+			pfree(ps->series.key);
+			hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
+		}
 }
 
 static void
 apply_pending(void)
 {
+	HASH_SEQ_STATUS seq;
+	PendingSeries *ps;
+
 	for (int i = 0; i < npending && id_cache != NULL; i++)
 	{
-		PendingId  *p = &pending[i];
+		IdCacheEntry *e;
 		bool		found;
 
-		if (!p->is_series)
-		{
-			IdCacheEntry *e;
-
-			if (hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-				continue;
-			e = hash_search(id_cache, &p->id, HASH_ENTER, &found);
-			e->symbolized = p->symbolized || (found && e->symbolized);
-		}
-		else
-		{
-			SeriesCacheEntry *e;
-
-			if (hash_get_num_entries(series_cache) >= SERIES_CACHE_MAX_ENTRIES)
-				continue;
-			e = hash_search(series_cache, &p->id, HASH_ENTER, &found);
-			e->key = p->series_key;
-			e->key_len = p->series_key_len;
-			e->series_id = p->series_id;
-		}
+		if (hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
+			break;
+		e = hash_search(id_cache, &pending[i].id, HASH_ENTER, &found);
+		e->symbolized = pending[i].symbolized || (found && e->symbolized);
 	}
 	npending = 0;
+	if (pending_series == NULL)
+		return;
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+	{
+		SeriesCacheEntry *e = NULL;
+		bool		found = false;
+
+		if (series_cache != NULL &&
+			hash_get_num_entries(series_cache) < SERIES_CACHE_MAX_ENTRIES)
+			e = hash_search(series_cache, &ps->series.key_hash, HASH_ENTER, &found);
+		if (found)
+			pfree(e->key);
+		if (e != NULL)
+			*e = ps->series;
+		else
+			pfree(ps->series.key);
+		hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
+	}
 }
 
 static void
@@ -147,7 +169,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
-			npending = 0;
+			forget_pending(0);
 			break;
 		default:
 			break;
@@ -164,9 +186,18 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		forget_pending(level);
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
+		HASH_SEQ_STATUS seq;
+		PendingSeries *ps;
+
 		for (int i = 0; i < npending; i++)
 			if (pending[i].nest_level >= level)
 				pending[i].nest_level = level - 1;
+		if (pending_series == NULL)
+			return;
+		hash_seq_init(&seq, pending_series);
+		while ((ps = hash_seq_search(&seq)) != NULL)
+			if (ps->nest_level >= level)
+				ps->nest_level = level - 1;
 	}
 }
 
@@ -201,10 +232,19 @@ ensure_caches(void)
 		series_cache = hash_create("parca series cache", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
+	if (pending_series == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(PendingSeries);
+		ctl.hcxt = cache_cxt;
+		pending_series = hash_create("parca pending series", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 }
 
-static PendingId *
-add_pending(void)
+static void
+remember_id(uint64 id, bool symbolized)
 {
 	if (npending == pending_cap)
 	{
@@ -212,18 +252,10 @@ add_pending(void)
 		pending = pending ? repalloc_huge(pending, pending_cap * sizeof(PendingId))
 			: MemoryContextAllocHuge(cache_cxt, pending_cap * sizeof(PendingId));
 	}
-	memset(&pending[npending], 0, sizeof(PendingId));
 	pending[npending].nest_level = GetCurrentTransactionNestLevel();
-	return &pending[npending++];
-}
-
-static void
-remember_id(uint64 id, bool symbolized)
-{
-	PendingId  *p = add_pending();
-
-	p->id = id;
-	p->symbolized = symbolized;
+	pending[npending].id = id;
+	pending[npending].symbolized = symbolized;
+	npending++;
 }
 
 /* Cached, and (for locations that now have lines) no symbolization due. */
@@ -636,7 +668,7 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	uint64		key_hash;
 	SeriesCacheEntry *e;
 	Datum		args[2];
-	PendingId  *p;
+	PendingSeries *p;
 	bool		isnull;
 	int64		id;
 
@@ -645,13 +677,10 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	strcpy(key + type_len + 1, labels_text);
 	key_hash = parca_hash64(key, key_len);
 	e = hash_search(series_cache, &key_hash, HASH_FIND, NULL);
+	if (e == NULL)
+		e = hash_search(pending_series, &key_hash, HASH_FIND, NULL);
 	if (e != NULL && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
 		return e->series_id;
-	for (int i = npending - 1; i >= 0; i--)
-		if (pending[i].is_series && pending[i].id == key_hash &&
-			pending[i].series_key_len == key_len &&
-			memcmp(pending[i].series_key, key, key_len) == 0)
-			return pending[i].series_id;
 
 	args[0] = CStringGetTextDatum(profile_type);
 	args[1] = JsonbPGetDatum(labels);
@@ -666,13 +695,13 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 		elog(ERROR, "series for profile type \"%s\" could not be stored", profile_type);
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	p = add_pending();
-	p->is_series = true;
-	p->id = key_hash;
-	p->series_key = MemoryContextAlloc(cache_cxt, key_len);
-	memcpy(p->series_key, key, key_len);
-	p->series_key_len = key_len;
-	p->series_id = id;
+	/* On a 64-bit collision the newer key simply takes the slot. */
+	p = hash_search(pending_series, &key_hash, HASH_ENTER, NULL);
+	p->series.key = MemoryContextAlloc(cache_cxt, key_len);
+	memcpy(p->series.key, key, key_len);
+	p->series.key_len = key_len;
+	p->series.series_id = id;
+	p->nest_level = GetCurrentTransactionNestLevel();
 	return id;
 }
 
