@@ -45,9 +45,9 @@ typedef struct SeriesCacheEntry
 
 typedef struct PendingId
 {
-	int			nest_level;
-	uint64		id;
+	uint64		id;				/* hash key */
 	bool		symbolized;
+	int			nest_level;
 } PendingId;
 
 /* A series this transaction found or created, not yet committed. */
@@ -61,9 +61,7 @@ static MemoryContext cache_cxt = NULL;
 static HTAB *id_cache = NULL;
 static HTAB *series_cache = NULL;
 static HTAB *pending_series = NULL;
-static PendingId *pending = NULL;
-static int	npending = 0;
-static int	pending_cap = 0;
+static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
 
@@ -75,8 +73,7 @@ reset_caches(void)
 	id_cache = NULL;
 	series_cache = NULL;
 	pending_series = NULL;
-	pending = NULL;
-	npending = pending_cap = 0;
+	pending_ids = NULL;
 	stacktrace_oid = stacktrace_array_oid = InvalidOid;
 }
 
@@ -100,16 +97,16 @@ relcache_callback(Datum arg, Oid relid)
 static void
 forget_pending(int from_level)
 {
-	int			kept = 0;
 	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
 	PendingSeries *ps;
 
-	for (int i = 0; i < npending; i++)
-		if (pending[i].nest_level < from_level)
-			pending[kept++] = pending[i];
-	npending = kept;
-	if (pending_series == NULL)
+	if (pending_ids == NULL)
 		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
+		if (pi->nest_level >= from_level)
+			hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
 	hash_seq_init(&seq, pending_series);
 	while ((ps = hash_seq_search(&seq)) != NULL)
 		if (ps->nest_level >= from_level)
@@ -123,29 +120,30 @@ static void
 apply_pending(void)
 {
 	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
 	PendingSeries *ps;
 
-	for (int i = 0; i < npending && id_cache != NULL; i++)
-	{
-		IdCacheEntry *e;
-		bool		found;
-
-		if (hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-			break;
-		e = hash_search(id_cache, &pending[i].id, HASH_ENTER, &found);
-		e->symbolized = pending[i].symbolized || (found && e->symbolized);
-	}
-	npending = 0;
-	if (pending_series == NULL)
+	if (pending_ids == NULL)
 		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
+	{
+		if (hash_get_num_entries(id_cache) < ID_CACHE_MAX_ENTRIES)
+		{
+			bool		found;
+			IdCacheEntry *e = hash_search(id_cache, &pi->id, HASH_ENTER, &found);
+
+			e->symbolized = pi->symbolized || (found && e->symbolized);
+		}
+		hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
+	}
 	hash_seq_init(&seq, pending_series);
 	while ((ps = hash_seq_search(&seq)) != NULL)
 	{
 		SeriesCacheEntry *e = NULL;
 		bool		found = false;
 
-		if (series_cache != NULL &&
-			hash_get_num_entries(series_cache) < SERIES_CACHE_MAX_ENTRIES)
+		if (hash_get_num_entries(series_cache) < SERIES_CACHE_MAX_ENTRIES)
 			e = hash_search(series_cache, &ps->series.key_hash, HASH_ENTER, &found);
 		if (found)
 			pfree(e->key);
@@ -155,6 +153,26 @@ apply_pending(void)
 			pfree(ps->series.key);
 		hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
 	}
+}
+
+/* Entries of this subtransaction now belong to its parent. */
+static void
+promote_pending(int level)
+{
+	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
+	PendingSeries *ps;
+
+	if (pending_ids == NULL)
+		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
+		if (pi->nest_level >= level)
+			pi->nest_level = level - 1;
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+		if (ps->nest_level >= level)
+			ps->nest_level = level - 1;
 }
 
 static void
@@ -185,20 +203,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 		forget_pending(level);
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		HASH_SEQ_STATUS seq;
-		PendingSeries *ps;
-
-		for (int i = 0; i < npending; i++)
-			if (pending[i].nest_level >= level)
-				pending[i].nest_level = level - 1;
-		if (pending_series == NULL)
-			return;
-		hash_seq_init(&seq, pending_series);
-		while ((ps = hash_seq_search(&seq)) != NULL)
-			if (ps->nest_level >= level)
-				ps->nest_level = level - 1;
-	}
+		promote_pending(level);
 }
 
 static void
@@ -232,6 +237,15 @@ ensure_caches(void)
 		series_cache = hash_create("parca series cache", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
+	if (pending_ids == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(PendingId);
+		ctl.hcxt = cache_cxt;
+		pending_ids = hash_create("parca pending ids", 4096, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 	if (pending_series == NULL)
 	{
 		memset(&ctl, 0, sizeof(ctl));
@@ -246,25 +260,33 @@ ensure_caches(void)
 static void
 remember_id(uint64 id, bool symbolized)
 {
-	if (npending == pending_cap)
-	{
-		pending_cap = Max(64, pending_cap * 2);
-		pending = pending ? repalloc_huge(pending, pending_cap * sizeof(PendingId))
-			: MemoryContextAllocHuge(cache_cxt, pending_cap * sizeof(PendingId));
-	}
-	pending[npending].nest_level = GetCurrentTransactionNestLevel();
-	pending[npending].id = id;
-	pending[npending].symbolized = symbolized;
-	npending++;
+	bool		found;
+	PendingId  *p = hash_search(pending_ids, &id, HASH_ENTER, &found);
+
+	/*
+	 * A location symbolized here, in a deeper subtransaction than stored,
+	 * moves to this level: should this level abort, forgetting the id
+	 * altogether only costs a look-up later.
+	 */
+	if (!found || (symbolized && !p->symbolized))
+		p->nest_level = GetCurrentTransactionNestLevel();
+	p->symbolized = symbolized || (found && p->symbolized);
 }
 
-/* Cached, and (for locations that now have lines) no symbolization due. */
+/*
+ * Stored already, committed or by this transaction, and (for locations
+ * that now have lines) no symbolization due.
+ */
 static bool
 known(uint64 id, bool have_lines)
 {
 	IdCacheEntry *e = hash_search(id_cache, &id, HASH_FIND, NULL);
+	PendingId  *p;
 
-	return e != NULL && (e->symbolized || !have_lines);
+	if (e != NULL && (e->symbolized || !have_lines))
+		return true;
+	p = hash_search(pending_ids, &id, HASH_FIND, NULL);
+	return p != NULL && (p->symbolized || !have_lines);
 }
 
 /* --- SPI helpers -------------------------------------------------------- */
