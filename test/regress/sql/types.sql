@@ -80,6 +80,7 @@ COPY loc2 FROM '/tmp/parca_regress_loc.bin' (FORMAT binary);
 SELECT l::text FROM loc2;
 
 -- registering a location stores its mapping, functions and lines once
+TRUNCATE parca.locations, parca.functions, parca.mappings;
 SELECT parca_register_location('{"address": "0x10", "build_id": "b1", "file": "/bin/x",
     "lines": [{"function": "f", "filename": "x.c", "line": 3}]}') =
        parca_register_location('{"address": "0x10", "build_id": "b1", "file": "/bin/x",
