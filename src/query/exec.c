@@ -1,0 +1,501 @@
+/*
+ * exec.c
+ *		parca_query(): merging the samples a selector picks in a time range.
+ *
+ * The selector is resolved against parca.series first (a small table),
+ * giving the set of series ids.  The samples table is then scanned once
+ * through the table access method, with the time range passed down as
+ * scan keys (an access method may use them to skip data) and checked
+ * again here; each matching row's stack is added to a ProfileBuilder.
+ * samples:count types are reported in the period unit, value x period,
+ * as Parca does, and the result's profile type says so.
+ *
+ * Grouping by labels puts one synthetic root frame per label value
+ * combination above each stack, e.g. `comm="postgres"`.  These frames are
+ * registered in the metastore like any other (a function of that name in
+ * a location without mapping; ids are content hashes, so registering is
+ * idempotent), so every consumer of profiles shows them.
+ *
+ * Stack filters are applied to the merged profile's distinct stacks, not
+ * to every row: the locations whose function name (or binary) contains
+ * the given text, case-insensitively, are found in the metastore, then
+ * stacks are kept or dropped by whether they contain one.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type_d.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "common/ids.h"
+#include "profile.h"
+#include "query/selector.h"
+#include "query/symbols.h"
+#include "stacktrace.h"
+
+/* Series id -> group index (0 when not grouping), -1 when not selected. */
+typedef struct SeriesMap
+{
+	int64		min_id;
+	int64		span;			/* dense: groups[id - min_id] */
+	int32	   *dense;
+	int			nsorted;		/* sparse: binary search */
+	int64	   *sorted_ids;
+	int32	   *sorted_groups;
+} SeriesMap;
+
+static inline int32
+series_group(const SeriesMap *m, int64 id)
+{
+	if (m->dense)
+	{
+		uint64		off = (uint64) (id - m->min_id);
+
+		return off < (uint64) m->span ? m->dense[off] : -1;
+	}
+	else
+	{
+		int			lo = 0;
+		int			hi = m->nsorted - 1;
+
+		while (lo <= hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (m->sorted_ids[mid] == id)
+				return m->sorted_groups[mid];
+			if (m->sorted_ids[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		return -1;
+	}
+}
+
+/* ids are ascending (selector_find_series orders them). */
+static void
+series_map_init(SeriesMap *m, const SeriesMatch *series, const int32 *groups, int n)
+{
+	memset(m, 0, sizeof(SeriesMap));
+	if (n == 0)
+		return;
+	m->min_id = series[0].id;
+	m->span = series[n - 1].id - series[0].id + 1;
+	if (m->span <= 4 * (int64) n + 65536)
+	{
+		m->dense = palloc(sizeof(int32) * m->span);
+		memset(m->dense, 0xff, sizeof(int32) * m->span);
+		for (int i = 0; i < n; i++)
+			m->dense[series[i].id - m->min_id] = groups[i];
+	}
+	else
+	{
+		m->nsorted = n;
+		m->sorted_ids = palloc(sizeof(int64) * n);
+		m->sorted_groups = palloc(sizeof(int32) * n);
+		for (int i = 0; i < n; i++)
+		{
+			m->sorted_ids[i] = series[i].id;
+			m->sorted_groups[i] = groups[i];
+		}
+	}
+}
+
+/* name:sample_type:sample_unit:pt:pu[:delta] -> name:pt:pu:pt:pu[:delta] */
+static char *
+period_unit_type(const char *type)
+{
+	char	   *copy = pstrdup(type);
+	char	   *f[6] = {0};
+	int			n = 0;
+
+	for (char *p = copy; n < 6;)
+	{
+		f[n++] = p;
+		p = strchr(p, ':');
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+	}
+	if (n < 5)
+		return pstrdup(type);
+	return psprintf("%s:%s:%s:%s:%s%s%s", f[0], f[3], f[4], f[3], f[4],
+					n == 6 ? ":" : "", n == 6 ? f[5] : "");
+}
+
+/*
+ * Registers the synthetic root frame for one group and returns its
+ * location id.  The caller is connected to SPI.
+ */
+static uint64
+group_location(const char *label)
+{
+	uint64		fid = parca_function_id(label, "", "", 0);
+	int64		line = 0;
+	uint64		lid = parca_location_id(0, false, 0, 1, &fid, &line);
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		args[2];
+	int			ret;
+
+	args[0] = Int64GetDatum((int64) fid);
+	args[1] = CStringGetTextDatum(label);
+	ret = SPI_execute_with_args("INSERT INTO parca.functions (id, name, system_name, filename, start_line)"
+								" VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING",
+								2, types, args, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	args[1] = Int64GetDatum((int64) lid);
+	types[1] = INT8OID;
+	ret = SPI_execute_with_args("INSERT INTO parca.locations (id, mapping_id, address, function_ids, line_numbers)"
+								" VALUES ($2, NULL, 0, ARRAY[$1], ARRAY[0::bigint]) ON CONFLICT DO NOTHING",
+								2, types, args, NULL, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	return lid;
+}
+
+/* Label of a group: `a="x", b="y"` for the grouping labels' values. */
+static char *
+group_label(List *names, char **values)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			i = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+	{
+		appendStringInfo(&buf, "%s%s=\"%s\"", i ? ", " : "", (char *) lfirst(lc), values[i]);
+		i++;
+	}
+	return buf.data;
+}
+
+static AttrNumber
+samples_attnum(Relation rel, const char *name)
+{
+	AttrNumber	att = get_attnum(RelationGetRelid(rel), name);
+
+	if (att == InvalidAttrNumber)
+		elog(ERROR, "parca.samples has no column \"%s\"", name);
+	return att;
+}
+
+/* Scans parca.samples, adding the rows of the mapped series to b. */
+static int64
+scan_samples(ProfileBuilder *b, const SeriesMap *map, const uint64 *group_frames,
+			 TimestampTz start, TimestampTz stop, bool scale_by_period, int64 *period)
+{
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	ScanKeyData keys[2];
+	AttrNumber	a_time,
+				a_series,
+				a_stack,
+				a_value,
+				a_period;
+	int			natts;
+	int64		rows = 0;
+	uint64	   *buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+
+	rel = table_openrv(makeRangeVar("parca", "samples", -1), AccessShareLock);
+	a_time = samples_attnum(rel, "time");
+	a_series = samples_attnum(rel, "series_id");
+	a_stack = samples_attnum(rel, "stack");
+	a_value = samples_attnum(rel, "value");
+	a_period = samples_attnum(rel, "period");
+	natts = Max(Max(Max(a_time, a_series), Max(a_stack, a_value)), a_period);
+
+	ScanKeyInit(&keys[0], a_time, BTGreaterEqualStrategyNumber, F_TIMESTAMPTZ_GE,
+				TimestampTzGetDatum(start));
+	ScanKeyInit(&keys[1], a_time, BTLessEqualStrategyNumber, F_TIMESTAMPTZ_LE,
+				TimestampTzGetDatum(stop));
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 2, keys);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		Datum	   *v;
+		int32		group;
+		TimestampTz t;
+		struct varlena *stack;
+		struct varlena *raw;
+		int64		value;
+		int			nframes;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, natts);
+		v = slot->tts_values;
+		group = series_group(map, DatumGetInt64(v[a_series - 1]));
+		if (group < 0)
+			continue;
+		t = DatumGetTimestampTz(v[a_time - 1]);
+		if (t < start || t > stop)
+			continue;
+		value = DatumGetInt64(v[a_value - 1]);
+		if (*period == 0)
+			*period = DatumGetInt64(v[a_period - 1]);
+		if (scale_by_period)
+			value *= DatumGetInt64(v[a_period - 1]);
+		raw = (struct varlena *) DatumGetPointer(v[a_stack - 1]);
+		stack = DatumGetStackTraceP(PointerGetDatum(raw));
+		nframes = stacktrace_nframes(stack);
+		if (group_frames)
+		{
+			memcpy(buf, stacktrace_frames_ptr(stack), sizeof(uint64) * nframes);
+			buf[nframes] = group_frames[group];
+			profile_builder_add(b, (const char *) buf, nframes + 1, value, 0);
+		}
+		else
+			profile_builder_add(b, stacktrace_frames_ptr(stack), nframes, value, 0);
+		if (stack != raw)
+			pfree(stack);
+		rows++;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, AccessShareLock);
+	pfree(buf);
+	return rows;
+}
+
+/*
+ * Location ids (sorted) among ids whose function name, or whose binary,
+ * contains needle, case-insensitively.  The caller is connected to SPI.
+ */
+static uint64 *
+matching_locations(Datum ids_array, const char *needle, bool binary, int *n)
+{
+	Oid			types[2] = {INT8ARRAYOID, TEXTOID};
+	Datum		args[2] = {ids_array, CStringGetTextDatum(needle)};
+	uint64	   *out;
+	int			ret;
+
+	ret = SPI_execute_with_args(binary ?
+								"SELECT l.id FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id"
+								" WHERE l.id = ANY($1) AND strpos(lower(m.file), lower($2)) > 0 ORDER BY 1" :
+								"SELECT l.id FROM parca.locations l WHERE l.id = ANY($1) AND EXISTS"
+								" (SELECT 1 FROM parca.functions f WHERE f.id = ANY(l.function_ids)"
+								"  AND strpos(lower(f.name), lower($2)) > 0) ORDER BY 1",
+								2, types, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	*n = (int) SPI_processed;
+	out = palloc(sizeof(uint64) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		bool		isnull;
+
+		out[i] = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	return out;
+}
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a sample has a frame in the sorted set (sorted as int64). */
+static bool
+sample_has_any(const ProfileSample *s, const uint64 *set, int n)
+{
+	for (int i = 0; i < s->nframes; i++)
+	{
+		int64		id = (int64) profile_sample_frame(s, i);
+
+		if (bsearch(&id, set, n, sizeof(int64), cmp_int64))
+			return true;
+	}
+	return false;
+}
+
+typedef struct StackFilter
+{
+	const char *needle;
+	bool		binary;
+	bool		keep;			/* keep stacks containing it, else drop them */
+	uint64	   *set;
+	int			n;
+} StackFilter;
+
+static struct varlena *
+filter_profile(struct varlena *profile, StackFilter *filters, int nfilters)
+{
+	int			nids;
+	uint64	   *ids = profile_location_ids(profile, &nids);
+	Datum	   *d = palloc(sizeof(Datum) * Max(nids, 1));
+	Datum		arr;
+	ProfileBuilder *b;
+	ProfileReader r;
+	ProfileSample s;
+
+	for (int i = 0; i < nids; i++)
+		d[i] = Int64GetDatum((int64) ids[i]);
+	arr = PointerGetDatum(construct_array(d, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	for (int f = 0; f < nfilters; f++)
+	{
+		filters[f].set = matching_locations(arr, filters[f].needle, filters[f].binary,
+											&filters[f].n);
+		/* ORDER BY sorted them as signed bigint, which is what bsearch uses */
+	}
+
+	b = profile_builder_create(CurrentMemoryContext);
+	profile_reader_init(&r, profile);
+	profile_builder_set_meta(b, &r.meta);
+	while (profile_reader_next(&r, &s))
+	{
+		bool		pass = true;
+
+		for (int f = 0; f < nfilters && pass; f++)
+			pass = sample_has_any(&s, filters[f].set, filters[f].n) == filters[f].keep;
+		if (pass)
+			profile_builder_add(b, s.frames, s.nframes, s.value, s.value_right);
+	}
+	return profile_builder_finish(b);
+}
+
+PG_FUNCTION_INFO_V1(parca_query);
+
+/*
+ * parca_query(selector text, start timestamptz, stop timestamptz,
+ *             group_by text[] DEFAULT NULL,
+ *             keep_function text DEFAULT NULL, drop_function text DEFAULT NULL,
+ *             keep_binary text DEFAULT NULL, drop_binary text DEFAULT NULL)
+ *   RETURNS profile
+ * The time range is inclusive at both ends.
+ */
+Datum
+parca_query(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *text;
+	Selector   *sel;
+	TimestampTz start;
+	TimestampTz stop;
+	List	   *group_names = NIL;
+	SeriesMatch *series;
+	int			nseries;
+	int32	   *groups;
+	uint64	   *group_frames = NULL;
+	SeriesMap	map;
+	ProfileBuilder *b;
+	ProfileMeta meta;
+	bool		scale;
+	int64		period = 0;
+	StackFilter filters[4];
+	int			nfilters = 0;
+	struct varlena *result;
+	int			ret;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parca_query needs a selector, a start and a stop")));
+	text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	start = PG_GETARG_TIMESTAMPTZ(1);
+	stop = PG_GETARG_TIMESTAMPTZ(2);
+	sel = selector_parse(text);
+	selector_require_type(sel, text);
+	if (!PG_ARGISNULL(3))
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				group_names = lappend(group_names, TextDatumGetCString(elems[i]));
+	}
+	for (int arg = 4; arg < 8; arg++)
+	{
+		if (PG_ARGISNULL(arg))
+			continue;
+		filters[nfilters].needle = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+		filters[nfilters].keep = (arg == 4 || arg == 6);
+		filters[nfilters].binary = (arg >= 6);
+		nfilters++;
+	}
+
+	SPI_connect();
+	ret = SPI_execute_with_args("SELECT 1 FROM parca.series WHERE profile_type = $1 LIMIT 1",
+								1, (Oid[]) {TEXTOID},
+								(Datum[]) {CStringGetTextDatum(sel->profile_type)},
+								NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("unknown profile type \"%s\"", sel->profile_type),
+				 errhint("SELECT * FROM parca_profile_types() lists the stored ones.")));
+
+	series = selector_find_series(sel, group_names, &nseries);
+	groups = palloc(sizeof(int32) * Max(nseries, 1));
+	if (group_names != NIL)
+	{
+		/* one group per distinct label combination, in series order */
+		char	  **labels = palloc(sizeof(char *) * Max(nseries, 1));
+		int			ngroups = 0;
+
+		group_frames = palloc(sizeof(uint64) * Max(nseries, 1));
+		for (int i = 0; i < nseries; i++)
+		{
+			char	   *label = group_label(group_names, series[i].values);
+			int			g;
+
+			for (g = 0; g < ngroups; g++)
+				if (strcmp(labels[g], label) == 0)
+					break;
+			if (g == ngroups)
+			{
+				labels[ngroups] = label;
+				group_frames[ngroups++] = group_location(label);
+			}
+			groups[i] = g;
+		}
+	}
+	else
+		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
+	series_map_init(&map, series, groups, nseries);
+
+	scale = profile_type_is_sample_count(sel->profile_type);
+	MemoryContextSwitchTo(cxt);
+	b = profile_builder_create(cxt);
+	if (nseries > 0)
+		scan_samples(b, &map, group_frames, start, stop, scale, &period);
+	meta.profile_type = scale ? period_unit_type(sel->profile_type) : sel->profile_type;
+	meta.period = period;
+	meta.is_diff = false;
+	profile_builder_set_meta(b, &meta);
+	result = profile_builder_finish(b);
+	if (nfilters > 0)
+		result = filter_profile(result, filters, nfilters);
+	SPI_finish();
+	PG_RETURN_POINTER(result);
+}
