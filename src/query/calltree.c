@@ -29,7 +29,7 @@ typedef struct ChildEntry
 #define SH_ELEMENT_TYPE ChildEntry
 #define SH_KEY_TYPE uint64
 #define SH_KEY key
-#define SH_HASH_KEY(tb, key) murmurhash64(key)
+#define SH_HASH_KEY(tb, key) ((uint32) hash_bytes_uint32((uint32) (key)) ^ murmurhash32((uint32) ((key) >> 32)))
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE

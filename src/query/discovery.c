@@ -21,8 +21,8 @@ Datum
 parca_series_ids(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Selector   *sel = selector_parse(text);
+	char	   *sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Selector   *sel = selector_parse(sel_text);
 	SeriesMatch *series;
 	int			n;
 	Datum	   *ids;

@@ -14,7 +14,8 @@
  * combination above each stack, e.g. `comm="postgres"`.  These frames are
  * registered in the metastore like any other (a function of that name in
  * a location without mapping; ids are content hashes, so registering is
- * idempotent), so every consumer of profiles shows them.
+ * idempotent), so every consumer of profiles shows them; in a read-only
+ * transaction they are only known to this session.
  *
  * Stack filters are applied to the merged profile's distinct stacks, not
  * to every row: the locations whose function name (or binary) contains
@@ -27,6 +28,8 @@
 #include "access/skey.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type_d.h"
@@ -154,6 +157,10 @@ group_location(const char *label)
 	Datum		args[2];
 	int			ret;
 
+	/* Named here for readers within this statement, whose snapshot is older. */
+	symbols_name_frame(lid, label);
+	if (XactReadOnly || RecoveryInProgress())
+		return lid;
 	args[0] = Int64GetDatum((int64) fid);
 	args[1] = CStringGetTextDatum(label);
 	ret = SPI_execute_with_args("INSERT INTO parca.functions (id, name, system_name, filename, start_line)"
@@ -342,8 +349,13 @@ typedef struct StackFilter
 	int			n;
 } StackFilter;
 
+/*
+ * The profile without the stacks the filters reject, allocated in cxt.
+ * The caller is connected to SPI (whose calls switch to its own context).
+ */
 static struct varlena *
-filter_profile(struct varlena *profile, StackFilter *filters, int nfilters)
+filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
+			   MemoryContext cxt)
 {
 	int			nids;
 	uint64	   *ids = profile_location_ids(profile, &nids);
@@ -363,7 +375,8 @@ filter_profile(struct varlena *profile, StackFilter *filters, int nfilters)
 		/* ORDER BY sorted them as signed bigint, which is what bsearch uses */
 	}
 
-	b = profile_builder_create(CurrentMemoryContext);
+	MemoryContextSwitchTo(cxt);
+	b = profile_builder_create(cxt);
 	profile_reader_init(&r, profile);
 	profile_builder_set_meta(b, &r.meta);
 	while (profile_reader_next(&r, &s))
@@ -392,7 +405,7 @@ Datum
 parca_query(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *text;
+	char	   *sel_text;
 	Selector   *sel;
 	TimestampTz start;
 	TimestampTz stop;
@@ -415,11 +428,11 @@ parca_query(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("parca_query needs a selector, a start and a stop")));
-	text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	start = PG_GETARG_TIMESTAMPTZ(1);
 	stop = PG_GETARG_TIMESTAMPTZ(2);
-	sel = selector_parse(text);
-	selector_require_type(sel, text);
+	sel = selector_parse(sel_text);
+	selector_require_type(sel, sel_text);
 	if (!PG_ARGISNULL(3))
 	{
 		Datum	   *elems;
@@ -495,7 +508,7 @@ parca_query(PG_FUNCTION_ARGS)
 	profile_builder_set_meta(b, &meta);
 	result = profile_builder_finish(b);
 	if (nfilters > 0)
-		result = filter_profile(result, filters, nfilters);
+		result = filter_profile(result, filters, nfilters, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
 }

@@ -16,6 +16,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "profile.h"
 #include "query/symbols.h"
@@ -235,6 +236,35 @@ symbols_load(const struct varlena *profile)
 	return syms;
 }
 
+/* Frames named by this backend: id -> name (in TopMemoryContext). */
+typedef struct NamedFrame
+{
+	uint64		id;
+	char	   *name;
+} NamedFrame;
+
+static HTAB *named_frames = NULL;
+
+void
+symbols_name_frame(uint64 id, const char *name)
+{
+	NamedFrame *f;
+	bool		found;
+
+	if (named_frames == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(NamedFrame);
+		named_frames = hash_create("parca named frames", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS);
+	}
+	f = hash_search(named_frames, &id, HASH_ENTER, &found);
+	if (!found)
+		f->name = MemoryContextStrdup(TopMemoryContext, name);
+}
+
 const SymLocation *
 symbols_location(Symbols *syms, uint64 id)
 {
@@ -244,11 +274,16 @@ symbols_location(Symbols *syms, uint64 id)
 	loc = hash_search(syms->locations, &id, HASH_ENTER, &found);
 	if (!found)
 	{
-		/* Not in the metastore: show the id itself. */
+		NamedFrame *named = named_frames ?
+			hash_search(named_frames, &id, HASH_FIND, NULL) : NULL;
+
 		loc->nframes = 1;
 		loc->frames = palloc(sizeof(int));
-		loc->frames[0] = intern(syms, psprintf("<unknown location %016llx>",
-											   (unsigned long long) id), "");
+		if (named)
+			loc->frames[0] = intern(syms, named->name, "");
+		else					/* not in the metastore: show the id */
+			loc->frames[0] = intern(syms, psprintf("<unknown location %016llx>",
+												   (unsigned long long) id), "");
 		loc->top_names = loc->frames;
 	}
 	return loc;

@@ -41,6 +41,12 @@ extern Symbols *symbols_load(const struct varlena *profile);
 /* A location's entry; never NULL (unknown ids get a placeholder). */
 extern const SymLocation *symbols_location(Symbols *syms, uint64 id);
 
+/*
+ * Names a frame that the metastore may not show yet (a synthetic frame
+ * registered earlier in the same statement); kept for the session.
+ */
+extern void symbols_name_frame(uint64 id, const char *name);
+
 /* The distinct location ids of a profile. */
 extern uint64 *profile_location_ids(const struct varlena *profile, int *nids);
 
