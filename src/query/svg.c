@@ -131,7 +131,8 @@ diff_colour(StringInfo buf, int64 base, int64 compared)
 }
 
 static const char svg_script[] =
-"var W = 1200, PAD = 10, frames = [], status, zoomed = null;\n"
+"(function () {\n"
+"var W = 1200, PAD = 10, frames = [], status;\n"
 "function attr(e, n) { return e.getAttribute(n); }\n"
 "function init() {\n"
 "  status = document.getElementById('status');\n"
@@ -173,12 +174,10 @@ static const char svg_script[] =
 "      show(g, inside); if (inside) fit(g, PAD + (g.bx - x0) * s, g.bw * s);\n"
 "    }\n"
 "  }\n"
-"  zoomed = z;\n"
 "  document.getElementById('reset').style.display = '';\n"
 "}\n"
 "function unzoom() {\n"
 "  for (var i = 0; i < frames.length; i++) { show(frames[i], true); fit(frames[i], frames[i].bx, frames[i].bw); }\n"
-"  zoomed = null;\n"
 "  document.getElementById('reset').style.display = 'none';\n"
 "}\n"
 "function search(term) {\n"
@@ -200,7 +199,8 @@ static const char svg_script[] =
 "  m.textContent = re ? 'Matched: ' + (100 * total / (W - 2 * PAD)).toFixed(1) + '%' : ' ';\n"
 "  document.getElementById('clear').style.display = re ? '' : 'none';\n"
 "}\n"
-"window.addEventListener('load', init);\n";
+"window.addEventListener('load', init);\n"
+"})();\n";
 
 PG_FUNCTION_INFO_V1(parca_flamegraph_svg);
 
@@ -260,7 +260,8 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 					 "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n"
 					 "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n",
 					 (int) SVG_WIDTH, height, (int) SVG_WIDTH, height, svg_script);
-	appendStringInfo(&buf, "<text x=\"%d\" y=\"20\" style=\"font-size: 16px\">", (int) (SVG_WIDTH / 2 - 200));
+	appendStringInfo(&buf, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" style=\"font-size: 16px\">",
+					 (int) (SVG_WIDTH / 2));
 	append_xml(&buf, title);
 	appendStringInfoString(&buf, "</text>\n");
 	appendStringInfo(&buf,
