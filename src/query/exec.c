@@ -47,6 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "common/ids.h"
+#include "metastore.h"
 #include "profile.h"
 #include "query/selector.h"
 #include "query/symbols.h"
@@ -150,32 +151,26 @@ period_unit_type(const char *type)
 static uint64
 group_location(const char *label)
 {
-	uint64		fid = parca_function_id(label, "", "", 0);
+	MetaFunction fn;
+	MetaLocation loc;
 	int64		line = 0;
-	uint64		lid = parca_location_id(0, false, 0, 1, &fid, &line);
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		args[2];
-	int			ret;
+
+	fn.id = parca_function_id(label, "", "", 0);
+	fn.name = label;
+	fn.system_name = "";
+	fn.filename = "";
+	fn.start_line = 0;
+	memset(&loc, 0, sizeof(loc));
+	loc.id = parca_location_id(0, false, 0, 1, &fn.id, &line);
+	loc.nlines = 1;
+	loc.function_ids = &fn.id;
+	loc.lines = &line;
 
 	/* Named here for readers within this statement, whose snapshot is older. */
-	symbols_name_frame(lid, label);
-	if (XactReadOnly || RecoveryInProgress())
-		return lid;
-	args[0] = Int64GetDatum((int64) fid);
-	args[1] = CStringGetTextDatum(label);
-	ret = SPI_execute_with_args("INSERT INTO parca.functions (id, name, system_name, filename, start_line)"
-								" VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING",
-								2, types, args, NULL, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	args[1] = Int64GetDatum((int64) lid);
-	types[1] = INT8OID;
-	ret = SPI_execute_with_args("INSERT INTO parca.locations (id, mapping_id, address, function_ids, line_numbers)"
-								" VALUES ($2, NULL, 0, ARRAY[$1], ARRAY[0::bigint]) ON CONFLICT DO NOTHING",
-								2, types, args, NULL, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	return lid;
+	symbols_name_frame(loc.id, label);
+	if (!XactReadOnly && !RecoveryInProgress())
+		metastore_register(NULL, 0, &fn, 1, &loc, 1);
+	return loc.id;
 }
 
 /* Label of a group: `a="x", b="y"` for the grouping labels' values. */
