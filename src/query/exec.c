@@ -3,10 +3,11 @@
  *		parca_query(): merging the samples a selector picks in a time range.
  *
  * The selector is resolved against parca.series first (a small table),
- * giving the set of series ids.  The samples table is then scanned once
- * through the table access method, with the time range passed down as
- * scan keys (an access method may use them to skip data) and checked
- * again here; each matching row's stack is added to a ProfileBuilder.
+ * giving the set of series ids.  The samples are then read by one query
+ * whose WHERE clause carries the time range and the series ids, so that
+ * the planner can push them into the scan (parallel workers, a columnar
+ * scan skipping chunks by time); its rows are not materialized but fed
+ * one by one to a DestReceiver that adds them to a ProfileBuilder.
  * samples:count types are reported in the period unit, value x period,
  * as Parca does, and the result's profile type says so.
  *
@@ -24,26 +25,17 @@
  */
 #include "postgres.h"
 
-#include "access/relation.h"
-#include "access/skey.h"
-#include "access/stratnum.h"
-#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "access/tableam.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
-#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
+#include "nodes/params.h"
+#include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "common/ids.h"
@@ -190,93 +182,134 @@ group_label(List *names, char **values)
 	return buf.data;
 }
 
-static AttrNumber
-samples_attnum(Relation rel, const char *name)
+/* Receives the selected sample rows and adds them to a profile. */
+typedef struct MergeReceiver
 {
-	AttrNumber	att = get_attnum(RelationGetRelid(rel), name);
+	DestReceiver pub;
+	ProfileBuilder *b;
+	const SeriesMap *map;
+	const uint64 *group_frames; /* NULL unless grouping */
+	bool		scale_by_period;
+	int64		period;			/* of the first row */
+	int64		rows;
+	uint64	   *buf;			/* a stack plus its group frame */
+} MergeReceiver;
 
-	if (att == InvalidAttrNumber)
-		elog(ERROR, "parca.samples has no column \"%s\"", name);
-	return att;
+static bool
+merge_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	MergeReceiver *r = (MergeReceiver *) self;
+	Datum	   *v;
+	int32		group;
+	int64		value;
+	int64		period;
+	struct varlena *raw;
+	struct varlena *stack;
+	int			nframes;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	/* columns: series_id, stack, value, period */
+	group = series_group(r->map, DatumGetInt64(v[0]));
+	if (group < 0)
+		return true;
+	value = DatumGetInt64(v[2]);
+	period = DatumGetInt64(v[3]);
+	if (r->period == 0)
+		r->period = period;
+	if (r->scale_by_period)
+		value *= period;
+	raw = (struct varlena *) DatumGetPointer(v[1]);
+	stack = DatumGetStackTraceP(PointerGetDatum(raw));
+	nframes = stacktrace_nframes(stack);
+	if (r->group_frames)
+	{
+		memcpy(r->buf, stacktrace_frames_ptr(stack), sizeof(uint64) * nframes);
+		r->buf[nframes] = r->group_frames[group];
+		profile_builder_add(r->b, (const char *) r->buf, nframes + 1, value, 0);
+	}
+	else
+		profile_builder_add(r->b, stacktrace_frames_ptr(stack), nframes, value, 0);
+	if (stack != raw)
+		pfree(stack);
+	r->rows++;
+	return true;
 }
 
-/* Scans parca.samples, adding the rows of the mapped series to b. */
-static int64
-scan_samples(ProfileBuilder *b, const SeriesMap *map, const uint64 *group_frames,
-			 TimestampTz start, TimestampTz stop, bool scale_by_period, int64 *period)
+static void
+merge_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
-	Relation	rel;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
-	ScanKeyData keys[2];
-	AttrNumber	a_time,
-				a_series,
-				a_stack,
-				a_value,
-				a_period;
-	int			natts;
-	int64		rows = 0;
-	uint64	   *buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+}
 
-	rel = table_openrv(makeRangeVar("parca", "samples", -1), AccessShareLock);
-	a_time = samples_attnum(rel, "time");
-	a_series = samples_attnum(rel, "series_id");
-	a_stack = samples_attnum(rel, "stack");
-	a_value = samples_attnum(rel, "value");
-	a_period = samples_attnum(rel, "period");
-	natts = Max(Max(Max(a_time, a_series), Max(a_stack, a_value)), a_period);
+static void
+merge_shutdown(DestReceiver *self)
+{
+}
 
-	ScanKeyInit(&keys[0], a_time, BTGreaterEqualStrategyNumber, F_TIMESTAMPTZ_GE,
-				TimestampTzGetDatum(start));
-	ScanKeyInit(&keys[1], a_time, BTLessEqualStrategyNumber, F_TIMESTAMPTZ_LE,
-				TimestampTzGetDatum(stop));
-	slot = table_slot_create(rel, NULL);
-	scan = table_beginscan(rel, GetActiveSnapshot(), 2, keys);
+static void
+merge_destroy(DestReceiver *self)
+{
+}
 
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+/*
+ * Adds the samples of the mapped series in [start, stop] to b.  The scan is
+ * an ordinary query, so the planner pushes the time range and the series
+ * down to whatever scan suits the table (parallel workers, a columnar
+ * scan that skips chunks by their time range); its rows go straight into
+ * the builder through a DestReceiver, never materialized.  The caller is
+ * connected to SPI.
+ */
+static int64
+scan_samples(ProfileBuilder *b, const SeriesMap *map, const SeriesMatch *series, int nseries,
+			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
+			 bool scale_by_period, int64 *period)
+{
+	MergeReceiver r;
+	SPIExecuteOptions opts;
+	ParamListInfo params = makeParamList(3);
+	Datum	   *ids = palloc(sizeof(Datum) * nseries);
+	int			ret;
+
+	for (int i = 0; i < nseries; i++)
+		ids[i] = Int64GetDatum(series[i].id);
+	params->params[0].value = TimestampTzGetDatum(start);
+	params->params[0].ptype = TIMESTAMPTZOID;
+	params->params[1].value = TimestampTzGetDatum(stop);
+	params->params[1].ptype = TIMESTAMPTZOID;
+	params->params[2].value = PointerGetDatum(construct_array(ids, nseries, INT8OID, 8, true,
+															  TYPALIGN_DOUBLE));
+	params->params[2].ptype = INT8ARRAYOID;
+	for (int i = 0; i < 3; i++)
 	{
-		Datum	   *v;
-		int32		group;
-		TimestampTz t;
-		struct varlena *stack;
-		struct varlena *raw;
-		int64		value;
-		int			nframes;
-
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, natts);
-		v = slot->tts_values;
-		group = series_group(map, DatumGetInt64(v[a_series - 1]));
-		if (group < 0)
-			continue;
-		t = DatumGetTimestampTz(v[a_time - 1]);
-		if (t < start || t > stop)
-			continue;
-		value = DatumGetInt64(v[a_value - 1]);
-		if (*period == 0)
-			*period = DatumGetInt64(v[a_period - 1]);
-		if (scale_by_period)
-			value *= DatumGetInt64(v[a_period - 1]);
-		raw = (struct varlena *) DatumGetPointer(v[a_stack - 1]);
-		stack = DatumGetStackTraceP(PointerGetDatum(raw));
-		nframes = stacktrace_nframes(stack);
-		if (group_frames)
-		{
-			memcpy(buf, stacktrace_frames_ptr(stack), sizeof(uint64) * nframes);
-			buf[nframes] = group_frames[group];
-			profile_builder_add(b, (const char *) buf, nframes + 1, value, 0);
-		}
-		else
-			profile_builder_add(b, stacktrace_frames_ptr(stack), nframes, value, 0);
-		if (stack != raw)
-			pfree(stack);
-		rows++;
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
 	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, AccessShareLock);
-	pfree(buf);
-	return rows;
+
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = merge_receive;
+	r.pub.rStartup = merge_startup;
+	r.pub.rShutdown = merge_shutdown;
+	r.pub.rDestroy = merge_destroy;
+	r.pub.mydest = DestNone;
+	r.b = b;
+	r.map = map;
+	r.group_frames = group_frames;
+	r.scale_by_period = scale_by_period;
+	r.buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+
+	memset(&opts, 0, sizeof(opts));
+	opts.params = params;
+	opts.read_only = true;
+	opts.dest = &r.pub;
+	ret = SPI_execute_extended("SELECT series_id, stack, value, period FROM parca.samples"
+							   " WHERE time >= $1 AND time <= $2 AND series_id = ANY ($3)",
+							   &opts);
+	/* SPI says UTILITY for a SELECT whose rows went to a DestNone receiver */
+	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(ret));
+	*period = r.period;
+	return r.rows;
 }
 
 /*
@@ -493,10 +526,10 @@ parca_query(PG_FUNCTION_ARGS)
 	series_map_init(&map, series, groups, nseries);
 
 	scale = profile_type_is_sample_count(sel->profile_type);
-	MemoryContextSwitchTo(cxt);
 	b = profile_builder_create(cxt);
 	if (nseries > 0)
-		scan_samples(b, &map, group_frames, start, stop, scale, &period);
+		scan_samples(b, &map, series, nseries, group_frames, start, stop, scale, &period);
+	MemoryContextSwitchTo(cxt);
 	meta.profile_type = scale ? period_unit_type(sel->profile_type) : sel->profile_type;
 	meta.period = period;
 	meta.is_diff = false;
