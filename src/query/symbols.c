@@ -21,6 +21,18 @@
 #include "profile.h"
 #include "query/symbols.h"
 
+/* id -> SymLocation: probed once per frame, so a simplehash, not dynahash */
+#define SH_PREFIX locmap
+#define SH_ELEMENT_TYPE SymLocation
+#define SH_KEY_TYPE uint64
+#define SH_KEY id
+#define SH_HASH_KEY(tb, key) ((uint32) ((key) ^ ((key) >> 32)) * 0x9E3779B1U)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 typedef struct NameEntry
 {
 	const char *key;
@@ -133,11 +145,7 @@ symbols_load(const struct varlena *profile)
 	Oid			argtype = INT8ARRAYOID;
 	int			ret;
 
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(SymLocation);
-	ctl.hcxt = cxt;
-	syms->locations = hash_create("parca symbol locations", 4096, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	syms->locations = locmap_create(cxt, 4096, NULL);
 	ctl.keysize = sizeof(char *);
 	ctl.entrysize = sizeof(NameEntry);
 	ctl.hash = name_hash;
@@ -194,7 +202,7 @@ symbols_load(const struct varlena *profile)
 		text_array(SPI_getbinval(tup, desc, 5, &isnull), &files, &nulls, &nfiles);
 
 		spi_cxt = MemoryContextSwitchTo(cxt);
-		loc = hash_search(syms->locations, &id, HASH_ENTER, &found);
+		loc = locmap_insert(syms->locations, id, &found);
 		if (nnames > 0)
 		{
 			loc->nframes = nnames;
@@ -271,12 +279,13 @@ symbols_location(Symbols *syms, uint64 id)
 	SymLocation *loc;
 	bool		found;
 
-	loc = hash_search(syms->locations, &id, HASH_ENTER, &found);
-	if (!found)
+	loc = locmap_lookup(syms->locations, id);
+	if (loc == NULL)
 	{
 		NamedFrame *named = named_frames ?
 			hash_search(named_frames, &id, HASH_FIND, NULL) : NULL;
 
+		loc = locmap_insert(syms->locations, id, &found);
 		loc->nframes = 1;
 		loc->frames = palloc(sizeof(int));
 		if (named)

@@ -17,6 +17,7 @@
 typedef struct SymLocation
 {
 	uint64		id;				/* hash key */
+	char		status;			/* used by the hash table */
 	int			nframes;		/* >= 1 */
 	int		   *frames;			/* frame names, innermost first */
 	int		   *top_names;		/* the names `go tool pprof -top` gives them */
@@ -24,7 +25,7 @@ typedef struct SymLocation
 
 typedef struct Symbols
 {
-	struct HTAB *locations;		/* uint64 id -> SymLocation */
+	struct locmap_hash *locations;	/* uint64 id -> SymLocation */
 	struct HTAB *names;			/* interning: string -> index */
 	char	  **name;			/* index -> string */
 	char	  **file;			/* index -> the function's source file, "" */
@@ -38,7 +39,10 @@ typedef struct Symbols
  */
 extern Symbols *symbols_load(const struct varlena *profile);
 
-/* A location's entry; never NULL (unknown ids get a placeholder). */
+/*
+ * A location's entry; never NULL (unknown ids get a placeholder).  Valid
+ * until the next call: the table may grow.
+ */
 extern const SymLocation *symbols_location(Symbols *syms, uint64 id);
 
 /*
