@@ -13,6 +13,7 @@
 #include "utils/guc.h"
 
 #include "parca.h"
+#include "scrape/scrape.h"
 
 PG_MODULE_MAGIC;
 
@@ -32,5 +33,6 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	scrape_init();
 	MarkGUCPrefixReserved("parca");
 }
