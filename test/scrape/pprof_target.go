@@ -8,6 +8,11 @@
 //	/garbage/...  answers 200 with bytes that are not a profile
 //	/endless/...  answers 200 with a body that never ends
 //	/bomb/...     answers 200 with a small gzip that inflates to 64 MB
+//
+// A process has one CPU profiler, so concurrent CPU profiles of several
+// ports of one process fail; with -shared-cpu (for benchmarks with many
+// ports) /debug/pprof/profile?seconds=N waits N seconds and returns the
+// latest profile of one profiler that runs in 10-second windows.
 package main
 
 import (
@@ -18,8 +23,9 @@ import (
 	"log"
 	"net"
 	"net/http"
-	_ "net/http/pprof"
+	httppprof "net/http/pprof"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"time"
@@ -84,11 +90,63 @@ func contend() {
 	}
 }
 
+// sharedCPU runs the process's CPU profiler in windows and keeps the last.
+type sharedCPU struct {
+	mu     sync.Mutex
+	latest []byte
+}
+
+func (c *sharedCPU) run(window time.Duration) {
+	for {
+		var buf bytes.Buffer
+		if err := pprof.StartCPUProfile(&buf); err != nil {
+			log.Fatal(err)
+		}
+		time.Sleep(window)
+		pprof.StopCPUProfile()
+		c.mu.Lock()
+		c.latest = buf.Bytes()
+		c.mu.Unlock()
+	}
+}
+
+func (c *sharedCPU) serve(w http.ResponseWriter, r *http.Request) {
+	sec, err := strconv.Atoi(r.FormValue("seconds"))
+	if err != nil || sec <= 0 {
+		sec = 30
+	}
+	select {
+	case <-time.After(time.Duration(sec) * time.Second):
+	case <-r.Context().Done():
+		return
+	}
+	c.mu.Lock()
+	latest := c.latest
+	c.mu.Unlock()
+	if latest == nil {
+		http.Error(w, "no CPU profile yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(latest)
+}
+
 func main() {
 	first := flag.Int("port", 18000, "first port")
 	count := flag.Int("ports", 1, "number of consecutive ports")
 	duty := flag.Float64("duty", 0.2, "share of one core each burner uses")
+	shared := flag.Bool("shared-cpu", false, "serve CPU profiles of one shared profiler")
 	flag.Parse()
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	if *shared {
+		c := &sharedCPU{}
+		go c.run(10 * time.Second)
+		mux.HandleFunc("/debug/pprof/profile", c.serve)
+	} else {
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	}
 
 	runtime.SetBlockProfileRate(int(time.Millisecond))
 	runtime.SetMutexProfileFraction(1)
@@ -106,13 +164,13 @@ func main() {
 	}
 	zw.Close()
 
-	http.HandleFunc("/hang/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/hang/", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	})
-	http.HandleFunc("/garbage/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/garbage/", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("this is not a profile\n"))
 	})
-	http.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
 		chunk := bytes.Repeat([]byte{0x42}, 65536)
 		for {
 			if _, err := w.Write(chunk); err != nil {
@@ -120,7 +178,7 @@ func main() {
 			}
 		}
 	})
-	http.HandleFunc("/bomb/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/bomb/", func(w http.ResponseWriter, r *http.Request) {
 		w.Write(bomb.Bytes())
 	})
 
@@ -133,7 +191,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			log.Print(http.Serve(ln, nil))
+			log.Print(http.Serve(ln, mux))
 		}()
 	}
 	log.Printf("serving pprof on 127.0.0.1:%d-%d", *first, *first+*count-1)
