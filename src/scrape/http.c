@@ -5,7 +5,11 @@
  * Every scrape is its own easy handle on the worker's multi handle, so a
  * slow target (a CPU profile takes a whole interval) never holds up the
  * others; each has its own timeout.  Connections are kept and reused
- * between scrapes of the same host.
+ * between scrapes of the same host.  libcurl tells which sockets to watch
+ * (CURLMOPT_SOCKETFUNCTION) and when to call it back (CURLMOPT_TIMERFUNCTION);
+ * the sockets sit in an epoll set, so a wake-up costs in proportion to the
+ * sockets that are ready, not to the hundreds of CPU profiles that are
+ * waiting out their interval.
  *
  * Memory: a response is buffered whole, because a pprof is ingested in one
  * transaction and a partial one must never be stored.  The buffer is
@@ -19,6 +23,8 @@
  * stops inflating at that size, for data that lies in its trailer).
  */
 #include "postgres.h"
+
+#include <sys/epoll.h>
 
 #include <curl/curl.h>
 
@@ -43,6 +49,35 @@ struct ScrapeTransfer
 
 static CURLM *multi = NULL;
 static int	nrunning = 0;		/* transfers added and not yet finished */
+static int	epoll_fd = -1;
+static TimestampTz curl_deadline = DT_NOEND;	/* when libcurl wants a call */
+
+static int
+socket_changed(CURL *easy, curl_socket_t sock, int what, void *arg, void *sockp)
+{
+	struct epoll_event ev = {0};
+
+	if (what == CURL_POLL_REMOVE)
+	{
+		epoll_ctl(epoll_fd, EPOLL_CTL_DEL, sock, NULL);
+		return 0;
+	}
+	ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+	ev.data.fd = sock;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_MOD, sock, &ev) != 0 && errno == ENOENT)
+		epoll_ctl(epoll_fd, EPOLL_CTL_ADD, sock, &ev);
+	return 0;
+}
+
+static int
+timer_changed(CURLM *m, long timeout_ms, void *arg)
+{
+	if (timeout_ms < 0)
+		curl_deadline = DT_NOEND;
+	else
+		curl_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	return 0;
+}
 
 void
 scrape_http_init(void)
@@ -57,6 +92,13 @@ scrape_http_init(void)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl multi handle")));
 	curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long) scrape_concurrency);
+	curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, socket_changed);
+	curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, timer_changed);
+	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (epoll_fd < 0)
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not create an epoll set: %m")));
 }
 
 int
@@ -189,11 +231,31 @@ scrape_http_cancel(ScrapeTarget *target)
 void
 scrape_http_wait(int timeout_ms)
 {
+	struct epoll_event events[64];
 	int			still;
+	int			n;
+	TimestampTz now = GetCurrentTimestamp();
 
-	curl_multi_perform(multi, &still);
-	curl_multi_poll(multi, NULL, 0, timeout_ms, NULL);
-	curl_multi_perform(multi, &still);
+	if (curl_deadline != DT_NOEND)
+		timeout_ms = (int) Min(timeout_ms, (Max(curl_deadline - now, 0) + 999) / 1000);
+	n = epoll_wait(epoll_fd, events, lengthof(events), timeout_ms);
+	for (int i = 0; i < n; i++)
+	{
+		int			flags = 0;
+
+		if (events[i].events & EPOLLIN)
+			flags |= CURL_CSELECT_IN;
+		if (events[i].events & EPOLLOUT)
+			flags |= CURL_CSELECT_OUT;
+		if (events[i].events & (EPOLLERR | EPOLLHUP))
+			flags |= CURL_CSELECT_ERR;
+		curl_multi_socket_action(multi, events[i].data.fd, flags, &still);
+	}
+	if (curl_deadline != DT_NOEND && GetCurrentTimestamp() >= curl_deadline)
+	{
+		curl_deadline = DT_NOEND;
+		curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &still);
+	}
 }
 
 /* Whether gzip data announces (in its trailer) more than the size limit. */

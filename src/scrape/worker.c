@@ -50,6 +50,7 @@ static uint64 loaded_generation = 0;
 static bool force_reload = true;
 static char *ext_schema = NULL; /* NULL: extension not installed */
 static char *ingest_sql = NULL;
+static SPIPlanPtr ingest_plan = NULL;	/* ingest_sql prepared, kept */
 static TimestampTz next_extension_check = 0;
 static TimestampTz next_file_sd_check = 0;
 
@@ -191,6 +192,11 @@ load_config(bool full_reload)
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 
+	if (ingest_plan)
+	{
+		SPI_freeplan(ingest_plan);
+		ingest_plan = NULL;
+	}
 	if (ext_schema != NULL)
 	{
 		if (ingest_sql)
@@ -217,7 +223,6 @@ ingest(ScrapeTarget *t, ScrapeResult *res)
 
 	PG_TRY();
 	{
-		Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
 		Datum		args[3];
 
 		StartTransactionCommand();
@@ -225,11 +230,20 @@ ingest(ScrapeTarget *t, ScrapeResult *res)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, ingest_sql);
 
+		if (ingest_plan == NULL)
+		{
+			Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
+			SPIPlanPtr	plan = SPI_prepare(ingest_sql, 3, argtypes);
+
+			if (plan == NULL || SPI_keepplan(plan) != 0)
+				elog(ERROR, "could not prepare \"%s\"", ingest_sql);
+			ingest_plan = plan;
+		}
 		args[0] = PointerGetDatum(res->body);
 		args[1] = CStringGetTextDatum(t->profile_name);
 		args[2] = CStringGetTextDatum(t->labels);
-		if (SPI_execute_with_args(ingest_sql, 3, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "SPI_execute_with_args failed");
+		if (SPI_execute_plan(ingest_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_plan failed");
 
 		SPI_finish();
 		PopActiveSnapshot();
