@@ -21,6 +21,12 @@
  * bytea without another copy.  Gzip data whose trailer announces more than
  * parca.max_profile_size is refused before ingestion (ingestion itself
  * stops inflating at that size, for data that lies in its trailer).
+ *
+ * All response buffers together stay within parca.max_profile_size, but
+ * for one transfer at a time (the "big" one), which may fill a buffer of
+ * its own up to that size: at most twice parca.max_profile_size in all,
+ * however many scrapes run at once.  A transfer that would need more is
+ * paused (libcurl keeps the data it offered) until buffers are freed.
  */
 #include "postgres.h"
 
@@ -28,6 +34,7 @@
 
 #include <curl/curl.h>
 
+#include "lib/ilist.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -36,6 +43,7 @@
 
 struct ScrapeTransfer
 {
+	dlist_node	node;			/* in transfers */
 	CURL	   *easy;
 	ScrapeTarget *target;
 	char	   *buf;			/* VARHDRSZ bytes of header room, then data */
@@ -43,12 +51,16 @@ struct ScrapeTransfer
 	size_t		cap;			/* data bytes the buffer holds */
 	bool		too_large;
 	bool		out_of_memory;
+	bool		paused;			/* waiting for buffer space */
 	TimestampTz started;
 	char		errbuf[CURL_ERROR_SIZE];
 };
 
 static CURLM *multi = NULL;
 static int	nrunning = 0;		/* transfers added and not yet finished */
+static dlist_head transfers = DLIST_STATIC_INIT(transfers);
+static size_t buffered = 0;		/* bytes of all response buffers */
+static ScrapeTransfer *big = NULL;	/* may exceed the shared budget */
 static int	epoll_fd = -1;
 static TimestampTz curl_deadline = DT_NOEND;	/* when libcurl wants a call */
 
@@ -107,25 +119,39 @@ scrape_http_running(void)
 	return nrunning;
 }
 
-static bool
+typedef enum
+{
+	RESERVE_OK,
+	RESERVE_FAILED,
+	RESERVE_LATER
+} ReserveResult;
+
+static ReserveResult
 reserve(ScrapeTransfer *t, size_t need)
 {
 	size_t		cap;
 	char	   *buf;
 
 	if (need <= t->cap)
-		return true;
+		return RESERVE_OK;
 	cap = Max(t->cap * 2, Max(need, (size_t) 16384));
 	cap = Min(cap, (size_t) parca_max_profile_size);
+	if (t != big && buffered + (cap - t->cap) > (size_t) parca_max_profile_size)
+	{
+		if (big != NULL)
+			return RESERVE_LATER;
+		big = t;
+	}
 	buf = realloc(t->buf, VARHDRSZ + cap);
 	if (buf == NULL)
 	{
 		t->out_of_memory = true;
-		return false;
+		return RESERVE_FAILED;
 	}
+	buffered += cap - t->cap;
 	t->buf = buf;
 	t->cap = cap;
-	return true;
+	return RESERVE_OK;
 }
 
 static size_t
@@ -133,6 +159,7 @@ write_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	ScrapeTransfer *t = arg;
 	size_t		n = size * nmemb;
+	ReserveResult r = RESERVE_OK;
 
 	if (t->len + n > (size_t) parca_max_profile_size)
 	{
@@ -145,14 +172,39 @@ write_body(char *data, size_t size, size_t nmemb, void *arg)
 
 		/* size the buffer once from Content-Length, when it is given */
 		curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
-		if (announced > 0 && !reserve(t, (size_t) announced))
-			return 0;
+		if (announced > 0)
+			r = reserve(t, (size_t) announced);
 	}
-	if (!reserve(t, t->len + n))
+	if (r == RESERVE_OK)
+		r = reserve(t, t->len + n);
+	if (r == RESERVE_LATER)
+	{
+		t->paused = true;
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	if (r == RESERVE_FAILED)
 		return 0;
 	memcpy(t->buf + VARHDRSZ + t->len, data, n);
 	t->len += n;
 	return n;
+}
+
+/* Buffer space was freed: let paused transfers try again. */
+static void
+resume_paused(void)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &transfers)
+	{
+		ScrapeTransfer *t = dlist_container(ScrapeTransfer, node, iter.cur);
+
+		if (t->paused)
+		{
+			t->paused = false;
+			curl_easy_pause(t->easy, CURLPAUSE_CONT);
+		}
+	}
 }
 
 static void
@@ -160,7 +212,15 @@ transfer_free(ScrapeTransfer *t)
 {
 	curl_multi_remove_handle(multi, t->easy);
 	curl_easy_cleanup(t->easy);
-	free(t->buf);
+	dlist_delete(&t->node);
+	if (big == t)
+		big = NULL;
+	if (t->buf != NULL)
+	{
+		free(t->buf);
+		buffered -= t->cap;
+		resume_paused();
+	}
 	pfree(t);
 	nrunning--;
 }
@@ -204,6 +264,7 @@ scrape_http_start(ScrapeTarget *target)
 				 errmsg("could not add a scrape of \"%s\" to libcurl", target->url)));
 	}
 	target->transfer = t;
+	dlist_push_tail(&transfers, &t->node);
 	nrunning++;
 }
 
@@ -321,6 +382,7 @@ scrape_http_next_done(ScrapeResult *result)
 		{
 			SET_VARSIZE(t->buf, VARHDRSZ + t->len);
 			result->body = (struct varlena *) t->buf;
+			result->buffered = t->cap;
 			t->buf = NULL;
 		}
 		target->transfer = NULL;
@@ -333,6 +395,10 @@ scrape_http_next_done(ScrapeResult *result)
 void
 scrape_http_result_free(ScrapeResult *result)
 {
+	if (result->body == NULL)
+		return;
 	free(result->body);
 	result->body = NULL;
+	buffered -= result->buffered;
+	resume_paused();
 }

@@ -91,6 +91,7 @@ typedef struct ScrapeResult
 	struct varlena *body;		/* the whole response as a bytea, or NULL */
 	char		error[256];		/* why there is no body */
 	int64		duration_us;
+	size_t		buffered;		/* bytes of the body's buffer */
 } ScrapeResult;
 
 extern ScrapeTarget *scrape_http_next_done(ScrapeResult *result);
