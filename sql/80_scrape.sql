@@ -104,6 +104,25 @@ $$;
 CREATE TRIGGER scrape_jobs_add_profiles AFTER INSERT ON parca.scrape_jobs
     FOR EACH ROW EXECUTE FUNCTION parca.scrape_jobs_add_profiles();
 
+-- Inserting a profile that the job has (one of the defaults, say) sets it
+-- instead: INSERT configures a profile whether it exists or not, and a
+-- restored dump's rows replace the defaults its jobs were given.
+CREATE FUNCTION parca.scrape_profiles_upsert() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    UPDATE parca.scrape_profiles
+       SET enabled = NEW.enabled, path = NEW.path, delta = NEW.delta
+     WHERE job_name = NEW.job_name AND name = NEW.name;
+    IF FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER scrape_profiles_upsert BEFORE INSERT ON parca.scrape_profiles
+    FOR EACH ROW EXECUTE FUNCTION parca.scrape_profiles_upsert();
+
 -- A delta profile samples for one interval, so its scrape needs longer.
 CREATE FUNCTION parca.scrape_check_timeout() RETURNS trigger
 LANGUAGE plpgsql
@@ -278,6 +297,11 @@ CREATE VIEW parca.targets AS
     SELECT job, url, labels, health, last_scrape, last_duration, last_error
       FROM parca.scrape_target_states();
 COMMENT ON VIEW parca.targets IS 'scrape targets of the parca worker and their health, like Parca''s Targets page';
+
+-- pg_dump keeps the configuration.
+SELECT pg_catalog.pg_extension_config_dump('parca.scrape_jobs', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.scrape_targets', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.scrape_profiles', '');
 
 REVOKE ALL ON parca.scrape_jobs, parca.scrape_targets, parca.scrape_profiles, parca.targets FROM PUBLIC;
 REVOKE ALL ON FUNCTION parca.scrape_target_states() FROM PUBLIC;

@@ -16,11 +16,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
-#include "utils/memutils.h"
 
 #include "scrape/scrape_internal.h"
 
-/* Schema of the installed parca extension, or NULL when it is not installed. */
+/* Schema of the installed parca extension (palloc'd), or NULL when it is not installed. */
 char *
 scrape_extension_schema(void)
 {
@@ -34,7 +33,7 @@ scrape_extension_schema(void)
 	if (SPI_processed == 0)
 		return NULL;
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return MemoryContextStrdup(TopMemoryContext, TextDatumGetCString(d));
+	return TextDatumGetCString(d);
 }
 
 /* The targets of the jobs' file_sd files, as the argument of scrape_endpoints(). */

@@ -49,10 +49,10 @@ static MemoryContext targets_cxt = NULL;
 static uint64 loaded_generation = 0;
 static bool force_reload = true;
 static char *ext_schema = NULL; /* NULL: extension not installed */
-static char *ingest_sql = NULL;
-static SPIPlanPtr ingest_plan = NULL;	/* ingest_sql prepared, kept */
+static SPIPlanPtr ingest_plan = NULL;	/* parca_ingest_pprof call, kept */
 static TimestampTz next_extension_check = 0;
 static TimestampTz next_file_sd_check = 0;
+static bool said_missing = false;	/* logged that the extension is missing */
 
 static int
 target_cmp(const void *a, const void *b)
@@ -137,6 +137,7 @@ load_config(bool full_reload)
 	volatile int newn = 0;
 	volatile bool full = full_reload;
 	bool		had_extension = ext_schema != NULL;
+	char	   *schema;
 
 	PG_TRY();
 	{
@@ -145,13 +146,22 @@ load_config(bool full_reload)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "parca: loading the scrape configuration");
 
-		if (ext_schema)
-			pfree(ext_schema);
-		ext_schema = scrape_extension_schema();
-		if (ext_schema == NULL && had_extension)
+		schema = scrape_extension_schema();
+		if (schema == NULL || ext_schema == NULL || strcmp(schema, ext_schema) != 0)
+		{
+			/* installed, dropped or recreated elsewhere: prepare again */
+			if (ingest_plan)
+				SPI_freeplan(ingest_plan);
+			ingest_plan = NULL;
+			if (ext_schema)
+				pfree(ext_schema);
+			ext_schema = schema ? MemoryContextStrdup(TopMemoryContext, schema) : NULL;
+		}
+		if (ext_schema == NULL && (had_extension || !said_missing))
 			ereport(LOG,
 					(errmsg("parca scrape worker: extension parca is not installed in database \"%s\", waiting",
 							scrape_database)));
+		said_missing = ext_schema == NULL;
 		if (ext_schema != NULL && !had_extension)
 			full = true;
 		if (ext_schema != NULL && full && scrape_enabled)
@@ -192,19 +202,6 @@ load_config(bool full_reload)
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 
-	if (ingest_plan)
-	{
-		SPI_freeplan(ingest_plan);
-		ingest_plan = NULL;
-	}
-	if (ext_schema != NULL)
-	{
-		if (ingest_sql)
-			pfree(ingest_sql);
-		ingest_sql = MemoryContextStrdup(TopMemoryContext,
-										 psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::jsonb)",
-												  quote_identifier(ext_schema)));
-	}
 	if (full || ext_schema == NULL)
 	{
 		if (newcxt == NULL)
@@ -228,15 +225,17 @@ ingest(ScrapeTarget *t, ScrapeResult *res)
 		StartTransactionCommand();
 		SPI_connect();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, ingest_sql);
+		pgstat_report_activity(STATE_RUNNING, "parca: storing a scraped profile");
 
 		if (ingest_plan == NULL)
 		{
 			Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
-			SPIPlanPtr	plan = SPI_prepare(ingest_sql, 3, argtypes);
+			char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::jsonb)",
+									   quote_identifier(ext_schema));
+			SPIPlanPtr	plan = SPI_prepare(sql, 3, argtypes);
 
 			if (plan == NULL || SPI_keepplan(plan) != 0)
-				elog(ERROR, "could not prepare \"%s\"", ingest_sql);
+				elog(ERROR, "could not prepare \"%s\"", sql);
 			ingest_plan = plan;
 		}
 		args[0] = PointerGetDatum(res->body);
@@ -272,8 +271,7 @@ record(ScrapeTarget *t, ScrapeResult *res)
 {
 	ScrapeHealth health = res->error[0] ? SCRAPE_HEALTH_DOWN : SCRAPE_HEALTH_UP;
 
-	if (health == SCRAPE_HEALTH_DOWN &&
-		(t->health != SCRAPE_HEALTH_DOWN || strcmp(t->last_error, res->error) != 0))
+	if (health == SCRAPE_HEALTH_DOWN && t->health != SCRAPE_HEALTH_DOWN)
 		ereport(LOG,
 				(errmsg("parca scrape of \"%s\" (job \"%s\") failed: %s",
 						t->url, t->job, res->error)));
@@ -336,6 +334,7 @@ void
 parca_scrape_worker_main(Datum arg)
 {
 	char	   *database;
+	MemoryContext loop_cxt;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -351,11 +350,16 @@ parca_scrape_worker_main(Datum arg)
 	scrape_http_init();
 	ereport(LOG, (errmsg("parca scrape worker started on database \"%s\"", database)));
 
+	/* what one round of the loop allocates, outside transactions */
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "parca scrape loop",
+									 ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
 		TimestampTz now;
 		int			wait_ms = 1000;
 
+		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextReset(loop_cxt);
 		CHECK_FOR_INTERRUPTS();
 		if (!PostmasterIsAlive())
 			proc_exit(1);

@@ -358,13 +358,16 @@ import_pprof_config(yaml_document_t *doc, const char *job, yaml_node_t *map)
 			else
 				unsupported(job, psprintf("pprof_config.%s.", name), key);
 		}
-		run("INSERT INTO parca.scrape_profiles (job_name, name, enabled, path, delta) "
-			"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' || $2), "
-			"coalesce($5, false)) ON CONFLICT (job_name, name) DO UPDATE SET "
-			"enabled = coalesce($3, parca.scrape_profiles.enabled), "
-			"path = coalesce($4, parca.scrape_profiles.path), "
-			"delta = coalesce($5, parca.scrape_profiles.delta)",
-			5, types, args, nulls, SPI_OK_INSERT);
+		/* a profile the job has keeps what the YAML does not set */
+		run("UPDATE parca.scrape_profiles SET enabled = coalesce($3, enabled), "
+			"path = coalesce($4, path), delta = coalesce($5, delta) "
+			"WHERE job_name = $1 AND name = $2",
+			5, types, args, nulls, SPI_OK_UPDATE);
+		if (SPI_processed == 0)
+			run("INSERT INTO parca.scrape_profiles (job_name, name, enabled, path, delta) "
+				"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' || $2), "
+				"coalesce($5, false))",
+				5, types, args, nulls, SPI_OK_INSERT);
 	}
 }
 

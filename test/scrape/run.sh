@@ -223,6 +223,21 @@ check "the imported job's profiles arrive" \
 	             WHERE labels @> '{\"job\": \"imported\", \"from\": \"yaml\"}'"
 check_eq "with the imported profiles only" "goroutine,threads" "$(series_of '{"job": "imported"}')"
 
+# pg_dump keeps the scrape configuration (and restoring it does not clash
+# with the default profiles its jobs are given again).
+config_digest() {
+	psql -X -qAt -v ON_ERROR_STOP=1 -d "$1" -c "
+		SELECT md5(string_agg(r, ',' ORDER BY r)) FROM (
+			SELECT j::text AS r FROM parca.scrape_jobs j
+			UNION ALL SELECT t::text FROM parca.scrape_targets t
+			UNION ALL SELECT p::text FROM parca.scrape_profiles p) x"
+}
+q "CREATE DATABASE restored"
+pg_dump -d postgres >"$tmp/dump.sql"
+psql -X -q -v ON_ERROR_STOP=1 -d restored -f "$tmp/dump.sql" >/dev/null 2>"$tmp/restore.err"
+check "the dump restores without errors" test ! -s "$tmp/restore.err"
+check_eq "with the same configuration" "$(config_digest postgres)" "$(config_digest restored)"
+
 # Settings reload on SIGHUP: disabled, the worker scrapes nothing.
 q "ALTER SYSTEM SET parca.scrape_enabled = off"
 q "SELECT pg_reload_conf()" >/dev/null

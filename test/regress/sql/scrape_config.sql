@@ -22,6 +22,9 @@ UPDATE parca.scrape_jobs
 UPDATE parca.scrape_profiles SET enabled = false WHERE name <> 'process_cpu';
 INSERT INTO parca.scrape_profiles (job_name, name, path, delta) VALUES ('api', 'fgprof', '/debug/fgprof', true);
 SELECT url, labels->>'__name__' AS name, timeout_ms FROM parca.scrape_endpoints();
+-- Inserting a profile the job has sets it.
+INSERT INTO parca.scrape_profiles (job_name, name, enabled, path) VALUES ('api', 'memory', false, '/debug/pprof/heap');
+SELECT name, enabled, path, delta FROM parca.scrape_profiles WHERE name = 'memory';
 
 -- file_sd targets given by the worker join the static ones.
 SELECT url, labels FROM parca.scrape_endpoints(
