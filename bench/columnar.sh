@@ -67,13 +67,13 @@ bpr[heap]=$(q "SELECT round(pg_total_relation_size('bench_heap')::numeric / $row
 bpr[columnar]=$(q "SELECT round((pg_total_relation_size('bench_columnar') +
 	(SELECT sum(pg_column_size(s.*)) FROM parca.columnar_stripes s))::numeric / $rows, 2)")
 
-group="SELECT count(*) FROM (SELECT stack, sum(value) FROM bench_T GROUP BY stack) x"
+group="SELECT stack, sum(value) FROM bench_T GROUP BY stack"
 read -r tmin tspan <<<"$(q "SELECT extract(epoch FROM min(time)), extract(epoch FROM max(time) - min(time)) FROM bench_heap" | tr '|' ' ')"
 from="to_timestamp($tmin + $tspan * 0.5)"
 to="to_timestamp($tmin + $tspan * 0.51)"
-range="SELECT count(*) FROM (SELECT stack, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY stack) x"
+range="SELECT stack, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY stack"
 range_rows=$(q "SELECT count(*) FROM bench_heap WHERE time >= $from AND time < $to")
-series="SELECT count(*) FROM (SELECT series_id, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY series_id) x"
+series="SELECT series_id, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY series_id"
 
 for t in heap columnar; do
 	group_s[$t]=$(best_of_3 "${group//bench_T/bench_$t}")

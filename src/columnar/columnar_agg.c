@@ -45,6 +45,7 @@
 #define AGG_KEY		0
 #define AGG_SUM		1
 #define AGG_COUNT	2
+#define AGG_CONST	3			/* an output the planner found unused */
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook;
 
@@ -96,6 +97,7 @@ typedef struct ColumnarAggState
 	int			nouts;
 	int		   *out_kind;		/* [nouts] AGG_* */
 	AttrNumber *out_attno;		/* [nouts] summed column */
+	Const	  **out_const;		/* [nouts] AGG_CONST values */
 	Bitmapset  *attrs;
 	List	   *preds;
 	List	   *pred_exprs;
@@ -157,6 +159,8 @@ output_kind(Expr *expr, Var *key, Index relid, AttrNumber *attno)
 	*attno = InvalidAttrNumber;
 	if (equal(expr, key))
 		return AGG_KEY;
+	if (IsA(expr, Const))
+		return AGG_CONST;
 	if (!IsA(expr, Aggref))
 		return -1;
 	agg = (Aggref *) expr;
@@ -326,10 +330,13 @@ begin_agg(CustomScanState *node, EState *estate, int eflags)
 	state->nouts = list_length(outs);
 	state->out_kind = palloc(sizeof(int) * state->nouts);
 	state->out_attno = palloc(sizeof(AttrNumber) * state->nouts);
+	state->out_const = palloc0(sizeof(Const *) * state->nouts);
 	foreach(lc, outs)
 	{
 		state->out_kind[i] = intVal(linitial(lfirst(lc)));
 		state->out_attno[i] = intVal(lsecond(lfirst(lc)));
+		if (state->out_kind[i] == AGG_CONST)
+			state->out_const[i] = (Const *) ((TargetEntry *) list_nth(cscan->custom_scan_tlist, i))->expr;
 		if (state->out_kind[i] == AGG_SUM)
 			state->attrs = bms_add_member(state->attrs, state->out_attno[i]);
 		i++;
@@ -568,6 +575,10 @@ agg_next(ScanState *ss)
 				break;
 			case AGG_COUNT:
 				slot->tts_values[i] = Int64GetDatum(g->count);
+				break;
+			case AGG_CONST:
+				slot->tts_values[i] = state->out_const[i]->constvalue;
+				slot->tts_isnull[i] = state->out_const[i]->constisnull;
 				break;
 		}
 	}

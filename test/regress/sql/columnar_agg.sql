@@ -60,6 +60,11 @@ EXECUTE qa('2025-01-01 00:00:00+00');
 RESET plan_cache_mode;
 DEALLOCATE qa;
 
+-- outputs the outer query does not use become constants
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM (SELECT stack, sum(value) FROM col_agg GROUP BY stack) x;
+SELECT count(*) FROM (SELECT stack, sum(value) FROM col_agg GROUP BY stack) x;
+
 -- grouping by jsonb
 SELECT num_labels, count(*) FROM col_agg GROUP BY num_labels ORDER BY 1;
 
