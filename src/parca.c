@@ -14,6 +14,7 @@
 
 #include "parca.h"
 #include "columnar/columnar.h"
+#include "scrape/scrape.h"
 
 PG_MODULE_MAGIC;
 
@@ -34,5 +35,6 @@ _PG_init(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	columnar_init();
+	scrape_init();
 	MarkGUCPrefixReserved("parca");
 }

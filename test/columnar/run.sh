@@ -7,8 +7,8 @@ set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 PORT=${PARCA_COLUMNAR_TEST_PORT:-54413}
-STANDBY_PORT=$((PORT + 1))
 start_cluster "$PORT" "wal_level = replica" "max_wal_senders = 4" "shared_buffers = 256MB"
+STANDBY_PORT=$((PGPORT + 1))
 
 # the benchmark's generator makes realistic samples as binary COPY data
 gen=$(mktemp /tmp/parca-gen.XXXXXX)
@@ -119,7 +119,7 @@ check_eq "pg_dump/pg_restore: integrity check" "50000" \
 
 # 5. physical replication: a streaming standby reads the same rows
 standby=$PGDATA_DIR/standby
-runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PORT" -U postgres \
+runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PGPORT" -U postgres \
 	-D "$standby" -R -X stream -c fast >/dev/null
 {
 	echo "port = $STANDBY_PORT"
