@@ -65,6 +65,13 @@ static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
 
+/*
+ * Set by the relcache callback; the caches are reset at the next entry
+ * point (ensure_caches), never in the middle of one: an invalidation can
+ * arrive during any SPI call (VACUUM or ANALYZE of a parca table elsewhere).
+ */
+static bool caches_stale = false;
+
 static void
 reset_caches(void)
 {
@@ -86,12 +93,12 @@ relcache_callback(Datum arg, Oid relid)
 		return;
 	if (relid == InvalidOid)
 	{
-		reset_caches();
+		caches_stale = true;
 		return;
 	}
 	nsp = get_rel_namespace(relid);
 	if (!OidIsValid(nsp) || strcmp(get_namespace_name(nsp), "parca") == 0)
-		reset_caches();
+		caches_stale = true;
 }
 
 static void
@@ -211,6 +218,11 @@ ensure_caches(void)
 {
 	HASHCTL		ctl;
 
+	if (caches_stale)
+	{
+		reset_caches();
+		caches_stale = false;
+	}
 	if (cache_cxt == NULL)
 	{
 		cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca metastore cache",
