@@ -27,7 +27,14 @@ start_cluster() {
 		echo "fsync = off"
 		for line in "$@"; do echo "$line"; done
 	} >> "$PGDATA_DIR/data/postgresql.conf"
-	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+	# the port may be held for a moment as the local end of some client's
+	# connection (busy machines reach the 54xxx ports of the ephemeral range)
+	local try
+	for try in 1 2 3 4 5; do
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null && break
+		[ "$try" = 5 ] && { tail -5 "$PGDATA_DIR/log" >&2; return 1; }
+		sleep 2
+	done
 	export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 	trap stop_cluster EXIT
 	q "CREATE EXTENSION parca" >/dev/null

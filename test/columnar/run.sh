@@ -37,7 +37,14 @@ kill_cluster() {
 }
 
 restart_cluster() {
-	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+	local try
+	for try in 1 2 3 4 5; do
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start \
+			>/dev/null 2>&1 && return 0
+		sleep 2
+	done
+	tail -5 "$PGDATA_DIR/log"
+	return 1
 }
 
 # 1. kill -9 of the postmaster in the middle of a large COPY
@@ -125,7 +132,12 @@ runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PGPORT" -U post
 	echo "port = $STANDBY_PORT"
 	echo "hot_standby = on"
 } >> "$standby/postgresql.conf"
-runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$standby" -l "$PGDATA_DIR/standby.log" -w start >/dev/null
+for try in 1 2 3 4 5; do
+	# (see start_cluster: the port may be briefly held by a client)
+	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$standby" -l "$PGDATA_DIR/standby.log" -w start >/dev/null && break
+	[ "$try" = 5 ] && { tail -5 "$PGDATA_DIR/standby.log"; exit 1; }
+	sleep 2
+done
 stop_standby() {
 	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$standby" -m immediate stop >/dev/null 2>&1 || true
 	stop_cluster
