@@ -66,7 +66,6 @@ case "$data" in
 		   FROM generate_series(1, $gen_series) i" >/dev/null
 		# the generator numbers its series from 1: shift onto the ids just made
 		first=$(q "SELECT min(id) FROM parca.series WHERE profile_type LIKE 'gen:%'")
-		q "CREATE TEMP TABLE IF NOT EXISTS g (LIKE parca.samples)" >/dev/null
 		"$work/gen_samples" "$gen_rows" "$gen_series" |
 			psql -X -q -c "BEGIN" -c "CREATE TEMP TABLE g (LIKE parca.samples)" \
 				-c "COPY g FROM STDIN (FORMAT binary)" \
