@@ -27,22 +27,12 @@ done
 rm -rf "$stage"
 
 echo
-echo "Hottest functions over everything stored (CPU profiles, by self time):"
+echo "Hottest functions of the CPU profiles stored (go tool pprof -top order):"
 psql -X -P pager=off -c "
-WITH cpu AS (
-    SELECT s.stack, s.value * s.period AS nanos
-    FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
-    WHERE se.profile_type LIKE '%:samples:count:cpu:nanoseconds%'
-), leaf AS (
-    SELECT f.name AS function, sum(cpu.nanos) AS self_ns
-    FROM cpu
-    JOIN parca.locations l ON l.id = (parca_stack_location_ids(cpu.stack))[1]
-    JOIN parca.functions f ON f.id = l.function_ids[1]
-    GROUP BY 1
-)
-SELECT function,
-       round(self_ns / 1e9, 2) AS self_seconds,
-       round(100.0 * self_ns / sum(self_ns) OVER (), 2) AS percent
-FROM leaf ORDER BY self_ns DESC LIMIT 15"
+SELECT function, round(flat / 1e9, 2) AS flat_s, round(flat_percent::numeric, 2) AS flat_pct,
+       round(cum / 1e9, 2) AS cum_s, round(cum_percent::numeric, 2) AS cum_pct
+FROM parca_top(parca_query('fixture:cpu:nanoseconds:cpu:nanoseconds:delta{job=\"fixtures\"}',
+                           '-infinity', 'infinity'))
+ORDER BY flat DESC LIMIT 15"
 echo
 echo "The cluster keeps running: psql -h 127.0.0.1 -p $PARCA_PORT -U postgres parca"

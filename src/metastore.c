@@ -325,8 +325,8 @@ run_plan(SavedPlan *sp, Datum *values, const char *nulls, int expected)
 		elog(ERROR, "metastore statement failed (%s): %s", SPI_result_code_string(rc), sp->sql);
 }
 
-static Datum
-int8_array(const uint64 *v, int n)
+Datum
+metastore_id_array(const uint64 *v, int n)
 {
 	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
 
@@ -369,7 +369,7 @@ typedef struct FoundId
 static HTAB *
 find_stored(SavedPlan *sp, const uint64 *ids, int n)
 {
-	Datum		arg = int8_array(ids, n);
+	Datum		arg = metastore_id_array(ids, n);
 	HASHCTL		ctl;
 	HTAB	   *found;
 
@@ -443,7 +443,7 @@ register_mappings(const MetaMapping *m, int n)
 	}
 	if (nnew > 0)
 	{
-		Datum		args[3] = {int8_array(ids, nnew), text_array(build_ids, nnew),
+		Datum		args[3] = {metastore_id_array(ids, nnew), text_array(build_ids, nnew),
 		text_array(files, nnew)};
 
 		run_plan(&insert_mappings, args, NULL, SPI_OK_INSERT);
@@ -493,9 +493,9 @@ register_functions(const MetaFunction *f, int n)
 	}
 	if (nnew > 0)
 	{
-		Datum		args[5] = {int8_array(ids, nnew), text_array(names, nnew),
+		Datum		args[5] = {metastore_id_array(ids, nnew), text_array(names, nnew),
 			text_array(system_names, nnew), text_array(filenames, nnew),
-		int8_array(start_lines, nnew)};
+		metastore_id_array(start_lines, nnew)};
 
 		run_plan(&insert_functions, args, NULL, SPI_OK_INSERT);
 	}
@@ -631,14 +631,14 @@ register_locations(const MetaLocation *l, int n)
 	if (ins.n > 0)
 	{
 		Datum		args[8] = {
-			int8_array(ins.ids, ins.n),
+			metastore_id_array(ins.ids, ins.n),
 			datum_array(ins.mapping_ids, ins.mapping_nulls, ins.n, INT8OID),
-			int8_array(ins.addresses, ins.n),
+			metastore_id_array(ins.addresses, ins.n),
 			datum_array(ins.lo, NULL, ins.n, INT4OID),
 			datum_array(ins.hi, NULL, ins.n, INT4OID),
 			datum_array(ins.folded, NULL, ins.n, BOOLOID),
-			int8_array(ins.flat_functions, ins.nflat),
-			int8_array(ins.flat_lines, ins.nflat)
+			metastore_id_array(ins.flat_functions, ins.nflat),
+			metastore_id_array(ins.flat_lines, ins.nflat)
 		};
 
 		run_plan(&insert_locations, args, NULL, SPI_OK_INSERT);
@@ -646,11 +646,11 @@ register_locations(const MetaLocation *l, int n)
 	if (upd.n > 0)
 	{
 		Datum		args[5] = {
-			int8_array(upd.ids, upd.n),
+			metastore_id_array(upd.ids, upd.n),
 			datum_array(upd.lo, NULL, upd.n, INT4OID),
 			datum_array(upd.hi, NULL, upd.n, INT4OID),
-			int8_array(upd.flat_functions, upd.nflat),
-			int8_array(upd.flat_lines, upd.nflat)
+			metastore_id_array(upd.flat_functions, upd.nflat),
+			metastore_id_array(upd.flat_lines, upd.nflat)
 		};
 
 		run_plan(&symbolize_locations, args, NULL, SPI_OK_UPDATE);

@@ -270,15 +270,11 @@ filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
 {
 	int			nids;
 	uint64	   *ids = profile_location_ids(profile, &nids);
-	Datum	   *d = palloc(sizeof(Datum) * Max(nids, 1));
-	Datum		arr;
+	Datum		arr = metastore_id_array(ids, nids);
 	ProfileBuilder *b;
 	ProfileReader r;
 	ProfileSample s;
 
-	for (int i = 0; i < nids; i++)
-		d[i] = Int64GetDatum((int64) ids[i]);
-	arr = PointerGetDatum(construct_array(d, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
 	for (int f = 0; f < nfilters; f++)
 	{
 		filters[f].set = matching_locations(arr, filters[f].needle, filters[f].binary,

@@ -18,6 +18,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "metastore.h"
 #include "profile.h"
 #include "query/symbols.h"
 
@@ -140,7 +141,6 @@ symbols_load(const struct varlena *profile)
 	HASHCTL		ctl;
 	uint64	   *ids;
 	int			nids;
-	Datum	   *id_datums;
 	Datum		arg;
 	Oid			argtype = INT8ARRAYOID;
 	int			ret;
@@ -160,10 +160,7 @@ symbols_load(const struct varlena *profile)
 	ids = profile_location_ids(profile, &nids);
 	if (nids == 0)
 		return syms;
-	id_datums = palloc(sizeof(Datum) * nids);
-	for (int i = 0; i < nids; i++)
-		id_datums[i] = Int64GetDatum((int64) ids[i]);
-	arg = PointerGetDatum(construct_array(id_datums, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	arg = metastore_id_array(ids, nids);
 
 	SPI_connect();
 	ret = SPI_execute_with_args(
