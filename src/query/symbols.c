@@ -34,6 +34,24 @@
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* a set of location ids */
+typedef struct IdSetEntry
+{
+	uint64		id;
+	char		status;
+} IdSetEntry;
+
+#define SH_PREFIX idset
+#define SH_ELEMENT_TYPE IdSetEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY id
+#define SH_HASH_KEY(tb, key) ((uint32) ((key) ^ ((key) >> 32)) * 0x9E3779B1U)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 typedef struct NameEntry
 {
 	const char *key;
@@ -79,8 +97,7 @@ intern(Symbols *syms, const char *s, const char *file)
 uint64 *
 profile_location_ids(const struct varlena *profile, int *nids)
 {
-	HASHCTL		ctl;
-	HTAB	   *seen;
+	idset_hash *seen = idset_create(CurrentMemoryContext, 4096, NULL);
 	ProfileReader r;
 	ProfileSample s;
 	uint64	   *ids;
@@ -88,11 +105,6 @@ profile_location_ids(const struct varlena *profile, int *nids)
 	int			cap = 1024;
 	bool		found;
 
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(uint64);
-	ctl.hcxt = CurrentMemoryContext;
-	seen = hash_create("parca profile locations", 4096, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ids = palloc(sizeof(uint64) * cap);
 	profile_reader_init(&r, profile);
 	while (profile_reader_next(&r, &s))
@@ -101,7 +113,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 		{
 			uint64		id = profile_sample_frame(&s, i);
 
-			hash_search(seen, &id, HASH_ENTER, &found);
+			idset_insert(seen, id, &found);
 			if (found)
 				continue;
 			if (n == cap)
@@ -112,7 +124,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 			ids[n++] = id;
 		}
 	}
-	hash_destroy(seen);
+	idset_destroy(seen);
 	*nids = n;
 	return ids;
 }
