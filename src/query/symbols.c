@@ -34,24 +34,6 @@
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-/* a set of location ids */
-typedef struct IdSetEntry
-{
-	uint64		id;
-	char		status;
-} IdSetEntry;
-
-#define SH_PREFIX idset
-#define SH_ELEMENT_TYPE IdSetEntry
-#define SH_KEY_TYPE uint64
-#define SH_KEY id
-#define SH_HASH_KEY(tb, key) ((uint32) ((key) ^ ((key) >> 32)) * 0x9E3779B1U)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 typedef struct NameEntry
 {
 	const char *key;
@@ -97,7 +79,7 @@ intern(Symbols *syms, const char *s, const char *file)
 uint64 *
 profile_location_ids(const struct varlena *profile, int *nids)
 {
-	idset_hash *seen = idset_create(CurrentMemoryContext, 4096, NULL);
+	locmap_hash *seen = locmap_create(CurrentMemoryContext, 4096, NULL);	/* as a set */
 	ProfileReader r;
 	ProfileSample s;
 	uint64	   *ids;
@@ -113,7 +95,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 		{
 			uint64		id = profile_sample_frame(&s, i);
 
-			idset_insert(seen, id, &found);
+			locmap_insert(seen, id, &found);
 			if (found)
 				continue;
 			if (n == cap)
@@ -124,7 +106,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 			ids[n++] = id;
 		}
 	}
-	idset_destroy(seen);
+	locmap_destroy(seen);
 	*nids = n;
 	return ids;
 }
