@@ -345,6 +345,8 @@ parca_scrape_worker_main(Datum arg)
 	pgstat_report_appname("parca scrape worker");
 	/* a scrape lost in a crash is one interval of one target */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	/* profiles are small: compiling a query would cost more than running it */
+	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
 	scrape_state_attach_worker();
 	scrape_http_init();
