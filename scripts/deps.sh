@@ -12,6 +12,7 @@ packages=(
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
 	golang-go
+	curl bc
 )
 missing=()
 for p in "${packages[@]}"; do

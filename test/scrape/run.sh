@@ -14,7 +14,10 @@ tmp=$(mktemp -d /tmp/parca-scrape-test.XXXXXX)
 chmod 755 "$tmp"
 target_pids=
 cleanup() {
-	[ -n "$target_pids" ] && kill $target_pids 2>/dev/null
+	if [ -n "$target_pids" ]; then
+		kill $target_pids 2>/dev/null
+		wait $target_pids 2>/dev/null
+	fi
 	stop_cluster
 	rm -rf "$tmp"
 }
@@ -36,6 +39,9 @@ trap cleanup EXIT
 target_pids=$!
 "$tmp/pprof_target" -port $((HTTP + 1)) >"$tmp/target-b.log" 2>&1 &
 target_pids="$target_pids $!"
+listening() {
+	curl -sf -o /dev/null "http://$A/debug/pprof/" && curl -sf -o /dev/null "http://$B/debug/pprof/"
+}
 A=127.0.0.1:$HTTP
 B=127.0.0.1:$((HTTP + 1))
 DOWN=127.0.0.1:$((HTTP + 999))
@@ -56,6 +62,9 @@ series_of() {
 	q "SELECT string_agg(DISTINCT split_part(profile_type, ':', 1), ',' ORDER BY split_part(profile_type, ':', 1))
 	   FROM parca.series WHERE labels @> '$1'"
 }
+
+for i in $(seq 50); do listening && break; sleep 0.2; done
+check "the Go targets listen" listening
 
 pid0=$(worker_pid)
 check "the worker runs" test -n "$pid0"
@@ -143,7 +152,12 @@ check "the good target was scraped again meanwhile" \
 	test "$(q "SELECT max(last_scrape) > '$t1' FROM parca.targets WHERE job = 'go' AND url LIKE '%goroutine'")" = t
 check "the good targets stay up" \
 	test "$(q "SELECT bool_and(health = 'up') FROM parca.targets WHERE job = 'go'")" = t
-check "scrape failures are logged" grep -q 'parca scrape of .*hang.* failed: timeout' "$PGDATA_DIR/log"
+logged_timeout() {
+	grep -q 'parca scrape of .*/hang/.* failed: timeout' "$PGDATA_DIR/log" && return 0
+	grep 'parca scrape of' "$PGDATA_DIR/log" >&2
+	return 1
+}
+check "scrape failures are logged" logged_timeout
 check_eq "the worker survived all of it" "$pid0" "$(worker_pid)"
 
 # Configuration changes take effect without a restart.
