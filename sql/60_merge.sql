@@ -21,3 +21,9 @@ CREATE AGGREGATE parca_merge(stack stacktrace, value bigint) (
     PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE parca_merge(stacktrace, bigint) IS 'merge samples into a profile: values of equal stacks are summed';
+
+CREATE FUNCTION parca_pprof(profile profile, profile_type text DEFAULT NULL, period bigint DEFAULT NULL)
+    RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION parca_pprof(profile, text, bigint) IS
+    'the profile as gzipped pprof; profile_type and period override what the profile carries';

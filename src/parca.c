@@ -13,6 +13,7 @@
 #include "utils/guc.h"
 
 #include "parca.h"
+#include "columnar/columnar.h"
 #include "scrape/scrape.h"
 
 PG_MODULE_MAGIC;
@@ -33,6 +34,7 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	columnar_init();
 	scrape_init();
 	MarkGUCPrefixReserved("parca");
 }

@@ -277,7 +277,7 @@ sleep 2
 check "the worker comes back after a crash" \
 	wait_for 20 "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'parca scrape worker'"
 check "and scrapes again" \
-	wait_for 10 "SELECT count(*) > 0 AND bool_and(health = 'up') FROM parca.targets WHERE job = 'go'"
+	wait_for 30 "SELECT count(*) > 0 AND bool_and(health = 'up') FROM parca.targets WHERE job = 'go'"
 n1=$(q "SELECT count(*) FROM parca.samples")
 sleep 3
 check "samples keep arriving" test "$(q "SELECT count(*) FROM parca.samples")" -gt "$n1"
