@@ -30,7 +30,8 @@ go build -o "$tmp/pprof_target" "$TEST_ROOT/scrape/pprof_target.go" || {
 }
 
 PORT=${PARCA_SCRAPE_TEST_PORT:-54431}
-HTTP=${PARCA_SCRAPE_TEST_HTTP_PORT:-18000}
+# the HTTP ports move with the cluster port (PARCA_TEST_PORT_OFFSET, test/lib.sh)
+HTTP=${PARCA_SCRAPE_TEST_HTTP_PORT:-$((18000 + ${PARCA_TEST_PORT_OFFSET:-0}))}
 start_cluster "$PORT" "parca.max_profile_size = '4MB'"
 trap cleanup EXIT
 
