@@ -232,17 +232,18 @@ transfer_free(ScrapeTransfer *t)
 	nrunning--;
 }
 
-/* Start scraping a target; a failure to start is recorded on the target. */
+/* Start scraping a target (what can go wrong here is out of memory). */
 void
 scrape_http_start(ScrapeTarget *target)
 {
-	ScrapeTransfer *t = MemoryContextAllocZero(TopMemoryContext, sizeof(ScrapeTransfer));
+	ScrapeTransfer *t;
 	CURL	   *easy = curl_easy_init();
 
 	if (easy == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl handle")));
+	t = MemoryContextAllocZero(TopMemoryContext, sizeof(ScrapeTransfer));
 	t->easy = easy;
 	t->target = target;
 	t->started = GetCurrentTimestamp();
