@@ -64,6 +64,7 @@ static HTAB *pending_series = NULL;
 static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
+static bool caches_stale = false;	/* a metastore table changed: reset */
 
 static void
 reset_caches(void)
@@ -77,6 +78,11 @@ reset_caches(void)
 	stacktrace_oid = stacktrace_array_oid = InvalidOid;
 }
 
+/*
+ * Invalidations arrive whenever a lock is taken, in the middle of the
+ * functions below (every SPI call): the caches are only marked stale here
+ * and emptied by ensure_caches() at the next entry, never under a caller.
+ */
 static void
 relcache_callback(Datum arg, Oid relid)
 {
@@ -86,12 +92,12 @@ relcache_callback(Datum arg, Oid relid)
 		return;
 	if (relid == InvalidOid)
 	{
-		reset_caches();
+		caches_stale = true;
 		return;
 	}
 	nsp = get_rel_namespace(relid);
 	if (!OidIsValid(nsp) || strcmp(get_namespace_name(nsp), "parca") == 0)
-		reset_caches();
+		caches_stale = true;
 }
 
 static void
@@ -218,6 +224,11 @@ ensure_caches(void)
 		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 		RegisterXactCallback(xact_callback, NULL);
 		RegisterSubXactCallback(subxact_callback, NULL);
+	}
+	if (caches_stale)
+	{
+		caches_stale = false;
+		reset_caches();
 	}
 	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
 	{
