@@ -13,6 +13,7 @@ packages=(
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
 	golang-go python3
 	chromium nodejs
+	curl bc
 )
 missing=()
 for p in "${packages[@]}"; do
