@@ -34,6 +34,8 @@ EXTRA_CLEAN = $(PROTO_C) $(PROTO_H) test/regress/results \
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+include agent/agent.mk
+
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 

@@ -1,0 +1,36 @@
+/*
+ * aggregate.h
+ *		Counting samples per (label set, stack) over a flush interval.
+ */
+#ifndef AGENT_AGGREGATE_H
+#define AGENT_AGGREGATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "batch.h"
+
+/*
+ * Count one sample.  labels is the series' label set as a JSON object;
+ * title names it in folded output ("comm (pid)").  frames are location
+ * ids, leaf first.
+ */
+extern void agg_add(const char *labels, const char *title,
+					const uint64_t *frames, int nframes);
+
+/* Number of samples counted since the last take. */
+extern uint64_t agg_samples(void);
+
+/*
+ * Print the counted stacks in folded form ("title;root;...;leaf count"),
+ * most frequent first.
+ */
+extern void agg_print_folded(FILE *out);
+
+/*
+ * Turn what was counted into a batch and start over; NULL if nothing was
+ * counted.
+ */
+extern Batch *agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns);
+
+#endif							/* AGENT_AGGREGATE_H */
