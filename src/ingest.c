@@ -1,0 +1,447 @@
+/*
+ * ingest.c
+ *		parca_ingest_pprof(): store one pprof profile.
+ *
+ * One call is one statement: the profile is decoded and validated in
+ * full before anything is written, and every write goes through SPI in
+ * the caller's transaction, so an error leaves nothing behind.
+ *
+ * A pprof with N sample types yields N profile types; each sample
+ * becomes one row per sample type with a non-zero value.  A sample's
+ * string labels join the caller's labels (the caller's win on a clash)
+ * to name its series; its numeric labels go to samples.num_labels.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "common/ids.h"
+#include "labels.h"
+#include "metastore.h"
+#include "pprof/pprof.h"
+#include "stacktrace.h"
+
+PG_FUNCTION_INFO_V1(parca_ingest_pprof);
+PG_FUNCTION_INFO_V1(parca_series_id);
+
+/* What the samples with one list of pprof labels share. */
+typedef struct LabelSetEntry
+{
+	uint64		hash;			/* hash key: of the label triples */
+	int			ntriples;
+	int64	   *triples;		/* (key, str, num, num_unit) per label */
+	int64	   *series_ids;		/* per sample type */
+	Datum		num_labels;		/* jsonb, or 0 for none */
+} LabelSetEntry;
+
+typedef struct IngestState
+{
+	const Pprof *p;
+	LabelPair  *base;
+	int			nbase;
+	char	  **profile_types;	/* per sample type */
+	HTAB	   *label_sets;
+	LabelSetEntry *no_labels;	/* for samples without labels */
+} IngestState;
+
+static uint64
+address_normalized(const Perftools__Profiles__Mapping *m, uint64 address)
+{
+	if (m == NULL || address < m->memory_start || (m->memory_start == 0 && m->memory_limit == 0))
+		return address;
+	return address - m->memory_start + m->file_offset;
+}
+
+/*
+ * Computes every location's id and registers mappings, functions and
+ * locations.  Returns the location ids in the order of msg->location.
+ */
+static uint64 *
+register_metadata(const Pprof *p)
+{
+	const PprofMessage *m = p->msg;
+	MetaMapping *mappings = palloc(Max(m->n_mapping, 1) * sizeof(MetaMapping));
+	MetaFunction *functions = palloc(Max(m->n_function, 1) * sizeof(MetaFunction));
+	MetaLocation *locations = palloc(Max(m->n_location, 1) * sizeof(MetaLocation));
+	uint64	   *location_ids = palloc(Max(m->n_location, 1) * sizeof(uint64));
+
+	for (size_t i = 0; i < m->n_mapping; i++)
+	{
+		mappings[i].build_id = pprof_string(p, m->mapping[i]->build_id);
+		mappings[i].file = pprof_string(p, m->mapping[i]->filename);
+		mappings[i].id = parca_mapping_id(mappings[i].build_id, mappings[i].file);
+	}
+	for (size_t i = 0; i < m->n_function; i++)
+	{
+		const Perftools__Profiles__Function *f = m->function[i];
+
+		functions[i].name = pprof_string(p, f->name);
+		functions[i].system_name = pprof_string(p, f->system_name);
+		functions[i].filename = pprof_string(p, f->filename);
+		functions[i].start_line = f->start_line;
+		functions[i].id = parca_function_id(functions[i].name, functions[i].system_name,
+											functions[i].filename, f->start_line);
+	}
+	for (size_t i = 0; i < m->n_location; i++)
+	{
+		const Perftools__Profiles__Location *loc = m->location[i];
+		MetaLocation *l = &locations[i];
+		int			mi = loc->mapping_id ? pprof_id_lookup(p->mappings, loc->mapping_id) : -1;
+		uint64	   *fids = palloc(Max(loc->n_line, 1) * sizeof(uint64));
+		int64	   *lines = palloc(Max(loc->n_line, 1) * sizeof(int64));
+		bool		has_build_id = mi >= 0 && mappings[mi].build_id[0] != '\0';
+
+		for (size_t j = 0; j < loc->n_line; j++)
+		{
+			fids[j] = functions[pprof_id_lookup(p->functions, loc->line[j]->function_id)].id;
+			lines[j] = loc->line[j]->line;
+		}
+		l->has_mapping = mi >= 0;
+		l->mapping_id = mi >= 0 ? mappings[mi].id : 0;
+		l->address = address_normalized(mi >= 0 ? m->mapping[mi] : NULL, loc->address);
+		l->is_folded = loc->is_folded;
+		l->nlines = (int) loc->n_line;
+		l->function_ids = fids;
+		l->lines = lines;
+		l->id = parca_location_id(l->mapping_id, has_build_id, l->address,
+								  l->nlines, fids, lines);
+		location_ids[i] = l->id;
+	}
+	metastore_register(mappings, (int) m->n_mapping, functions, (int) m->n_function,
+					   locations, (int) m->n_location);
+	return location_ids;
+}
+
+static char *
+profile_type_of(const Pprof *p, const char *name, size_t sample_type)
+{
+	const PprofMessage *m = p->msg;
+	const char *period_type = m->period_type ? pprof_string(p, m->period_type->type) : "";
+	const char *period_unit = m->period_type ? pprof_string(p, m->period_type->unit) : "";
+
+	return psprintf("%s:%s:%s:%s:%s%s", name,
+					pprof_string(p, m->sample_type[sample_type]->type),
+					pprof_string(p, m->sample_type[sample_type]->unit),
+					period_type, period_unit,
+					m->duration_nanos > 0 ? ":delta" : "");
+}
+
+static Datum
+num_labels_jsonb(const Pprof *p, const Perftools__Profiles__Sample *s)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+	bool		any = false;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (size_t i = 0; i < s->n_label; i++)
+	{
+		const Perftools__Profiles__Label *l = s->label[i];
+		const char *unit = pprof_string(p, l->num_unit);
+		JsonbValue	k,
+					v;
+
+		if (l->str != 0)
+			continue;
+		any = true;
+		k.type = jbvString;
+		k.val.string.val = (char *) pprof_string(p, l->key);
+		k.val.string.len = strlen(k.val.string.val);
+		pushJsonbValue(&state, WJB_KEY, &k);
+		v.type = jbvNumeric;
+		v.val.numeric = int64_to_numeric(l->num);
+		if (unit[0] == '\0')
+			pushJsonbValue(&state, WJB_VALUE, &v);
+		else
+		{
+			JsonbValue	uk,
+						uv,
+						vk;
+
+			vk.type = jbvString;
+			vk.val.string.val = "value";
+			vk.val.string.len = 5;
+			uk.type = jbvString;
+			uk.val.string.val = "unit";
+			uk.val.string.len = 4;
+			uv.type = jbvString;
+			uv.val.string.val = (char *) unit;
+			uv.val.string.len = strlen(unit);
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+			pushJsonbValue(&state, WJB_KEY, &vk);
+			pushJsonbValue(&state, WJB_VALUE, &v);
+			pushJsonbValue(&state, WJB_KEY, &uk);
+			pushJsonbValue(&state, WJB_VALUE, &uv);
+			pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+		}
+	}
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return any ? JsonbPGetDatum(JsonbValueToJsonb(result)) : (Datum) 0;
+}
+
+static void
+fill_label_set(IngestState *st, LabelSetEntry *e, const Perftools__Profiles__Sample *s)
+{
+	const PprofMessage *m = st->p->msg;
+	LabelPair  *pairs = palloc((st->nbase + s->n_label + 1) * sizeof(LabelPair));
+	int			n = 0;
+	Jsonb	   *labels;
+
+	for (int i = 0; i < st->nbase; i++)
+		pairs[n++] = st->base[i];
+	for (size_t i = 0; i < s->n_label; i++)
+	{
+		char	   *name;
+
+		if (s->label[i]->str == 0)
+			continue;
+		name = label_name_sanitize(pprof_string(st->p, s->label[i]->key));
+		if (name[0] == '\0')
+			continue;
+		pairs[n].name = name;
+		pairs[n].value = pprof_string(st->p, s->label[i]->str);
+		n++;
+	}
+	labels = labels_to_jsonb(pairs, n);
+	e->series_ids = palloc(m->n_sample_type * sizeof(int64));
+	for (size_t t = 0; t < m->n_sample_type; t++)
+		e->series_ids[t] = metastore_series_id(st->profile_types[t], labels);
+	e->num_labels = num_labels_jsonb(st->p, s);
+}
+
+static LabelSetEntry *
+label_set_of(IngestState *st, const Perftools__Profiles__Sample *s)
+{
+	int			ntriples = (int) s->n_label;
+	int64	   *triples;
+	uint64		hash;
+	LabelSetEntry *e;
+	bool		found;
+
+	if (ntriples == 0)
+	{
+		if (st->no_labels == NULL)
+		{
+			st->no_labels = palloc0(sizeof(LabelSetEntry));
+			fill_label_set(st, st->no_labels, s);
+		}
+		return st->no_labels;
+	}
+	triples = palloc(ntriples * 4 * sizeof(int64));
+	for (int i = 0; i < ntriples; i++)
+	{
+		triples[4 * i] = s->label[i]->key;
+		triples[4 * i + 1] = s->label[i]->str;
+		triples[4 * i + 2] = s->label[i]->num;
+		triples[4 * i + 3] = s->label[i]->num_unit;
+	}
+	hash = parca_hash64(triples, ntriples * 4 * sizeof(int64));
+	e = hash_search(st->label_sets, &hash, HASH_ENTER, &found);
+	if (found && e->ntriples == ntriples &&
+		memcmp(e->triples, triples, ntriples * 4 * sizeof(int64)) == 0)
+	{
+		pfree(triples);
+		return e;
+	}
+	if (found)
+	{
+		/* A 64-bit collision between two label lists: do not cache. */
+		e = palloc0(sizeof(LabelSetEntry));
+	}
+	e->ntriples = ntriples;
+	e->triples = triples;
+	fill_label_set(st, e, s);
+	return e;
+}
+
+/* Inserting rows: all share time, period and duration. */
+static SPIPlanPtr insert_plan = NULL;
+static Oid	insert_plan_stack_type = InvalidOid;
+
+static SPIPlanPtr
+samples_insert_plan(void)
+{
+	Oid			stack_array = metastore_stacktrace_type(true);
+
+	if (insert_plan == NULL || insert_plan_stack_type != stack_array)
+	{
+		Oid			argtypes[7] = {TIMESTAMPTZOID, INT8ARRAYOID, stack_array, INT8ARRAYOID,
+		INT8OID, INT8OID, JSONBARRAYOID};
+		SPIPlanPtr	plan;
+
+		if (insert_plan)
+			SPI_freeplan(insert_plan);
+		insert_plan = NULL;
+		plan = SPI_prepare("INSERT INTO parca.samples "
+						   "(time, series_id, stack, value, period, duration, num_labels) "
+						   "SELECT $1, u.series_id, u.stack, u.value, $5, $6, u.num_labels "
+						   "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($7)) "
+						   "AS u(series_id, stack, value, num_labels)",
+						   7, argtypes);
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the samples insert: %s",
+				 SPI_result_code_string(SPI_result));
+		insert_plan = plan;
+		insert_plan_stack_type = stack_array;
+	}
+	return insert_plan;
+}
+
+static TimestampTz
+profile_time(const PprofMessage *m)
+{
+	if (m->time_nanos == 0)
+		return GetCurrentTransactionStartTimestamp();
+	return (TimestampTz) (m->time_nanos / 1000) -
+		(TimestampTz) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+}
+
+static int64
+write_samples(IngestState *st, const uint64 *location_ids)
+{
+	const PprofMessage *m = st->p->msg;
+	int64		nrows = 0;
+	int			cap = (int) Min((Size) m->n_sample * Max(m->n_sample_type, 1), MaxAllocSize / sizeof(Datum));
+	Datum	   *series = palloc(Max(cap, 1) * sizeof(Datum));
+	Datum	   *stacks = palloc(Max(cap, 1) * sizeof(Datum));
+	Datum	   *values = palloc(Max(cap, 1) * sizeof(Datum));
+	Datum	   *num_labels = palloc(Max(cap, 1) * sizeof(Datum));
+	bool	   *num_nulls = palloc(Max(cap, 1) * sizeof(bool));
+	uint64	   *frames = palloc(Max(STACKTRACE_MAX_FRAMES, 1) * sizeof(uint64));
+	int			dims[1];
+	int			lbs[1] = {1};
+	Datum		args[7];
+	int			rc;
+
+	for (size_t i = 0; i < m->n_sample; i++)
+	{
+		const Perftools__Profiles__Sample *s = m->sample[i];
+		LabelSetEntry *ls;
+		Datum		stack = (Datum) 0;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (s->n_location_id > STACKTRACE_MAX_FRAMES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("sample %zu has %zu frames, more than the limit of %d",
+							i, s->n_location_id, STACKTRACE_MAX_FRAMES)));
+		ls = label_set_of(st, s);
+		for (size_t t = 0; t < m->n_sample_type; t++)
+		{
+			if (s->value[t] == 0)
+				continue;
+			if (stack == (Datum) 0)
+			{
+				for (size_t j = 0; j < s->n_location_id; j++)
+					frames[j] = location_ids[pprof_id_lookup(st->p->locations, s->location_id[j])];
+				stack = PointerGetDatum(stacktrace_from_frames(frames, (int) s->n_location_id));
+			}
+			series[nrows] = Int64GetDatum(ls->series_ids[t]);
+			stacks[nrows] = stack;
+			values[nrows] = Int64GetDatum(s->value[t]);
+			num_labels[nrows] = ls->num_labels;
+			num_nulls[nrows] = ls->num_labels == (Datum) 0;
+			nrows++;
+		}
+	}
+	if (nrows == 0)
+		return 0;
+
+	dims[0] = (int) nrows;
+	args[0] = TimestampTzGetDatum(profile_time(m));
+	args[1] = PointerGetDatum(construct_md_array(series, NULL, 1, dims, lbs, INT8OID, 8,
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_md_array(stacks, NULL, 1, dims, lbs,
+												 metastore_stacktrace_type(false), -1,
+												 false, TYPALIGN_INT));
+	args[3] = PointerGetDatum(construct_md_array(values, NULL, 1, dims, lbs, INT8OID, 8,
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[4] = Int64GetDatum(m->period);
+	args[5] = Int64GetDatum(Max(m->duration_nanos, 0));
+	args[6] = PointerGetDatum(construct_md_array(num_labels, num_nulls, 1, dims, lbs,
+												 JSONBOID, -1, false, TYPALIGN_INT));
+	rc = SPI_execute_plan(samples_insert_plan(), args, NULL, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "inserting samples failed: %s", SPI_result_code_string(rc));
+	return nrows;
+}
+
+Datum
+parca_ingest_pprof(PG_FUNCTION_ARGS)
+{
+	bytea	   *data;
+	char	   *name;
+	MemoryContext work,
+				old;
+	IngestState st;
+	HASHCTL		ctl;
+	uint64	   *location_ids;
+	int64		nrows;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parca_ingest_pprof needs a profile and a name")));
+	data = PG_GETARG_BYTEA_PP(0);
+	name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	profile_name_validate(name);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "parca ingest", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	memset(&st, 0, sizeof(st));
+	if (!PG_ARGISNULL(2))
+		st.base = labels_from_jsonb(PG_GETARG_JSONB_P(2), &st.nbase, "the labels argument");
+	st.p = pprof_decode(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
+	st.profile_types = palloc(Max(st.p->msg->n_sample_type, 1) * sizeof(char *));
+	for (size_t t = 0; t < st.p->msg->n_sample_type; t++)
+		st.profile_types[t] = profile_type_of(st.p, name, t);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(LabelSetEntry);
+	ctl.hcxt = work;
+	st.label_sets = hash_create("parca ingest label sets", 64, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	location_ids = register_metadata(st.p);
+	nrows = write_samples(&st, location_ids);
+	SPI_finish();
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+	PG_RETURN_INT64(nrows);
+}
+
+/*
+ * parca_series_id(profile_type, labels): the id of a series, created if
+ * new.  For writers that COPY samples themselves (the agent).
+ */
+Datum
+parca_series_id(PG_FUNCTION_ARGS)
+{
+	char	   *profile_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	LabelPair  *pairs;
+	int			npairs;
+	int64		id;
+
+	profile_type_validate(profile_type);
+	pairs = labels_from_jsonb(PG_GETARG_JSONB_P(1), &npairs, "the labels argument");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	id = metastore_series_id(profile_type, labels_to_jsonb(pairs, npairs));
+	SPI_finish();
+	PG_RETURN_INT64(id);
+}

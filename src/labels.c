@@ -1,0 +1,155 @@
+/*
+ * labels.c
+ *		Label sets and profile type names.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "labels.h"
+
+bool
+label_name_is_valid(const char *name)
+{
+	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+		  name[0] == '_'))
+		return false;
+	for (const char *p = name + 1; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+char *
+label_name_sanitize(const char *name)
+{
+	size_t		len = strlen(name);
+	char	   *out = palloc(len + 2);
+	char	   *o = out;
+
+	if (len == 0)
+	{
+		out[0] = '\0';
+		return out;
+	}
+	if (name[0] >= '0' && name[0] <= '9')
+		*o++ = '_';
+	for (const char *p = name; *p; p++)
+	{
+		bool		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			(*p >= '0' && *p <= '9') || *p == '_';
+
+		*o++ = ok ? *p : '_';
+	}
+	*o = '\0';
+	return out;
+}
+
+LabelPair *
+labels_from_jsonb(Jsonb *labels, int *npairs, const char *what)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	LabelPair  *pairs;
+	int			n = 0;
+	char	   *name = NULL;
+
+	if (!JB_ROOT_IS_OBJECT(labels))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON object of label names to string values", what)));
+	pairs = palloc(Max(JB_ROOT_COUNT(labels), 1) * sizeof(LabelPair));
+	it = JsonbIteratorInit(&labels->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			name = pnstrdup(v.val.string.val, v.val.string.len);
+			if (!label_name_is_valid(name))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid label name \"%s\" in %s", name, what),
+						 errdetail("Label names start with a letter or underscore and contain only letters, digits and underscores.")));
+		}
+		else if (tok == WJB_VALUE)
+		{
+			if (v.type != jbvString)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("label \"%s\" in %s must have a string value", name, what)));
+			pairs[n].name = name;
+			pairs[n].value = pnstrdup(v.val.string.val, v.val.string.len);
+			n++;
+		}
+	}
+	*npairs = n;
+	return pairs;
+}
+
+Jsonb *
+labels_to_jsonb(LabelPair *pairs, int npairs)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+
+	/*
+	 * jsonb keeps the last of duplicate keys, so push in reverse for the
+	 * earlier pair to win.
+	 */
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = npairs - 1; i >= 0; i--)
+	{
+		JsonbValue	k,
+					v;
+
+		k.type = jbvString;
+		k.val.string.val = (char *) pairs[i].name;
+		k.val.string.len = strlen(pairs[i].name);
+		v.type = jbvString;
+		v.val.string.val = (char *) pairs[i].value;
+		v.val.string.len = strlen(pairs[i].value);
+		pushJsonbValue(&state, WJB_KEY, &k);
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(result);
+}
+
+void
+profile_name_validate(const char *name)
+{
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("profile name must not be empty")));
+	for (const char *p = name; *p; p++)
+		if (*p == ':' || *p == '{' || *p == '}' || *p == '"' || *p == ' ' ||
+			*p == '\t' || *p == '\n')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid profile name \"%s\"", name),
+					 errdetail("A profile name may not contain ':', '{', '}', '\"' or white space.")));
+}
+
+void
+profile_type_validate(const char *profile_type)
+{
+	int			ncolons = 0;
+	const char *last = profile_type;
+
+	for (const char *p = profile_type; *p; p++)
+		if (*p == ':')
+		{
+			ncolons++;
+			last = p + 1;
+		}
+	if (ncolons == 4 || (ncolons == 5 && strcmp(last, "delta") == 0))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid profile type \"%s\"", profile_type),
+			 errdetail("A profile type is name:sample_type:sample_unit:period_type:period_unit, optionally followed by :delta.")));
+}

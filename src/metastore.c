@@ -1,0 +1,703 @@
+/*
+ * metastore.c
+ *		The metastore: mappings, functions, locations and series.
+ *
+ * Ids of mappings, functions and locations are content hashes
+ * (common/ids.c), so registering is "insert what is missing".  To keep a
+ * warm ingest cheap each backend caches the ids it knows to be stored;
+ * ids this transaction wrote wait in a pending list and join the cache
+ * only when the transaction commits (a subtransaction abort drops its
+ * own), so the cache never names a row that was rolled back.  A relcache
+ * invalidation of any metastore table (TRUNCATE, DROP) empties the cache.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "common/ids.h"
+#include "metastore.h"
+
+/* Beyond this many cached ids the cache starts over. */
+#define ID_CACHE_MAX_ENTRIES	(1024 * 1024)
+#define SERIES_CACHE_MAX_ENTRIES (64 * 1024)
+
+typedef struct IdCacheEntry
+{
+	uint64		id;				/* hash key */
+	bool		symbolized;		/* a location known to have lines */
+} IdCacheEntry;
+
+typedef struct SeriesCacheEntry
+{
+	uint64		key_hash;		/* hash key */
+	char	   *key;			/* profile type, NUL, labels as text */
+	Size		key_len;
+	int64		series_id;
+} SeriesCacheEntry;
+
+typedef struct PendingId
+{
+	int			nest_level;
+	bool		is_series;
+	uint64		id;				/* id, or series key hash */
+	bool		symbolized;
+	char	   *series_key;
+	Size		series_key_len;
+	int64		series_id;
+} PendingId;
+
+static MemoryContext cache_cxt = NULL;
+static HTAB *id_cache = NULL;
+static HTAB *series_cache = NULL;
+static PendingId *pending = NULL;
+static int	npending = 0;
+static int	pending_cap = 0;
+static Oid	stacktrace_oid = InvalidOid;
+static Oid	stacktrace_array_oid = InvalidOid;
+
+static void
+reset_caches(void)
+{
+	if (cache_cxt)
+		MemoryContextReset(cache_cxt);
+	id_cache = NULL;
+	series_cache = NULL;
+	pending = NULL;
+	npending = pending_cap = 0;
+	stacktrace_oid = stacktrace_array_oid = InvalidOid;
+}
+
+static void
+relcache_callback(Datum arg, Oid relid)
+{
+	Oid			nsp;
+
+	if (id_cache == NULL && series_cache == NULL)
+		return;
+	if (relid == InvalidOid)
+	{
+		reset_caches();
+		return;
+	}
+	nsp = get_rel_namespace(relid);
+	if (!OidIsValid(nsp) || strcmp(get_namespace_name(nsp), "parca") == 0)
+		reset_caches();
+}
+
+static void
+forget_pending(int from_level)
+{
+	int			kept = 0;
+
+	for (int i = 0; i < npending; i++)
+		if (pending[i].nest_level < from_level)
+			pending[kept++] = pending[i];
+	npending = kept;
+}
+
+static void
+apply_pending(void)
+{
+	for (int i = 0; i < npending && id_cache != NULL; i++)
+	{
+		PendingId  *p = &pending[i];
+		bool		found;
+
+		if (!p->is_series)
+		{
+			IdCacheEntry *e;
+
+			if (hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
+				continue;
+			e = hash_search(id_cache, &p->id, HASH_ENTER, &found);
+			e->symbolized = p->symbolized || (found && e->symbolized);
+		}
+		else
+		{
+			SeriesCacheEntry *e;
+
+			if (hash_get_num_entries(series_cache) >= SERIES_CACHE_MAX_ENTRIES)
+				continue;
+			e = hash_search(series_cache, &p->id, HASH_ENTER, &found);
+			e->key = p->series_key;
+			e->key_len = p->series_key_len;
+			e->series_id = p->series_id;
+		}
+	}
+	npending = 0;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			apply_pending();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			npending = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget_pending(level);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		for (int i = 0; i < npending; i++)
+			if (pending[i].nest_level >= level)
+				pending[i].nest_level = level - 1;
+	}
+}
+
+static void
+ensure_caches(void)
+{
+	HASHCTL		ctl;
+
+	if (cache_cxt == NULL)
+	{
+		cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca metastore cache",
+										  ALLOCSET_DEFAULT_SIZES);
+		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+	}
+	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(IdCacheEntry);
+		ctl.hcxt = cache_cxt;
+		id_cache = hash_create("parca id cache", 4096, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	if (series_cache == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(SeriesCacheEntry);
+		ctl.hcxt = cache_cxt;
+		series_cache = hash_create("parca series cache", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+}
+
+static PendingId *
+add_pending(void)
+{
+	if (npending == pending_cap)
+	{
+		pending_cap = Max(64, pending_cap * 2);
+		pending = pending ? repalloc_huge(pending, pending_cap * sizeof(PendingId))
+			: MemoryContextAllocHuge(cache_cxt, pending_cap * sizeof(PendingId));
+	}
+	memset(&pending[npending], 0, sizeof(PendingId));
+	pending[npending].nest_level = GetCurrentTransactionNestLevel();
+	return &pending[npending++];
+}
+
+static void
+remember_id(uint64 id, bool symbolized)
+{
+	PendingId  *p = add_pending();
+
+	p->id = id;
+	p->symbolized = symbolized;
+}
+
+/* Cached, and (for locations that now have lines) no symbolization due. */
+static bool
+known(uint64 id, bool have_lines)
+{
+	IdCacheEntry *e = hash_search(id_cache, &id, HASH_FIND, NULL);
+
+	return e != NULL && (e->symbolized || !have_lines);
+}
+
+/* --- SPI helpers -------------------------------------------------------- */
+
+typedef struct SavedPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[8];
+	SPIPlanPtr	plan;
+} SavedPlan;
+
+static SPIPlanPtr
+plan_of(SavedPlan *sp)
+{
+	if (sp->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sp->sql, sp->nargs, sp->argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sp->sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		sp->plan = plan;
+	}
+	return sp->plan;
+}
+
+static void
+run_plan(SavedPlan *sp, Datum *values, const char *nulls, int expected)
+{
+	int			rc = SPI_execute_plan(plan_of(sp), values, nulls, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "metastore statement failed (%s): %s", SPI_result_code_string(rc), sp->sql);
+}
+
+static Datum
+int8_array(const uint64 *v, int n)
+{
+	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum((int64) v[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static Datum
+text_array(const char *const *v, int n)
+{
+	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
+
+	for (int i = 0; i < n; i++)
+		d[i] = PointerGetDatum(cstring_to_text(v[i]));
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Of ids[0..n), which are stored?  Sets stored[i]; for locations also
+ * has_lines[i].
+ */
+static SavedPlan select_mappings = {
+	"SELECT id, false FROM parca.mappings WHERE id = ANY ($1)", 1, {INT8ARRAYOID}
+};
+static SavedPlan select_functions = {
+	"SELECT id, false FROM parca.functions WHERE id = ANY ($1)", 1, {INT8ARRAYOID}
+};
+static SavedPlan select_locations = {
+	"SELECT id, pg_catalog.cardinality(function_ids) > 0 FROM parca.locations WHERE id = ANY ($1)",
+	1, {INT8ARRAYOID}
+};
+
+typedef struct FoundId
+{
+	uint64		id;
+	bool		has_lines;
+} FoundId;
+
+static HTAB *
+find_stored(SavedPlan *sp, const uint64 *ids, int n)
+{
+	Datum		arg = int8_array(ids, n);
+	HASHCTL		ctl;
+	HTAB	   *found;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(FoundId);
+	ctl.hcxt = CurrentMemoryContext;
+	found = hash_create("parca stored ids", Max(n, 16), &ctl,
+						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	run_plan(sp, &arg, NULL, SPI_OK_SELECT);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		uint64		id = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+															  SPI_tuptable->tupdesc, 1, &isnull));
+		FoundId    *f = hash_search(found, &id, HASH_ENTER, NULL);
+
+		f->has_lines = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[r],
+												  SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	return found;
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* --- mappings, functions, locations ------------------------------------- */
+
+static SavedPlan insert_mappings = {
+	"INSERT INTO parca.mappings (id, build_id, file) "
+	"SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) ON CONFLICT (id) DO NOTHING",
+	3, {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
+};
+
+static void
+register_mappings(const MetaMapping *m, int n)
+{
+	uint64	   *ids = palloc(Max(n, 1) * sizeof(uint64));
+	const char **build_ids = palloc(Max(n, 1) * sizeof(char *));
+	const char **files = palloc(Max(n, 1) * sizeof(char *));
+	int			ncand = 0,
+				nnew = 0;
+	HTAB	   *stored;
+
+	for (int i = 0; i < n; i++)
+		if (!known(m[i].id, false))
+			ids[ncand++] = m[i].id;
+	if (ncand == 0)
+		return;
+	stored = find_stored(&select_mappings, ids, ncand);
+	for (int i = 0; i < n; i++)
+	{
+		bool		seen;
+
+		if (known(m[i].id, false))
+			continue;
+		hash_search(stored, &m[i].id, HASH_ENTER, &seen);
+		remember_id(m[i].id, false);
+		if (seen)
+			continue;			/* stored already, or twice in this call */
+		ids[nnew] = m[i].id;
+		build_ids[nnew] = m[i].build_id;
+		files[nnew] = m[i].file;
+		nnew++;
+	}
+	if (nnew > 0)
+	{
+		Datum		args[3] = {int8_array(ids, nnew), text_array(build_ids, nnew),
+		text_array(files, nnew)};
+
+		run_plan(&insert_mappings, args, NULL, SPI_OK_INSERT);
+	}
+}
+
+static SavedPlan insert_functions = {
+	"INSERT INTO parca.functions (id, name, system_name, filename, start_line) "
+	"SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) ON CONFLICT (id) DO NOTHING",
+	5, {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID}
+};
+
+static void
+register_functions(const MetaFunction *f, int n)
+{
+	uint64	   *ids = palloc(Max(n, 1) * sizeof(uint64));
+	const char **names = palloc(Max(n, 1) * sizeof(char *));
+	const char **system_names = palloc(Max(n, 1) * sizeof(char *));
+	const char **filenames = palloc(Max(n, 1) * sizeof(char *));
+	uint64	   *start_lines = palloc(Max(n, 1) * sizeof(uint64));
+	int			ncand = 0,
+				nnew = 0;
+	HTAB	   *stored;
+
+	for (int i = 0; i < n; i++)
+		if (!known(f[i].id, false))
+			ids[ncand++] = f[i].id;
+	if (ncand == 0)
+		return;
+	stored = find_stored(&select_functions, ids, ncand);
+	for (int i = 0; i < n; i++)
+	{
+		bool		seen;
+
+		if (known(f[i].id, false))
+			continue;
+		hash_search(stored, &f[i].id, HASH_ENTER, &seen);
+		remember_id(f[i].id, false);
+		if (seen)
+			continue;
+		ids[nnew] = f[i].id;
+		names[nnew] = f[i].name;
+		system_names[nnew] = f[i].system_name;
+		filenames[nnew] = f[i].filename;
+		start_lines[nnew] = (uint64) f[i].start_line;
+		nnew++;
+	}
+	if (nnew > 0)
+	{
+		Datum		args[5] = {int8_array(ids, nnew), text_array(names, nnew),
+			text_array(system_names, nnew), text_array(filenames, nnew),
+		int8_array(start_lines, nnew)};
+
+		run_plan(&insert_functions, args, NULL, SPI_OK_INSERT);
+	}
+}
+
+/*
+ * Locations travel as parallel arrays; each one's lines are the slice
+ * [lo, hi] (1-based, empty when hi < lo) of two flat arrays.
+ */
+static SavedPlan insert_locations = {
+	"INSERT INTO parca.locations (id, mapping_id, address, function_ids, line_numbers, is_folded) "
+	"SELECT u.id, u.mapping_id, u.address, $7[u.lo:u.hi], $8[u.lo:u.hi], u.folded "
+	"FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), pg_catalog.unnest($6)) AS u(id, mapping_id, address, lo, hi, folded) "
+	"ON CONFLICT (id) DO NOTHING",
+	8, {INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, BOOLARRAYOID,
+	INT8ARRAYOID, INT8ARRAYOID}
+};
+static SavedPlan symbolize_locations = {
+	"UPDATE parca.locations AS l SET function_ids = $4[u.lo:u.hi], line_numbers = $5[u.lo:u.hi] "
+	"FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, lo, hi) "
+	"WHERE l.id = u.id AND pg_catalog.cardinality(l.function_ids) = 0",
+	5, {INT8ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
+};
+
+typedef struct LocationBatch
+{
+	int			n;
+	uint64	   *ids;
+	Datum	   *mapping_ids;
+	bool	   *mapping_nulls;
+	uint64	   *addresses;
+	Datum	   *lo;
+	Datum	   *hi;
+	Datum	   *folded;
+	int			nflat;
+	uint64	   *flat_functions;
+	uint64	   *flat_lines;
+} LocationBatch;
+
+static void
+batch_init(LocationBatch *b, int n, int total_lines)
+{
+	memset(b, 0, sizeof(*b));
+	b->ids = palloc(Max(n, 1) * sizeof(uint64));
+	b->mapping_ids = palloc(Max(n, 1) * sizeof(Datum));
+	b->mapping_nulls = palloc(Max(n, 1) * sizeof(bool));
+	b->addresses = palloc(Max(n, 1) * sizeof(uint64));
+	b->lo = palloc(Max(n, 1) * sizeof(Datum));
+	b->hi = palloc(Max(n, 1) * sizeof(Datum));
+	b->folded = palloc(Max(n, 1) * sizeof(Datum));
+	b->flat_functions = palloc(Max(total_lines, 1) * sizeof(uint64));
+	b->flat_lines = palloc(Max(total_lines, 1) * sizeof(uint64));
+}
+
+static void
+batch_add(LocationBatch *b, const MetaLocation *l)
+{
+	int			i = b->n++;
+
+	b->ids[i] = l->id;
+	b->mapping_ids[i] = Int64GetDatum((int64) l->mapping_id);
+	b->mapping_nulls[i] = !l->has_mapping;
+	b->addresses[i] = l->address;
+	b->folded[i] = BoolGetDatum(l->is_folded);
+	b->lo[i] = Int32GetDatum(b->nflat + 1);
+	for (int j = 0; j < l->nlines; j++)
+	{
+		b->flat_functions[b->nflat] = l->function_ids[j];
+		b->flat_lines[b->nflat] = (uint64) l->lines[j];
+		b->nflat++;
+	}
+	b->hi[i] = Int32GetDatum(b->nflat);
+}
+
+static Datum
+datum_array(Datum *d, bool *nulls, int n, Oid type)
+{
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	if (type == INT4OID)
+		return PointerGetDatum(construct_md_array(d, nulls, 1, dims, lbs, INT4OID, 4, true, TYPALIGN_INT));
+	if (type == BOOLOID)
+		return PointerGetDatum(construct_md_array(d, nulls, 1, dims, lbs, BOOLOID, 1, true, TYPALIGN_CHAR));
+	return PointerGetDatum(construct_md_array(d, nulls, 1, dims, lbs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static void
+register_locations(const MetaLocation *l, int n)
+{
+	uint64	   *cand = palloc(Max(n, 1) * sizeof(uint64));
+	int			ncand = 0,
+				total_lines = 0;
+	HTAB	   *stored;
+	LocationBatch ins,
+				upd;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (!known(l[i].id, l[i].nlines > 0))
+		{
+			cand[ncand++] = l[i].id;
+			total_lines += l[i].nlines;
+		}
+	}
+	if (ncand == 0)
+		return;
+	qsort(cand, ncand, sizeof(uint64), compare_u64);
+	stored = find_stored(&select_locations, cand, ncand);
+	batch_init(&ins, ncand, total_lines);
+	batch_init(&upd, ncand, total_lines);
+	for (int i = 0; i < n; i++)
+	{
+		bool		have_lines = l[i].nlines > 0;
+		bool		seen;
+		FoundId    *f;
+
+		if (known(l[i].id, have_lines))
+			continue;
+		f = hash_search(stored, &l[i].id, HASH_ENTER, &seen);
+		remember_id(l[i].id, have_lines || (seen && f->has_lines));
+		if (!seen)
+		{
+			f->has_lines = have_lines;
+			batch_add(&ins, &l[i]);
+		}
+		else if (have_lines && !f->has_lines)
+		{
+			f->has_lines = true;
+			batch_add(&upd, &l[i]);
+		}
+	}
+	if (ins.n > 0)
+	{
+		Datum		args[8] = {
+			int8_array(ins.ids, ins.n),
+			datum_array(ins.mapping_ids, ins.mapping_nulls, ins.n, INT8OID),
+			int8_array(ins.addresses, ins.n),
+			datum_array(ins.lo, NULL, ins.n, INT4OID),
+			datum_array(ins.hi, NULL, ins.n, INT4OID),
+			datum_array(ins.folded, NULL, ins.n, BOOLOID),
+			int8_array(ins.flat_functions, ins.nflat),
+			int8_array(ins.flat_lines, ins.nflat)
+		};
+
+		run_plan(&insert_locations, args, NULL, SPI_OK_INSERT);
+	}
+	if (upd.n > 0)
+	{
+		Datum		args[5] = {
+			int8_array(upd.ids, upd.n),
+			datum_array(upd.lo, NULL, upd.n, INT4OID),
+			datum_array(upd.hi, NULL, upd.n, INT4OID),
+			int8_array(upd.flat_functions, upd.nflat),
+			int8_array(upd.flat_lines, upd.nflat)
+		};
+
+		run_plan(&symbolize_locations, args, NULL, SPI_OK_UPDATE);
+	}
+}
+
+void
+metastore_register(const MetaMapping *mappings, int nmappings,
+				   const MetaFunction *functions, int nfunctions,
+				   const MetaLocation *locations, int nlocations)
+{
+	ensure_caches();
+	register_mappings(mappings, nmappings);
+	register_functions(functions, nfunctions);
+	register_locations(locations, nlocations);
+}
+
+/* --- series ------------------------------------------------------------- */
+
+static SavedPlan select_series = {
+	"SELECT id FROM parca.series WHERE profile_type = $1 AND labels = $2",
+	2, {TEXTOID, JSONBOID}
+};
+static SavedPlan insert_series = {
+	"INSERT INTO parca.series (profile_type, labels) VALUES ($1, $2) "
+	"ON CONFLICT (profile_type, labels) DO NOTHING RETURNING id",
+	2, {TEXTOID, JSONBOID}
+};
+
+int64
+metastore_series_id(const char *profile_type, Jsonb *labels)
+{
+	char	   *labels_text = JsonbToCString(NULL, &labels->root, VARSIZE(labels));
+	Size		type_len = strlen(profile_type);
+	Size		key_len = type_len + 1 + strlen(labels_text);
+	char	   *key = palloc(key_len + 1);
+	uint64		key_hash;
+	SeriesCacheEntry *e;
+	Datum		args[2];
+	PendingId  *p;
+	bool		isnull;
+	int64		id;
+
+	ensure_caches();
+	memcpy(key, profile_type, type_len + 1);
+	strcpy(key + type_len + 1, labels_text);
+	key_hash = parca_hash64(key, key_len);
+	e = hash_search(series_cache, &key_hash, HASH_FIND, NULL);
+	if (e != NULL && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
+		return e->series_id;
+	for (int i = npending - 1; i >= 0; i--)
+		if (pending[i].is_series && pending[i].id == key_hash &&
+			pending[i].series_key_len == key_len &&
+			memcmp(pending[i].series_key, key, key_len) == 0)
+			return pending[i].series_id;
+
+	args[0] = CStringGetTextDatum(profile_type);
+	args[1] = JsonbPGetDatum(labels);
+	run_plan(&select_series, args, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		run_plan(&insert_series, args, NULL, SPI_OK_INSERT_RETURNING);
+		if (SPI_processed == 0)	/* a concurrent writer won */
+			run_plan(&select_series, args, NULL, SPI_OK_SELECT);
+	}
+	if (SPI_processed != 1)
+		elog(ERROR, "series for profile type \"%s\" could not be stored", profile_type);
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	p = add_pending();
+	p->is_series = true;
+	p->id = key_hash;
+	p->series_key = MemoryContextAlloc(cache_cxt, key_len);
+	memcpy(p->series_key, key, key_len);
+	p->series_key_len = key_len;
+	p->series_id = id;
+	return id;
+}
+
+static SavedPlan select_stacktrace_type = {
+	"SELECT t.oid, t.typarray FROM pg_catalog.pg_type t "
+	"JOIN pg_catalog.pg_extension e ON t.typnamespace = e.extnamespace "
+	"WHERE e.extname = 'parca' AND t.typname = 'stacktrace'",
+	0, {InvalidOid}
+};
+
+Oid
+metastore_stacktrace_type(bool array)
+{
+	ensure_caches();
+	if (!OidIsValid(stacktrace_oid))
+	{
+		bool		isnull;
+
+		run_plan(&select_stacktrace_type, NULL, NULL, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			elog(ERROR, "type stacktrace of extension parca not found");
+		stacktrace_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+		stacktrace_array_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+															  SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	return array ? stacktrace_array_oid : stacktrace_oid;
+}

@@ -1,0 +1,44 @@
+/*
+ * pprof.h
+ *		Decoding and encoding of pprof profiles (profile.proto).
+ *
+ * pprof_decode() accepts gzipped or plain bytes, refuses anything larger
+ * than parca.max_profile_size once decompressed, and validates every
+ * cross-reference (string indexes, mapping, function and location ids,
+ * value counts) so that callers can trust the message.  All memory comes
+ * from the current memory context; errors are raised with ereport.
+ */
+#ifndef PARCA_PPROF_H
+#define PARCA_PPROF_H
+
+#include "postgres.h"
+
+#include "pprof/profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PprofMessage;
+typedef struct PprofIdMap PprofIdMap;
+
+typedef struct Pprof
+{
+	PprofMessage *msg;
+	PprofIdMap *mappings;		/* id -> index into msg->mapping */
+	PprofIdMap *functions;		/* id -> index into msg->function */
+	PprofIdMap *locations;		/* id -> index into msg->location */
+} Pprof;
+
+extern Pprof *pprof_decode(const char *data, Size len);
+
+/* Index of the entry with this id, or -1.  Id 0 is never present. */
+extern int	pprof_id_lookup(const PprofIdMap *map, uint64 id);
+
+/* A validated string table entry. */
+static inline const char *
+pprof_string(const Pprof *p, int64 index)
+{
+	return p->msg->string_table[index];
+}
+
+/* Packs msg and gzips it into a new bytea. */
+extern bytea *pprof_encode(const PprofMessage *msg);
+
+#endif							/* PARCA_PPROF_H */

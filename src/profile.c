@@ -1,0 +1,435 @@
+/*
+ * profile.c
+ *		The profile type: building, serializing and reading merged profiles.
+ *
+ * A builder keeps one entry per distinct stack in a simplehash table;
+ * stacks are copied into an arena owned by the builder's memory context,
+ * so adding millions of samples costs one hash probe each and no
+ * per-sample allocation.  finish() writes the entries sorted by stack so
+ * that equal profiles serialize to equal bytes.
+ */
+#include "postgres.h"
+
+#include "common/int.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+
+#include "common/ids.h"
+#include "profile.h"
+
+/* A stack as stored in the arena: byte length, then the frames. */
+typedef struct StoredStack
+{
+	uint32		nbytes;
+	char		frames[FLEXIBLE_ARRAY_MEMBER];
+} StoredStack;
+
+typedef struct StackEntry
+{
+	const StoredStack *stack;
+	uint32		hash;
+	char		status;
+	int64		value;
+	int64		value_right;
+} StackEntry;
+
+#define SH_PREFIX stackmap
+#define SH_ELEMENT_TYPE StackEntry
+#define SH_KEY_TYPE const StoredStack *
+#define SH_KEY stack
+#define SH_HASH_KEY(tb, key) ((uint32) parca_hash64((key)->frames, (key)->nbytes))
+#define SH_EQUAL(tb, a, b) ((a)->nbytes == (b)->nbytes && \
+							memcmp((a)->frames, (b)->frames, (a)->nbytes) == 0)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+#define ARENA_CHUNK_SIZE (64 * 1024)
+#define PROFILE_HEADER_SIZE (1 + 1 + 2 + 8 + 4)
+
+struct ProfileBuilder
+{
+	MemoryContext cxt;
+	stackmap_hash *map;
+	ProfileMeta meta;
+	char	   *arena;			/* free space in the current arena chunk */
+	Size		arena_left;
+	StoredStack *probe;			/* scratch key for lookups */
+	Size		probe_cap;
+};
+
+ProfileBuilder *
+profile_builder_create(MemoryContext cxt)
+{
+	ProfileBuilder *b = MemoryContextAllocZero(cxt, sizeof(ProfileBuilder));
+
+	b->cxt = cxt;
+	b->map = stackmap_create(cxt, 1024, NULL);
+	b->meta.profile_type = "";
+	b->probe_cap = 1024;
+	b->probe = MemoryContextAlloc(cxt, b->probe_cap);
+	return b;
+}
+
+void
+profile_builder_set_meta(ProfileBuilder *b, const ProfileMeta *meta)
+{
+	b->meta.profile_type = MemoryContextStrdup(b->cxt, meta->profile_type ? meta->profile_type : "");
+	b->meta.period = meta->period;
+	b->meta.is_diff = meta->is_diff;
+}
+
+static const StoredStack *
+arena_store(ProfileBuilder *b, const StoredStack *key)
+{
+	Size		size = MAXALIGN(offsetof(StoredStack, frames) + key->nbytes);
+	StoredStack *copy;
+
+	if (size > b->arena_left)
+	{
+		Size		chunk = Max(size, ARENA_CHUNK_SIZE);
+
+		b->arena = MemoryContextAlloc(b->cxt, chunk);
+		b->arena_left = chunk;
+	}
+	copy = (StoredStack *) b->arena;
+	b->arena += size;
+	b->arena_left -= size;
+	memcpy(copy, key, offsetof(StoredStack, frames) + key->nbytes);
+	return copy;
+}
+
+static void
+add_value(int64 *sum, int64 value)
+{
+	if (unlikely(pg_add_s64_overflow(*sum, value, sum)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("profile value out of range: a stack's sum exceeds 64 bits")));
+}
+
+void
+profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
+					int64 value, int64 value_right)
+{
+	Size		nbytes = (Size) nframes * sizeof(uint64);
+	StackEntry *entry;
+	bool		found;
+
+	if (offsetof(StoredStack, frames) + nbytes > b->probe_cap)
+	{
+		b->probe_cap = offsetof(StoredStack, frames) + nbytes;
+		b->probe = repalloc(b->probe, b->probe_cap);
+	}
+	b->probe->nbytes = (uint32) nbytes;
+	memcpy(b->probe->frames, frames, nbytes);
+
+	entry = stackmap_insert(b->map, b->probe, &found);
+	if (!found)
+	{
+		entry->stack = arena_store(b, b->probe);
+		entry->value = value;
+		entry->value_right = value_right;
+		return;
+	}
+	add_value(&entry->value, value);
+	add_value(&entry->value_right, value_right);
+}
+
+void
+profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile)
+{
+	ProfileReader r;
+	ProfileSample s;
+
+	profile_reader_init(&r, profile);
+	if (r.meta.is_diff)
+		b->meta.is_diff = true;
+	if (b->meta.profile_type[0] == '\0' && r.meta.profile_type[0] != '\0')
+		b->meta.profile_type = MemoryContextStrdup(b->cxt, r.meta.profile_type);
+	if (b->meta.period == 0)
+		b->meta.period = r.meta.period;
+	while (profile_reader_next(&r, &s))
+		profile_builder_add(b, s.frames, s.nframes, s.value, s.value_right);
+}
+
+int64
+profile_builder_nstacks(const ProfileBuilder *b)
+{
+	return (int64) b->map->members;
+}
+
+static int
+compare_entries(const void *a, const void *b)
+{
+	const StoredStack *sa = (*(StackEntry *const *) a)->stack;
+	const StoredStack *sb = (*(StackEntry *const *) b)->stack;
+	uint32		n = Min(sa->nbytes, sb->nbytes);
+
+	for (uint32 off = 0; off < n; off += sizeof(uint64))
+	{
+		uint64		fa,
+					fb;
+
+		memcpy(&fa, sa->frames + off, sizeof(uint64));
+		memcpy(&fb, sb->frames + off, sizeof(uint64));
+		if (fa != fb)
+			return fa < fb ? -1 : 1;
+	}
+	return (sa->nbytes > sb->nbytes) - (sa->nbytes < sb->nbytes);
+}
+
+struct varlena *
+profile_builder_finish(ProfileBuilder *b)
+{
+	stackmap_iterator it;
+	StackEntry *entry;
+	StackEntry **sorted;
+	uint32		n = 0;
+	Size		type_len = strlen(b->meta.profile_type);
+	Size		per_value = b->meta.is_diff ? 16 : 8;
+	Size		size = VARHDRSZ + PROFILE_HEADER_SIZE + type_len;
+	struct varlena *result;
+	char	   *p;
+	uint8		version = PROFILE_VERSION;
+	uint8		flags = b->meta.is_diff ? PROFILE_FLAG_DIFF : 0;
+	uint16		type_len16;
+
+	if (type_len > PG_UINT16_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("profile type name is too long")));
+	type_len16 = (uint16) type_len;
+
+	sorted = palloc(Max(b->map->members, 1) * sizeof(StackEntry *));
+	stackmap_start_iterate(b->map, &it);
+	while ((entry = stackmap_iterate(b->map, &it)) != NULL)
+	{
+		sorted[n++] = entry;
+		size += 4 + per_value + entry->stack->nbytes;
+	}
+	qsort(sorted, n, sizeof(StackEntry *), compare_entries);
+
+	if (!AllocSizeIsValid(size))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("profile too large: %u distinct stacks need %zu bytes", n, size),
+				 errhint("Narrow the query by labels or time range.")));
+	result = palloc(size);
+	SET_VARSIZE(result, size);
+	p = VARDATA(result);
+#define PUT(src, len) do { memcpy(p, (src), (len)); p += (len); } while (0)
+	PUT(&version, 1);
+	PUT(&flags, 1);
+	PUT(&type_len16, 2);
+	PUT(&b->meta.period, 8);
+	PUT(&n, 4);
+	PUT(b->meta.profile_type, type_len);
+	for (uint32 i = 0; i < n; i++)
+	{
+		uint32		nframes = sorted[i]->stack->nbytes / sizeof(uint64);
+
+		PUT(&nframes, 4);
+		PUT(&sorted[i]->value, 8);
+		if (b->meta.is_diff)
+			PUT(&sorted[i]->value_right, 8);
+		PUT(sorted[i]->stack->frames, sorted[i]->stack->nbytes);
+	}
+#undef PUT
+	Assert(p == (char *) result + size);
+	pfree(sorted);
+	return result;
+}
+
+static void
+corrupt_profile(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("invalid profile value: %s", what)));
+}
+
+void
+profile_reader_init(ProfileReader *r, const struct varlena *profile)
+{
+	const char *p = VARDATA_ANY(profile);
+	Size		len = VARSIZE_ANY_EXHDR(profile);
+	uint8		version,
+				flags;
+	uint16		type_len;
+	char	   *type;
+
+	if (len < PROFILE_HEADER_SIZE)
+		corrupt_profile("too short");
+	memcpy(&version, p, 1);
+	memcpy(&flags, p + 1, 1);
+	memcpy(&type_len, p + 2, 2);
+	memcpy(&r->meta.period, p + 4, 8);
+	memcpy(&r->remaining, p + 12, 4);
+	if (version != PROFILE_VERSION)
+		corrupt_profile("unknown format version");
+	if (len < PROFILE_HEADER_SIZE + (Size) type_len)
+		corrupt_profile("truncated profile type");
+	type = palloc(type_len + 1);
+	memcpy(type, p + PROFILE_HEADER_SIZE, type_len);
+	type[type_len] = '\0';
+	r->meta.profile_type = type;
+	r->meta.is_diff = (flags & PROFILE_FLAG_DIFF) != 0;
+	r->pos = p + PROFILE_HEADER_SIZE + type_len;
+	r->end = p + len;
+}
+
+bool
+profile_reader_next(ProfileReader *r, ProfileSample *s)
+{
+	uint32		nframes;
+	Size		need;
+
+	if (r->remaining == 0)
+	{
+		if (r->pos != r->end)
+			corrupt_profile("trailing bytes");
+		return false;
+	}
+	if (r->end - r->pos < 12)
+		corrupt_profile("truncated sample");
+	memcpy(&nframes, r->pos, 4);
+	memcpy(&s->value, r->pos + 4, 8);
+	r->pos += 12;
+	s->value_right = 0;
+	if (r->meta.is_diff)
+	{
+		if (r->end - r->pos < 8)
+			corrupt_profile("truncated sample");
+		memcpy(&s->value_right, r->pos, 8);
+		r->pos += 8;
+	}
+	need = (Size) nframes * sizeof(uint64);
+	if (nframes > (uint32) (r->end - r->pos) / sizeof(uint64))
+		corrupt_profile("truncated stack");
+	s->nframes = (int) nframes;
+	s->frames = r->pos;
+	r->pos += need;
+	r->remaining--;
+	return true;
+}
+
+/*
+ * SQL-level I/O.  The text form is the serialized bytes in hex (as bytea
+ * prints them), so that profiles kept in tables survive pg_dump; the
+ * query functions are how people read a profile.
+ */
+PG_FUNCTION_INFO_V1(profile_in);
+PG_FUNCTION_INFO_V1(profile_out);
+PG_FUNCTION_INFO_V1(profile_recv);
+PG_FUNCTION_INFO_V1(profile_send);
+PG_FUNCTION_INFO_V1(parca_profile_type);
+PG_FUNCTION_INFO_V1(parca_profile_period);
+PG_FUNCTION_INFO_V1(parca_profile_stacks);
+PG_FUNCTION_INFO_V1(parca_profile_total);
+
+/* Reads every sample once, so a damaged value fails on input. */
+static void
+profile_validate(const struct varlena *profile)
+{
+	ProfileReader r;
+	ProfileSample s;
+
+	profile_reader_init(&r, profile);
+	while (profile_reader_next(&r, &s))
+		;
+}
+
+static struct varlena *
+profile_from_bytes(const char *data, Size len)
+{
+	struct varlena *profile = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(profile, VARHDRSZ + len);
+	memcpy(VARDATA(profile), data, len);
+	profile_validate(profile);
+	return profile;
+}
+
+Datum
+profile_in(PG_FUNCTION_ARGS)
+{
+	Datum		bytes = DirectFunctionCall1(byteain, PG_GETARG_DATUM(0));
+	bytea	   *b = DatumGetByteaPP(bytes);
+
+	PG_RETURN_POINTER(profile_from_bytes(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+}
+
+Datum
+profile_out(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(byteaout, PointerGetDatum(PG_GETARG_PROFILE_P(0)));
+}
+
+Datum
+profile_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			len = buf->len - buf->cursor;
+	struct varlena *profile = profile_from_bytes(buf->data + buf->cursor, len);
+
+	buf->cursor += len;
+	PG_RETURN_POINTER(profile);
+}
+
+Datum
+profile_send(PG_FUNCTION_ARGS)
+{
+	struct varlena *profile = PG_GETARG_PROFILE_P(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA_ANY(profile), VARSIZE_ANY_EXHDR(profile));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+Datum
+parca_profile_type(PG_FUNCTION_ARGS)
+{
+	ProfileReader r;
+
+	profile_reader_init(&r, PG_GETARG_PROFILE_P(0));
+	if (r.meta.profile_type[0] == '\0')
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(r.meta.profile_type));
+}
+
+Datum
+parca_profile_period(PG_FUNCTION_ARGS)
+{
+	ProfileReader r;
+
+	profile_reader_init(&r, PG_GETARG_PROFILE_P(0));
+	PG_RETURN_INT64(r.meta.period);
+}
+
+Datum
+parca_profile_stacks(PG_FUNCTION_ARGS)
+{
+	ProfileReader r;
+
+	profile_reader_init(&r, PG_GETARG_PROFILE_P(0));
+	PG_RETURN_INT64((int64) r.remaining);
+}
+
+/* Sum of all values (the base side, for a diff). */
+Datum
+parca_profile_total(PG_FUNCTION_ARGS)
+{
+	ProfileReader r;
+	ProfileSample s;
+	int64		total = 0;
+
+	profile_reader_init(&r, PG_GETARG_PROFILE_P(0));
+	while (profile_reader_next(&r, &s))
+		add_value(&total, s.value);
+	PG_RETURN_INT64(total);
+}
