@@ -114,6 +114,18 @@ writer_stats(WriterStats *out)
 	pthread_mutex_unlock(&lock);
 }
 
+/* libpq's last error, without its trailing newline. */
+static void
+log_pq_error(const char *what)
+{
+	const char *msg = PQerrorMessage(conn);
+	int			len = (int) strlen(msg);
+
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		len--;
+	log_msg(LOG_WARN, "%s: %.*s", what, len, msg);
+}
+
 static bool
 connect_db(void)
 {
@@ -133,8 +145,7 @@ connect_db(void)
 	conn = PQconnectdbParams(keys, values, 1);
 	if (PQstatus(conn) != CONNECTION_OK)
 	{
-		log_msg(LOG_WARN, "cannot connect to PostgreSQL: %s",
-				PQerrorMessage(conn));
+		log_pq_error("cannot connect to PostgreSQL");
 		PQfinish(conn);
 		conn = NULL;
 		return false;
@@ -152,7 +163,7 @@ run(const char *sql, int nparams, const char *const *params, ExecStatusType want
 
 	if (PQresultStatus(r) != want)
 	{
-		log_msg(LOG_WARN, "writing a batch failed: %s", PQerrorMessage(conn));
+		log_pq_error("writing a batch failed");
 		PQclear(r);
 		return NULL;
 	}
@@ -281,7 +292,7 @@ write_body(const Batch *b, bool *duplicate)
 		{
 			if (PQresultStatus(r) != PGRES_COMMAND_OK)
 			{
-				log_msg(LOG_WARN, "writing a batch failed: %s", PQerrorMessage(conn));
+				log_pq_error("writing a batch failed");
 				ok = false;
 			}
 			PQclear(r);
