@@ -349,7 +349,7 @@ main(int argc, char **argv)
 	if (stop_requested)
 		log_msg(LOG_INFO, "stopping on signal %d", (int) stop_requested);
 	if (!offline)
-		left = writer_stop(10);
+		left = writer_stop(5);
 	log_summary("done");
 	buf_free(&external);
 	buf_free(&common);

@@ -330,6 +330,9 @@ wait_ms(int ms)
 	struct timespec until;
 	uint64_t	t = now_monotonic_ns() + (uint64_t) ms * 1000000u;
 
+	/* While draining, retry often until the deadline. */
+	if (stopping && ms > 1000)
+		t = now_monotonic_ns() + 1000000000u;
 	if (stopping && drain_deadline_ns < t)
 		t = drain_deadline_ns;
 	until.tv_sec = (time_t) (t / 1000000000u);
