@@ -51,6 +51,7 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 	}
 	key = parca_hash64(frames, nframes * sizeof(uint64_t)) ^ series_key;
 	e = u64map_get(&entries, key);
+	/* entry_key() computes the same key from an entry. */
 	if (e == NULL)
 	{
 		e = xmalloc(sizeof(Entry) + nframes * sizeof(uint64_t));
@@ -62,6 +63,51 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 	}
 	e->count++;
 	nsamples++;
+}
+
+static uint64_t
+entry_key(const Entry *e)
+{
+	return parca_hash64(e->frames, e->nframes * sizeof(uint64_t)) ^ e->series_key;
+}
+
+void
+agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t count))
+{
+	Entry	  **undecided = xcalloc(entries.count, sizeof(Entry *));
+	size_t		n = 0;
+	size_t		pos = 0;
+	void	   *v;
+
+	while (u64map_next(&entries, &pos, NULL, &v))
+	{
+		Entry	   *e = v;
+
+		if (e->nframes > 0 && e->frames[e->nframes - 1] == AGG_UNDECIDED)
+			undecided[n++] = e;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		Entry	   *e = undecided[i];
+		uint64_t	last;
+		Entry	   *same;
+
+		u64map_remove(&entries, entry_key(e));
+		last = decide(e->frames, e->nframes - 1, e->count);
+		if (last)
+			e->frames[e->nframes - 1] = last;
+		else
+			e->nframes--;
+		same = u64map_get(&entries, entry_key(e));
+		if (same)
+		{
+			same->count += e->count;
+			free(e);
+		}
+		else
+			u64map_put(&entries, entry_key(e), e);
+	}
+	free(undecided);
 }
 
 uint64_t

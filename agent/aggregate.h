@@ -18,6 +18,17 @@
 extern void agg_add(const char *labels, const char *title,
 					const uint64_t *frames, int nframes);
 
+/*
+ * A stack's last frame may be AGG_UNDECIDED: whether it ends there or is
+ * truncated is known only once its frames are symbolized.  agg_settle()
+ * asks decide() for each such stack (with its other frames and its count)
+ * what to put in its place (0: nothing) and merges the stacks that become equal.
+ */
+#define AGG_UNDECIDED UINT64_C(0)
+
+extern void agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes,
+											  int64_t count));
+
 /* Number of samples counted since the last take. */
 extern uint64_t agg_samples(void);
 

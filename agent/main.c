@@ -32,7 +32,6 @@
 /* Cache bounds (see docs/agent.md). */
 #define MAX_LOCATIONS 20000
 #define MAX_FILES 4096
-#define MAX_SESSIONS 24
 
 static volatile sig_atomic_t stop_requested;
 
@@ -313,6 +312,7 @@ main(int argc, char **argv)
 			Batch	   *b;
 
 			batch_id = id > batch_id ? id : batch_id + 1;
+			profiler_resolve();
 			if (offline)
 				agg_print_folded(stdout);
 			b = agg_take(batch_id, now_realtime_ns(), now - window_start_ns);
@@ -335,7 +335,8 @@ main(int argc, char **argv)
 				}
 			}
 			ms_trim(MAX_LOCATIONS);
-			symbols_trim(MAX_FILES, MAX_SESSIONS);
+			symbols_close_sessions();
+			symbols_trim(MAX_FILES);
 			process_sweep();
 			if (verbose || now - last_summary_ns >= 60 * 1000000000ull)
 			{

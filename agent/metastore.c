@@ -68,7 +68,7 @@ ms_function(const FrameLine *l)
 
 MsLocation *
 ms_location(const char *build_id, const char *file, uint64_t address,
-			int nlines, const FrameLine *lines)
+			int nlines, const FrameLine *lines, bool symbolized)
 {
 	uint64_t	mapping_id = file ? ms_mapping(build_id, file) : 0;
 	uint64_t   *fids = xcalloc(nlines, sizeof(uint64_t));
@@ -93,6 +93,7 @@ ms_location(const char *build_id, const char *file, uint64_t address,
 		loc->nlines = nlines;
 		loc->function_ids = fids;
 		loc->lines = lns;
+		loc->symbolized = symbolized;
 		u64map_put(&locations, id, loc);
 	}
 	else
@@ -102,6 +103,22 @@ ms_location(const char *build_id, const char *file, uint64_t address,
 	}
 	u64map_put(&by_address, address_key(mapping_id, address), loc);
 	return loc;
+}
+
+void
+ms_set_lines(MsLocation *loc, int nlines, const FrameLine *lines)
+{
+	free(loc->function_ids);
+	free(loc->lines);
+	loc->function_ids = xcalloc(nlines, sizeof(uint64_t));
+	loc->lines = xcalloc(nlines, sizeof(int64_t));
+	for (int i = 0; i < nlines; i++)
+	{
+		loc->function_ids[i] = ms_function(&lines[i]);
+		loc->lines[i] = lines[i].line;
+	}
+	loc->nlines = nlines;
+	loc->symbolized = true;
 }
 
 MsMapping *

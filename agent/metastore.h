@@ -41,6 +41,7 @@ typedef struct MsLocation
 	int			nlines;
 	uint64_t   *function_ids;	/* innermost first */
 	int64_t    *lines;
+	bool		symbolized;		/* lines are final (possibly none) */
 	bool		persisted;
 } MsLocation;
 
@@ -65,11 +66,17 @@ extern MsLocation *ms_find_address(uint64_t mapping_id, uint64_t address);
 
 /*
  * Register a location in the mapping (build_id, file), or in no mapping if
- * file is NULL, with its lines (innermost first) and their functions.
+ * file is NULL, with its lines (innermost first) and their functions.  A
+ * location in a mapping with a build id is identified by its address
+ * alone, so it can be registered with symbolized = false and no lines,
+ * and get its lines later from ms_set_lines().
  */
 extern MsLocation *ms_location(const char *build_id, const char *file,
 							   uint64_t address, int nlines,
-							   const FrameLine *lines);
+							   const FrameLine *lines, bool symbolized);
+
+/* Give a location registered unsymbolized its lines. */
+extern void ms_set_lines(MsLocation *loc, int nlines, const FrameLine *lines);
 
 extern MsMapping *ms_get_mapping(uint64_t id);
 extern MsFunction *ms_get_function(uint64_t id);

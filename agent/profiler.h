@@ -28,6 +28,9 @@ extern void profiler_init(const char *common_labels);
 /* The sampler's callback. */
 extern void profiler_on_sample(const struct parca_sample *sample, void *arg);
 
+/* Symbolize the locations registered since the last call. */
+extern void profiler_resolve(void);
+
 extern const ProfilerStats *profiler_stats(void);
 
 #endif							/* AGENT_PROFILER_H */

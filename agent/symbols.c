@@ -16,6 +16,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,15 @@ typedef struct LoadSegment
 	uint64_t	vaddr;
 } LoadSegment;
 
+/* A function symbol; name points into the ELF file's string table. */
+typedef struct FuncSym
+{
+	uint64_t	addr;
+	uint64_t	size;
+	const char *name;
+	int			rank;			/* binding preference, lower is better */
+} FuncSym;
+
 /* An open libdwfl session for one file. */
 typedef struct Session
 {
@@ -45,12 +55,13 @@ typedef struct Session
 	Dwfl_Module *mod;
 	LoadSegment *segs;
 	int			nsegs;
-	uint64_t	last_used;
+	FuncSym    *syms;			/* sorted by address */
+	int			nsyms;
+	bool		syms_loaded;
 } Session;
 
 static U64Map files;			/* hash(dev, ino) -> FileInfo */
 static U64Map sessions;			/* hash(build id or dev/ino) -> Session */
-static uint64_t use_clock;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -157,6 +168,7 @@ session_close(Session *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->segs);
+	free(s->syms);
 	free(s);
 }
 
@@ -173,8 +185,87 @@ session_get(const char *open_path, uint64_t dev, uint64_t ino)
 		s = session_open(open_path);
 		u64map_put(&sessions, key, s);
 	}
-	s->last_used = ++use_clock;
 	return s;
+}
+
+static int
+funcsym_cmp(const void *a, const void *b)
+{
+	const FuncSym *x = a;
+	const FuncSym *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+/*
+ * The module's function symbols (from .symtab, or the debug file's, else
+ * .dynsym), sorted once: libdwfl's own lookup scans the whole table on
+ * every call, which costs much with large binaries.
+ */
+static void
+load_symbols(Session *s)
+{
+	int			n = dwfl_module_getsymtab(s->mod);
+	int			kept = 0;
+
+	s->syms_loaded = true;
+	if (n <= 1)
+		return;
+	s->syms = xcalloc(n, sizeof(FuncSym));
+	for (int i = 1; i < n; i++)
+	{
+		GElf_Sym	sym;
+		GElf_Addr	addr;
+		GElf_Word	shndx;
+		const char *name = dwfl_module_getsym_info(s->mod, i, &sym, &addr, &shndx,
+												   NULL, NULL);
+		int			type = GELF_ST_TYPE(sym.st_info);
+		int			bind = GELF_ST_BIND(sym.st_info);
+
+		if (name == NULL || name[0] == '\0' || addr == 0 || shndx == SHN_UNDEF ||
+			(type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		s->syms[kept].addr = addr;
+		s->syms[kept].size = sym.st_size;
+		s->syms[kept].name = name;
+		s->syms[kept].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		kept++;
+	}
+	qsort(s->syms, kept, sizeof(FuncSym), funcsym_cmp);
+	/* Keep the preferred symbol of each address. */
+	s->nsyms = 0;
+	for (int i = 0; i < kept; i++)
+		if (s->nsyms == 0 || s->syms[s->nsyms - 1].addr != s->syms[i].addr)
+			s->syms[s->nsyms++] = s->syms[i];
+}
+
+/* The function symbol containing addr, or NULL. */
+static const char *
+find_symbol(Session *s, uint64_t addr)
+{
+	int			lo = 0;
+	int			hi;
+
+	if (!s->syms_loaded)
+		load_symbols(s);
+	hi = s->nsyms;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (s->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* Sized symbols must contain addr; unsized ones reach the next symbol. */
+	if (s->syms[lo - 1].size != 0 && addr >= s->syms[lo - 1].addr + s->syms[lo - 1].size)
+		return NULL;
+	return s->syms[lo - 1].name;
 }
 
 /* A string attribute, following DW_AT_abstract_origin and DW_AT_specification. */
@@ -283,10 +374,7 @@ symbols_lookup(const char *open_path, uint64_t dev, uint64_t ino,
 	/* No DWARF: the symbol table (or the debug file's). */
 	if (n == 0)
 	{
-		GElf_Off	off;
-		GElf_Sym	sym;
-		const char *name = dwfl_module_addrinfo(s->mod, addr, &off, &sym,
-												NULL, NULL, NULL);
+		const char *name = find_symbol(s, addr);
 
 		if (name == NULL)
 			return 0;
@@ -300,40 +388,32 @@ symbols_lookup(const char *open_path, uint64_t dev, uint64_t ino,
 }
 
 void
-symbols_trim(int max_files, int max_sessions)
+symbols_close_sessions(void)
 {
-	size_t		pos;
-	uint64_t	key;
+	size_t		pos = 0;
 	void	   *v;
 
-	if (files.count > (size_t) max_files)
-	{
-		pos = 0;
-		while (u64map_next(&files, &pos, NULL, &v))
-		{
-			free(((FileInfo *) v)->build_id);
-			free(v);
-		}
-		u64map_clear(&files);
-	}
-	/* Close the least recently used sessions beyond the bound. */
-	while (sessions.count > (size_t) max_sessions)
-	{
-		uint64_t	oldest_key = 0;
-		Session    *oldest = NULL;
+	if (sessions.count == 0)
+		return;
+	while (u64map_next(&sessions, &pos, NULL, &v))
+		session_close(v);
+	u64map_clear(&sessions);
+	/* Give what libdw and libelf freed back to the system. */
+	malloc_trim(0);
+}
 
-		pos = 0;
-		while (u64map_next(&sessions, &pos, &key, &v))
-		{
-			Session    *s = v;
+void
+symbols_trim(int max_files)
+{
+	size_t		pos = 0;
+	void	   *v;
 
-			if (oldest == NULL || s->last_used < oldest->last_used)
-			{
-				oldest = s;
-				oldest_key = key;
-			}
-		}
-		u64map_remove(&sessions, oldest_key);
-		session_close(oldest);
+	if (files.count <= (size_t) max_files)
+		return;
+	while (u64map_next(&files, &pos, NULL, &v))
+	{
+		free(((FileInfo *) v)->build_id);
+		free(v);
 	}
+	u64map_clear(&files);
 }

@@ -4,8 +4,9 @@
  *		tables and DWARF line information through libdwfl, separate debug
  *		files (/usr/lib/debug/.build-id/), inlined frames and demangling.
  *
- * Two bounded caches: file identity (device, inode) -> build id, and build
- * id -> open libdwfl session, the costly one, evicted least recently used.
+ * Two caches: file identity (device, inode) -> build id, bounded by
+ * symbols_trim(); build id -> open libdwfl session, the costly one, which
+ * lives only until symbols_close_sessions().
  */
 #ifndef AGENT_SYMBOLS_H
 #define AGENT_SYMBOLS_H
@@ -33,7 +34,14 @@ extern const char *symbols_build_id(const char *open_path, uint64_t dev,
 extern int	symbols_lookup(const char *open_path, uint64_t dev, uint64_t ino,
 						   uint64_t file_offset, FrameLine *lines);
 
-/* Bound the caches: at most max_sessions open libdwfl sessions. */
-extern void symbols_trim(int max_files, int max_sessions);
+/*
+ * Close every open libdwfl session.  Symbolization opens a file's session
+ * when it first needs it; the agent closes them all after each flush,
+ * having looked up all the addresses it waited with, one file at a time.
+ */
+extern void symbols_close_sessions(void);
+
+/* Forget the files seen (their build ids) if there are more than max_files. */
+extern void symbols_trim(int max_files);
 
 #endif							/* AGENT_SYMBOLS_H */

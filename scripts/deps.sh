@@ -11,7 +11,8 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
-	golang-go
+	golang-go python3
+	linux-perf
 )
 missing=()
 for p in "${packages[@]}"; do
