@@ -136,6 +136,9 @@ add_external_label(Buf *labels, const char *arg)
 	buf_append(labels, "\"", 1);
 }
 
+/* The BPF program's counters, as last read (they go with the sampler). */
+static SamplerCounters bpf_counters;
+
 static void
 log_summary(const char *when)
 {
@@ -144,11 +147,12 @@ log_summary(const char *when)
 
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
-			" truncated, %" PRIu64 " kernel only); written %" PRIu64 " in %" PRIu64
-			" batches; dropped %" PRIu64 " in %" PRIu64 " batches; backlog %d batches",
+			" truncated, %" PRIu64 " kernel only, %" PRIu64 " lost in a full ring "
+			"buffer); written %" PRIu64 " in %" PRIu64 " batches; dropped %" PRIu64
+			" in %" PRIu64 " batches; backlog %d batches",
 			when, ps->samples, ps->complete, ps->truncated, ps->kernel_only,
-			ws.values_written, ws.batches_written, ws.values_dropped,
-			ws.batches_dropped, ws.backlog_batches);
+			bpf_counters.lost, ws.values_written, ws.batches_written,
+			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
 }
 
 int
@@ -300,6 +304,8 @@ main(int argc, char **argv)
 		sampler_poll(sampler, 200);
 		now = now_monotonic_ns();
 		last = stop_requested || now >= stop_at_ns;
+		if (last || now - window_start_ns >= (uint64_t) (flush_s * 1e9))
+			sampler_counters(sampler, &bpf_counters);
 		if (last)
 		{
 			/* Stop sampling; the poll above took what the ring held. */

@@ -150,8 +150,10 @@ connect_db(void)
 		conn = NULL;
 		return false;
 	}
-	log_msg(LOG_INFO, "connected to PostgreSQL %s:%s/%s", PQhost(conn),
-			PQport(conn), PQdb(conn));
+	log_msg(LOG_INFO, "connected to PostgreSQL %s:%s/%s as %s (%s%s)", PQhost(conn),
+			PQport(conn), PQdb(conn), PQuser(conn),
+			PQsslInUse(conn) ? "SSL " : "no SSL",
+			PQsslInUse(conn) ? PQsslAttribute(conn, "protocol") : "");
 	return true;
 }
 

@@ -55,8 +55,9 @@ check_eq "a bad value exits with status 2" 2 $?
 "$agent" --label 'bad-name=x' 2>"$tmp/err" >/dev/null
 check "a bad label name is refused" grep -q "invalid label name" "$tmp/err"
 
-# --- a frame-pointer program and a syscall-heavy one, both cores busy
-"$agent" --dsn "$dsn" --flush-interval 2 --label suite=agent --label 'quote=a "b"' \
+# --- a frame-pointer program and a syscall-heavy one, both cores busy;
+# the connection comes from the PG* variables
+PGUSER=agent_test "$agent" --flush-interval 2 --label suite=agent --label 'quote=a "b"' \
 	2>"$tmp/agent1.log" &
 agent_pid=$!
 sleep 2
@@ -69,6 +70,7 @@ sleep 1
 kill -INT $agent_pid
 wait $agent_pid
 check_eq "the agent exits cleanly on SIGINT after flushing" 0 $?
+check "connected through the PG* variables" grep -q "connected to PostgreSQL 127.0.0.1:$port/postgres as agent_test" "$tmp/agent1.log"
 spin_cpu=$(cat "$tmp/spin.out")
 sys_cpu=$(cat "$tmp/sys.out")
 
@@ -171,6 +173,20 @@ check_eq "lost ack: no sample stored twice" 0 \
 	      GROUP BY 1, 2, 3 HAVING count(*) > 1) d")"
 kill "$proxy_pid" 2>/dev/null
 proxy_pid=
+
+# --- sslmode: a server with SSL, a DSN that requires it
+openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout "$PGDATA_DIR/data/server.key" \
+	-out "$PGDATA_DIR/data/server.crt" >/dev/null 2>&1
+chown postgres: "$PGDATA_DIR/data/server.key" "$PGDATA_DIR/data/server.crt"
+chmod 600 "$PGDATA_DIR/data/server.key"
+q "ALTER SYSTEM SET ssl = on" >/dev/null
+q "SELECT pg_reload_conf()" >/dev/null
+sleep 1
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn sslmode=require" --flush-interval 1 --duration 3 2>"$tmp/agent5.log"
+check_eq "sslmode=require: the agent ran and wrote" 0 $?
+check "sslmode=require: the connection used SSL" grep -q "as agent_test (SSL TLS" "$tmp/agent5.log"
+check "sslmode=require: samples arrived" [ "$(q "SELECT count(*) FROM parca.samples")" -gt 0 ]
 
 # --- a server that is not there, and a backlog bound that overflows
 "$agent" --dsn "host=127.0.0.1 port=$proxy_port connect_timeout=1" --flush-interval 0.5 \
