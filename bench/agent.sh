@@ -43,7 +43,17 @@ report() {
 
 python3 "$here/rusage.py" "$tmp/agent.rusage" "$agent" \
 	--dsn "host=127.0.0.1 port=$PGPORT user=agent_bench dbname=postgres" \
-	--duration "$seconds" 2>"$tmp/agent.log"
+	--duration "$seconds" 2>"$tmp/agent.log" &
+wrapper=$!
+# The steady state, without start-up (BTF, kallsyms, the first symbolization
+# of every running program): CPU ticks from 10 s to 1 s before the end.
+sleep 10
+agent_pid=$(pgrep -P $wrapper)
+ticks_at() { awk '{ print $14 + $15 }' "/proc/$agent_pid/stat"; }
+t10=$(ticks_at)
+sleep $((seconds - 11))
+tend=$(ticks_at)
+wait $wrapper
 python3 "$here/rusage.py" "$tmp/perf.rusage" \
 	perf record -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
 python3 "$here/rusage.py" "$tmp/report.rusage" \
@@ -51,6 +61,9 @@ python3 "$here/rusage.py" "$tmp/report.rusage" \
 
 echo "both cores busy, 19 Hz per CPU, $seconds s"
 report "parca-agent (sample+symbolize+write)" "$tmp/agent.rusage"
+awk -v a="$t10" -v b="$tend" -v t=$((seconds - 11)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+	printf "%-34s CPU %6.2f s in %d s       = %5.2f %% of one core\n",
+		"parca-agent, from 10 s to the end", (b - a) / hz, t, 100 * (b - a) / hz / t }'
 report "perf record -F 19 -a -g" "$tmp/perf.rusage"
 report "perf report (symbolize afterwards)" "$tmp/report.rusage"
 read -r values rows <<<"$(q "SELECT coalesce(sum(value), 0), count(*) FROM parca.samples" | tr '|' ' ')"
