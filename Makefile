@@ -20,7 +20,7 @@ DATA_built = $(EXTENSION)--$(EXTVERSION).sql
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = -lprotobuf-c -lz -lzstd
+SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml
 
 # Tests: pg_regress cases under test/regress, run by scripts/test.sh
 # against a temporary instance that preloads the library.

@@ -13,6 +13,7 @@ packages=(
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
 	golang-go python3
 	linux-perf openssl
+	chromium nodejs
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: installs dependencies, builds and installs the
 # extension and the agent, runs the pg_regress suite against a temporary
-# instance, then each end-to-end suite test/*/run.sh.
+# instance, then each end-to-end suite test/*/run.sh.  The last line
+# counts every pg_regress test and every end-to-end check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 
 bash scripts/deps.sh
 make -s -j2
@@ -13,7 +13,12 @@ make -s install
 # PostgreSQL will not run as root, and the clone may live where the
 # postgres user cannot read: pg_regress runs on a copy it owns.
 work=$(mktemp -d /tmp/parca-regress.XXXXXX)
+trap 'rm -rf "$work"' EXIT
 cp -r test/regress "$work/"
+mkdir -p "$work/regress/data"
+cp -r ../shared/testdata/pprof "$work/regress/data/"
+# A gzip bomb: 300 MB of zeros in a few hundred kB.
+head -c 300000000 /dev/zero | gzip -1 > "$work/regress/data/bomb.gz"
 chown -R postgres: "$work"
 pg_regress=$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress
 tests=$(cd test/regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
@@ -22,25 +27,30 @@ runuser -u postgres -- "$pg_regress" \
 	--inputdir="$work/regress" --outputdir="$work/regress" \
 	--temp-instance="$work/tmp_check" --port="${PARCA_REGRESS_PORT:-54391}" \
 	--temp-config="$work/regress/parca.conf" \
-	--bindir="$(pg_config --bindir)" $tests || status=1
-if [ $status -ne 0 ] && [ -f "$work/regress/regression.diffs" ]; then
-	head -n 300 "$work/regress/regression.diffs"
+	--load-extension=parca --bindir="$(pg_config --bindir)" $tests \
+	| tee "$work/pg_regress.log" || status=1
+if [ -f "$work/regress/regression.diffs" ]; then
+	status=1
+	head -n 400 "$work/regress/regression.diffs"
 fi
-regress_summary=$(grep -Eo '(All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed)' "$work/regress/regression.out" 2>/dev/null || true)
+passed=$(grep -cE '^(test| ) +[a-z0-9_]+ +\.\.\. ok' "$work/pg_regress.log" || true)
+failed=$(grep -cE '\.\.\. FAILED' "$work/pg_regress.log" || true)
+echo "pg_regress: $passed passed, $failed failed"
 
-suites_passed=0
-suites_failed=0
 for suite in test/*/run.sh; do
 	echo "=== $suite"
-	if bash "$suite"; then
-		suites_passed=$((suites_passed + 1))
-	else
-		suites_failed=$((suites_failed + 1))
+	bash "$suite" | tee "$work/suite.log" || status=1
+	counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/suite.log" | tail -1)
+	if [ -z "$counts" ]; then
+		echo "$suite printed no counts"
+		failed=$((failed + 1))
 		status=1
+		continue
 	fi
+	passed=$((passed + ${counts%% passed*}))
+	suite_failed=${counts#*, }
+	failed=$((failed + ${suite_failed%% failed}))
 done
 
-echo "pg_regress: ${regress_summary:-did not run}"
-echo "end-to-end suites: $suites_passed passed, $suites_failed failed"
-rm -rf "$work"
+echo "$passed passed, $failed failed"
 exit $status

@@ -106,3 +106,23 @@ CREATE FUNCTION parca_profile_stacks(profile) RETURNS bigint
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION parca_profile_total(profile) RETURNS bigint
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- location: one frame with its mapping and lines, as a value (JSON text form).
+CREATE TYPE location;
+CREATE FUNCTION location_in(cstring) RETURNS location
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION location_out(location) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION location_recv(internal) RETURNS location
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION location_send(location) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE location (
+    INPUT = location_in,
+    OUTPUT = location_out,
+    RECEIVE = location_recv,
+    SEND = location_send,
+    INTERNALLENGTH = VARIABLE,
+    STORAGE = extended
+);
+COMMENT ON TYPE location IS 'one frame: mapping (file, build id), normalized address and lines, innermost first';

@@ -19,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "common/ids.h"
+#include "metastore.h"
 #include "pprof/pprof.h"
 #include "profile.h"
 
@@ -153,21 +154,11 @@ lookup_id(HTAB *map, uint64 id)
 	return entry ? entry->pprof_id : 0;
 }
 
-static Datum
-ids_array(const uint64 *ids, int n)
-{
-	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
-
-	for (int i = 0; i < n; i++)
-		d[i] = Int64GetDatum((int64) ids[i]);
-	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 static void
 select_by_ids(const char *sql, const uint64 *ids, int n)
 {
 	Oid			argtypes[1] = {INT8ARRAYOID};
-	Datum		args[1] = {ids_array(ids, n)};
+	Datum		args[1] = {metastore_id_array(ids, n)};
 	MemoryContext cxt = CurrentMemoryContext;
 
 	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)

@@ -35,12 +35,18 @@
 PG_FUNCTION_INFO_V1(parca_ingest_pprof);
 PG_FUNCTION_INFO_V1(parca_series_id);
 
-/* What the samples with one list of pprof labels share. */
+/*
+ * What the samples with one list of pprof labels share.  Entries are
+ * keyed by a hash of the label list; "labels" is (key, str, num,
+ * num_unit) per label.  Two tables use it: one keyed by the string
+ * labels alone (they name the series), one by all labels (the numeric
+ * ones become num_labels).
+ */
 typedef struct LabelSetEntry
 {
-	uint64		hash;			/* hash key: of the label triples */
-	int			ntriples;
-	int64	   *triples;		/* (key, str, num, num_unit) per label */
+	uint64		hash;			/* hash key */
+	int			nlabels;
+	int64	   *labels;
 	int64	   *series_ids;		/* per sample type */
 	Datum		num_labels;		/* jsonb, or 0 for none */
 } LabelSetEntry;
@@ -51,8 +57,8 @@ typedef struct IngestState
 	LabelPair  *base;
 	int			nbase;
 	char	  **profile_types;	/* per sample type */
-	HTAB	   *label_sets;
-	LabelSetEntry *no_labels;	/* for samples without labels */
+	HTAB	   *series_sets;	/* string labels -> series_ids */
+	HTAB	   *num_label_sets;	/* all labels -> num_labels */
 } IngestState;
 
 static uint64
@@ -190,14 +196,60 @@ num_labels_jsonb(const Pprof *p, const Perftools__Profiles__Sample *s)
 	return any ? JsonbPGetDatum(JsonbValueToJsonb(result)) : (Datum) 0;
 }
 
-static void
-fill_label_set(IngestState *st, LabelSetEntry *e, const Perftools__Profiles__Sample *s)
+/*
+ * The entry of this sample's label list in table; *created says whether
+ * the caller must fill it.  string_only leaves numeric labels out.
+ */
+static LabelSetEntry *
+label_set_entry(HTAB *table, const Perftools__Profiles__Sample *s, bool string_only,
+				bool *created)
 {
+	int64	   *labels = palloc((s->n_label + 1) * 4 * sizeof(int64));
+	int			n = 0;
+	uint64		hash;
+	LabelSetEntry *e;
+	bool		found;
+
+	for (size_t i = 0; i < s->n_label; i++)
+	{
+		if (string_only && s->label[i]->str == 0)
+			continue;
+		labels[4 * n] = s->label[i]->key;
+		labels[4 * n + 1] = s->label[i]->str;
+		labels[4 * n + 2] = s->label[i]->num;
+		labels[4 * n + 3] = s->label[i]->num_unit;
+		n++;
+	}
+	hash = parca_hash64(labels, n * 4 * sizeof(int64));
+	e = hash_search(table, &hash, HASH_ENTER, &found);
+	if (found && e->nlabels == n && memcmp(e->labels, labels, n * 4 * sizeof(int64)) == 0)
+	{
+		pfree(labels);
+		*created = false;
+		return e;
+	}
+	if (found)					/* a 64-bit collision: use a private entry */
+		e = palloc0(sizeof(LabelSetEntry));
+	e->nlabels = n;
+	e->labels = labels;
+	*created = true;
+	return e;
+}
+
+/* The series of each sample type for this sample's string labels. */
+static const int64 *
+series_of(IngestState *st, const Perftools__Profiles__Sample *s)
+{
+	bool		created;
+	LabelSetEntry *e = label_set_entry(st->series_sets, s, true, &created);
 	const PprofMessage *m = st->p->msg;
-	LabelPair  *pairs = palloc((st->nbase + s->n_label + 1) * sizeof(LabelPair));
+	LabelPair  *pairs;
 	int			n = 0;
 	Jsonb	   *labels;
 
+	if (!created)
+		return e->series_ids;
+	pairs = palloc((st->nbase + s->n_label + 1) * sizeof(LabelPair));
 	for (int i = 0; i < st->nbase; i++)
 		pairs[n++] = st->base[i];
 	for (size_t i = 0; i < s->n_label; i++)
@@ -217,52 +269,22 @@ fill_label_set(IngestState *st, LabelSetEntry *e, const Perftools__Profiles__Sam
 	e->series_ids = palloc(m->n_sample_type * sizeof(int64));
 	for (size_t t = 0; t < m->n_sample_type; t++)
 		e->series_ids[t] = metastore_series_id(st->profile_types[t], labels);
-	e->num_labels = num_labels_jsonb(st->p, s);
+	return e->series_ids;
 }
 
-static LabelSetEntry *
-label_set_of(IngestState *st, const Perftools__Profiles__Sample *s)
+/* This sample's numeric labels as jsonb, or 0 when it has none. */
+static Datum
+num_labels_of(IngestState *st, const Perftools__Profiles__Sample *s)
 {
-	int			ntriples = (int) s->n_label;
-	int64	   *triples;
-	uint64		hash;
+	bool		created;
 	LabelSetEntry *e;
-	bool		found;
 
-	if (ntriples == 0)
-	{
-		if (st->no_labels == NULL)
-		{
-			st->no_labels = palloc0(sizeof(LabelSetEntry));
-			fill_label_set(st, st->no_labels, s);
-		}
-		return st->no_labels;
-	}
-	triples = palloc(ntriples * 4 * sizeof(int64));
-	for (int i = 0; i < ntriples; i++)
-	{
-		triples[4 * i] = s->label[i]->key;
-		triples[4 * i + 1] = s->label[i]->str;
-		triples[4 * i + 2] = s->label[i]->num;
-		triples[4 * i + 3] = s->label[i]->num_unit;
-	}
-	hash = parca_hash64(triples, ntriples * 4 * sizeof(int64));
-	e = hash_search(st->label_sets, &hash, HASH_ENTER, &found);
-	if (found && e->ntriples == ntriples &&
-		memcmp(e->triples, triples, ntriples * 4 * sizeof(int64)) == 0)
-	{
-		pfree(triples);
-		return e;
-	}
-	if (found)
-	{
-		/* A 64-bit collision between two label lists: do not cache. */
-		e = palloc0(sizeof(LabelSetEntry));
-	}
-	e->ntriples = ntriples;
-	e->triples = triples;
-	fill_label_set(st, e, s);
-	return e;
+	if (s->n_label == 0)
+		return (Datum) 0;
+	e = label_set_entry(st->num_label_sets, s, false, &created);
+	if (created)
+		e->num_labels = num_labels_jsonb(st->p, s);
+	return e->num_labels;
 }
 
 /* Inserting rows: all share time, period and duration. */
@@ -327,7 +349,8 @@ write_samples(IngestState *st, const uint64 *location_ids)
 	for (size_t i = 0; i < m->n_sample; i++)
 	{
 		const Perftools__Profiles__Sample *s = m->sample[i];
-		LabelSetEntry *ls;
+		const int64 *series_ids;
+		Datum		sample_num_labels;
 		Datum		stack = (Datum) 0;
 
 		if ((i & 1023) == 0)
@@ -337,7 +360,8 @@ write_samples(IngestState *st, const uint64 *location_ids)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("sample %zu has %zu frames, more than the limit of %d",
 							i, s->n_location_id, STACKTRACE_MAX_FRAMES)));
-		ls = label_set_of(st, s);
+		series_ids = series_of(st, s);
+		sample_num_labels = num_labels_of(st, s);
 		for (size_t t = 0; t < m->n_sample_type; t++)
 		{
 			if (s->value[t] == 0)
@@ -348,11 +372,11 @@ write_samples(IngestState *st, const uint64 *location_ids)
 					frames[j] = location_ids[pprof_id_lookup(st->p->locations, s->location_id[j])];
 				stack = PointerGetDatum(stacktrace_from_frames(frames, (int) s->n_location_id));
 			}
-			series[nrows] = Int64GetDatum(ls->series_ids[t]);
+			series[nrows] = Int64GetDatum(series_ids[t]);
 			stacks[nrows] = stack;
 			values[nrows] = Int64GetDatum(s->value[t]);
-			num_labels[nrows] = ls->num_labels;
-			num_nulls[nrows] = ls->num_labels == (Datum) 0;
+			num_labels[nrows] = sample_num_labels;
+			num_nulls[nrows] = sample_num_labels == (Datum) 0;
 			nrows++;
 		}
 	}
@@ -411,8 +435,10 @@ parca_ingest_pprof(PG_FUNCTION_ARGS)
 	ctl.keysize = sizeof(uint64);
 	ctl.entrysize = sizeof(LabelSetEntry);
 	ctl.hcxt = work;
-	st.label_sets = hash_create("parca ingest label sets", 64, &ctl,
-								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	st.series_sets = hash_create("parca ingest series", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	st.num_label_sets = hash_create("parca ingest numeric labels", 64, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -45,21 +45,23 @@ typedef struct SeriesCacheEntry
 
 typedef struct PendingId
 {
-	int			nest_level;
-	bool		is_series;
-	uint64		id;				/* id, or series key hash */
+	uint64		id;				/* hash key */
 	bool		symbolized;
-	char	   *series_key;
-	Size		series_key_len;
-	int64		series_id;
+	int			nest_level;
 } PendingId;
+
+/* A series this transaction found or created, not yet committed. */
+typedef struct PendingSeries
+{
+	SeriesCacheEntry series;	/* key_hash first: the hash key */
+	int			nest_level;
+} PendingSeries;
 
 static MemoryContext cache_cxt = NULL;
 static HTAB *id_cache = NULL;
 static HTAB *series_cache = NULL;
-static PendingId *pending = NULL;
-static int	npending = 0;
-static int	pending_cap = 0;
+static HTAB *pending_series = NULL;
+static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
 
@@ -70,8 +72,8 @@ reset_caches(void)
 		MemoryContextReset(cache_cxt);
 	id_cache = NULL;
 	series_cache = NULL;
-	pending = NULL;
-	npending = pending_cap = 0;
+	pending_series = NULL;
+	pending_ids = NULL;
 	stacktrace_oid = stacktrace_array_oid = InvalidOid;
 }
 
@@ -95,44 +97,82 @@ relcache_callback(Datum arg, Oid relid)
 static void
 forget_pending(int from_level)
 {
-	int			kept = 0;
+	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
+	PendingSeries *ps;
 
-	for (int i = 0; i < npending; i++)
-		if (pending[i].nest_level < from_level)
-			pending[kept++] = pending[i];
-	npending = kept;
+	if (pending_ids == NULL)
+		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
+		if (pi->nest_level >= from_level)
+			hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+		if (ps->nest_level >= from_level)
+		{
+			pfree(ps->series.key);
+			hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
+		}
 }
 
 static void
 apply_pending(void)
 {
-	for (int i = 0; i < npending && id_cache != NULL; i++)
+	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
+	PendingSeries *ps;
+
+	if (pending_ids == NULL)
+		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
 	{
-		PendingId  *p = &pending[i];
-		bool		found;
-
-		if (!p->is_series)
+		if (hash_get_num_entries(id_cache) < ID_CACHE_MAX_ENTRIES)
 		{
-			IdCacheEntry *e;
+			bool		found;
+			IdCacheEntry *e = hash_search(id_cache, &pi->id, HASH_ENTER, &found);
 
-			if (hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-				continue;
-			e = hash_search(id_cache, &p->id, HASH_ENTER, &found);
-			e->symbolized = p->symbolized || (found && e->symbolized);
+			e->symbolized = pi->symbolized || (found && e->symbolized);
 		}
-		else
-		{
-			SeriesCacheEntry *e;
-
-			if (hash_get_num_entries(series_cache) >= SERIES_CACHE_MAX_ENTRIES)
-				continue;
-			e = hash_search(series_cache, &p->id, HASH_ENTER, &found);
-			e->key = p->series_key;
-			e->key_len = p->series_key_len;
-			e->series_id = p->series_id;
-		}
+		hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
 	}
-	npending = 0;
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+	{
+		SeriesCacheEntry *e = NULL;
+		bool		found = false;
+
+		if (hash_get_num_entries(series_cache) < SERIES_CACHE_MAX_ENTRIES)
+			e = hash_search(series_cache, &ps->series.key_hash, HASH_ENTER, &found);
+		if (found)
+			pfree(e->key);
+		if (e != NULL)
+			*e = ps->series;
+		else
+			pfree(ps->series.key);
+		hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
+	}
+}
+
+/* Entries of this subtransaction now belong to its parent. */
+static void
+promote_pending(int level)
+{
+	HASH_SEQ_STATUS seq;
+	PendingId  *pi;
+	PendingSeries *ps;
+
+	if (pending_ids == NULL)
+		return;
+	hash_seq_init(&seq, pending_ids);
+	while ((pi = hash_seq_search(&seq)) != NULL)
+		if (pi->nest_level >= level)
+			pi->nest_level = level - 1;
+	hash_seq_init(&seq, pending_series);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+		if (ps->nest_level >= level)
+			ps->nest_level = level - 1;
 }
 
 static void
@@ -147,7 +187,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
-			npending = 0;
+			forget_pending(0);
 			break;
 		default:
 			break;
@@ -163,11 +203,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 		forget_pending(level);
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		for (int i = 0; i < npending; i++)
-			if (pending[i].nest_level >= level)
-				pending[i].nest_level = level - 1;
-	}
+		promote_pending(level);
 }
 
 static void
@@ -201,38 +237,56 @@ ensure_caches(void)
 		series_cache = hash_create("parca series cache", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-}
-
-static PendingId *
-add_pending(void)
-{
-	if (npending == pending_cap)
+	if (pending_ids == NULL)
 	{
-		pending_cap = Max(64, pending_cap * 2);
-		pending = pending ? repalloc_huge(pending, pending_cap * sizeof(PendingId))
-			: MemoryContextAllocHuge(cache_cxt, pending_cap * sizeof(PendingId));
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(PendingId);
+		ctl.hcxt = cache_cxt;
+		pending_ids = hash_create("parca pending ids", 4096, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	memset(&pending[npending], 0, sizeof(PendingId));
-	pending[npending].nest_level = GetCurrentTransactionNestLevel();
-	return &pending[npending++];
+	if (pending_series == NULL)
+	{
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(PendingSeries);
+		ctl.hcxt = cache_cxt;
+		pending_series = hash_create("parca pending series", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 }
 
 static void
 remember_id(uint64 id, bool symbolized)
 {
-	PendingId  *p = add_pending();
+	bool		found;
+	PendingId  *p = hash_search(pending_ids, &id, HASH_ENTER, &found);
 
-	p->id = id;
-	p->symbolized = symbolized;
+	/*
+	 * A location symbolized here, in a deeper subtransaction than stored,
+	 * moves to this level: should this level abort, forgetting the id
+	 * altogether only costs a look-up later.
+	 */
+	if (!found || (symbolized && !p->symbolized))
+		p->nest_level = GetCurrentTransactionNestLevel();
+	p->symbolized = symbolized || (found && p->symbolized);
 }
 
-/* Cached, and (for locations that now have lines) no symbolization due. */
+/*
+ * Stored already, committed or by this transaction, and (for locations
+ * that now have lines) no symbolization due.
+ */
 static bool
 known(uint64 id, bool have_lines)
 {
 	IdCacheEntry *e = hash_search(id_cache, &id, HASH_FIND, NULL);
+	PendingId  *p;
 
-	return e != NULL && (e->symbolized || !have_lines);
+	if (e != NULL && (e->symbolized || !have_lines))
+		return true;
+	p = hash_search(pending_ids, &id, HASH_FIND, NULL);
+	return p != NULL && (p->symbolized || !have_lines);
 }
 
 /* --- SPI helpers -------------------------------------------------------- */
@@ -271,8 +325,8 @@ run_plan(SavedPlan *sp, Datum *values, const char *nulls, int expected)
 		elog(ERROR, "metastore statement failed (%s): %s", SPI_result_code_string(rc), sp->sql);
 }
 
-static Datum
-int8_array(const uint64 *v, int n)
+Datum
+metastore_id_array(const uint64 *v, int n)
 {
 	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
 
@@ -315,7 +369,7 @@ typedef struct FoundId
 static HTAB *
 find_stored(SavedPlan *sp, const uint64 *ids, int n)
 {
-	Datum		arg = int8_array(ids, n);
+	Datum		arg = metastore_id_array(ids, n);
 	HASHCTL		ctl;
 	HTAB	   *found;
 
@@ -389,7 +443,7 @@ register_mappings(const MetaMapping *m, int n)
 	}
 	if (nnew > 0)
 	{
-		Datum		args[3] = {int8_array(ids, nnew), text_array(build_ids, nnew),
+		Datum		args[3] = {metastore_id_array(ids, nnew), text_array(build_ids, nnew),
 		text_array(files, nnew)};
 
 		run_plan(&insert_mappings, args, NULL, SPI_OK_INSERT);
@@ -439,9 +493,9 @@ register_functions(const MetaFunction *f, int n)
 	}
 	if (nnew > 0)
 	{
-		Datum		args[5] = {int8_array(ids, nnew), text_array(names, nnew),
+		Datum		args[5] = {metastore_id_array(ids, nnew), text_array(names, nnew),
 			text_array(system_names, nnew), text_array(filenames, nnew),
-		int8_array(start_lines, nnew)};
+		metastore_id_array(start_lines, nnew)};
 
 		run_plan(&insert_functions, args, NULL, SPI_OK_INSERT);
 	}
@@ -577,14 +631,14 @@ register_locations(const MetaLocation *l, int n)
 	if (ins.n > 0)
 	{
 		Datum		args[8] = {
-			int8_array(ins.ids, ins.n),
+			metastore_id_array(ins.ids, ins.n),
 			datum_array(ins.mapping_ids, ins.mapping_nulls, ins.n, INT8OID),
-			int8_array(ins.addresses, ins.n),
+			metastore_id_array(ins.addresses, ins.n),
 			datum_array(ins.lo, NULL, ins.n, INT4OID),
 			datum_array(ins.hi, NULL, ins.n, INT4OID),
 			datum_array(ins.folded, NULL, ins.n, BOOLOID),
-			int8_array(ins.flat_functions, ins.nflat),
-			int8_array(ins.flat_lines, ins.nflat)
+			metastore_id_array(ins.flat_functions, ins.nflat),
+			metastore_id_array(ins.flat_lines, ins.nflat)
 		};
 
 		run_plan(&insert_locations, args, NULL, SPI_OK_INSERT);
@@ -592,11 +646,11 @@ register_locations(const MetaLocation *l, int n)
 	if (upd.n > 0)
 	{
 		Datum		args[5] = {
-			int8_array(upd.ids, upd.n),
+			metastore_id_array(upd.ids, upd.n),
 			datum_array(upd.lo, NULL, upd.n, INT4OID),
 			datum_array(upd.hi, NULL, upd.n, INT4OID),
-			int8_array(upd.flat_functions, upd.nflat),
-			int8_array(upd.flat_lines, upd.nflat)
+			metastore_id_array(upd.flat_functions, upd.nflat),
+			metastore_id_array(upd.flat_lines, upd.nflat)
 		};
 
 		run_plan(&symbolize_locations, args, NULL, SPI_OK_UPDATE);
@@ -636,7 +690,7 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	uint64		key_hash;
 	SeriesCacheEntry *e;
 	Datum		args[2];
-	PendingId  *p;
+	PendingSeries *p;
 	bool		isnull;
 	int64		id;
 
@@ -645,13 +699,10 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	strcpy(key + type_len + 1, labels_text);
 	key_hash = parca_hash64(key, key_len);
 	e = hash_search(series_cache, &key_hash, HASH_FIND, NULL);
+	if (e == NULL)
+		e = hash_search(pending_series, &key_hash, HASH_FIND, NULL);
 	if (e != NULL && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
 		return e->series_id;
-	for (int i = npending - 1; i >= 0; i--)
-		if (pending[i].is_series && pending[i].id == key_hash &&
-			pending[i].series_key_len == key_len &&
-			memcmp(pending[i].series_key, key, key_len) == 0)
-			return pending[i].series_id;
 
 	args[0] = CStringGetTextDatum(profile_type);
 	args[1] = JsonbPGetDatum(labels);
@@ -666,13 +717,13 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 		elog(ERROR, "series for profile type \"%s\" could not be stored", profile_type);
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	p = add_pending();
-	p->is_series = true;
-	p->id = key_hash;
-	p->series_key = MemoryContextAlloc(cache_cxt, key_len);
-	memcpy(p->series_key, key, key_len);
-	p->series_key_len = key_len;
-	p->series_id = id;
+	/* On a 64-bit collision the newer key simply takes the slot. */
+	p = hash_search(pending_series, &key_hash, HASH_ENTER, NULL);
+	p->series.key = MemoryContextAlloc(cache_cxt, key_len);
+	memcpy(p->series.key, key, key_len);
+	p->series.key_len = key_len;
+	p->series.series_id = id;
+	p->nest_level = GetCurrentTransactionNestLevel();
 	return id;
 }
 

@@ -53,6 +53,9 @@ extern void metastore_register(const MetaMapping *mappings, int nmappings,
 /* The series id of a profile type and label set, created if new. */
 extern int64 metastore_series_id(const char *profile_type, Jsonb *labels);
 
+/* Ids (or any 64-bit values) as a bigint[] datum, for SPI arguments. */
+extern Datum metastore_id_array(const uint64 *ids, int n);
+
 /* The type OIDs of the extension's stacktrace and stacktrace[]. */
 extern Oid	metastore_stacktrace_type(bool array);
 

@@ -13,6 +13,8 @@
 #include "utils/guc.h"
 
 #include "parca.h"
+#include "columnar/columnar.h"
+#include "scrape/scrape.h"
 
 PG_MODULE_MAGIC;
 
@@ -32,5 +34,7 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	columnar_init();
+	scrape_init();
 	MarkGUCPrefixReserved("parca");
 }

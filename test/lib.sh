@@ -14,7 +14,8 @@ fail_count=0
 # start_cluster PORT [extra postgresql.conf lines...]
 # Sets PGDATA_DIR, PGPORT, PGHOST, PGUSER, PGDATABASE for psql calls.
 start_cluster() {
-	local port=$1; shift
+	# PARCA_TEST_PORT_OFFSET moves every suite's port, to run beside another run.
+	local port=$(( $1 + ${PARCA_TEST_PORT_OFFSET:-0} )); shift
 	PGDATA_DIR=$(mktemp -d /tmp/parca-test-pg.XXXXXX)
 	chown postgres: "$PGDATA_DIR"
 	runuser -u postgres -- "$PG_BIN/initdb" -D "$PGDATA_DIR/data" -A trust -U postgres >/dev/null

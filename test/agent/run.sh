@@ -11,9 +11,9 @@ if [ ! -x "$agent" ]; then
 	echo "FAIL - $agent is not built"
 	exit 1
 fi
-port=${PARCA_AGENT_TEST_PORT:-54442}
+start_cluster "${PARCA_AGENT_TEST_PORT:-54442}"
+port=$PGPORT
 proxy_port=$((port + 1))
-start_cluster "$port"
 tmp=$(mktemp -d)
 cleanup() {
 	[ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null

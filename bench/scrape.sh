@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The scrape worker under load: 200 targets (one Go program listening on
+# 200 ports), all five default profiles every 10 s, for 5 minutes.
+# Reports the worker's CPU as a share of one core, its resident memory,
+# the sample rows stored per second and the spread of scrape durations.
+#
+#   BENCH_SCRAPE_TARGETS   number of targets (200)
+#   BENCH_SCRAPE_SECONDS   measured time after a 30 s warm-up (300)
+#   BENCH_SCRAPE_PORT      PostgreSQL port (54432)
+#   BENCH_SCRAPE_HTTP      first HTTP port (18100)
+set -uo pipefail
+. "$(dirname "$0")/../test/lib.sh"
+
+targets=${BENCH_SCRAPE_TARGETS:-200}
+seconds=${BENCH_SCRAPE_SECONDS:-300}
+port=${BENCH_SCRAPE_PORT:-54432}
+http=${BENCH_SCRAPE_HTTP:-18100}
+
+tmp=$(mktemp -d /tmp/parca-scrape-bench.XXXXXX)
+target_pid=
+cleanup() {
+	[ -n "$target_pid" ] && kill "$target_pid" 2>/dev/null
+	stop_cluster
+	rm -rf "$tmp"
+}
+export HOME=$tmp GOCACHE=$tmp/gocache GOPATH=$tmp/gopath GOFLAGS= GO111MODULE=off
+go build -o "$tmp/pprof_target" "$TEST_ROOT/scrape/pprof_target.go" || exit 1
+
+start_cluster "$port"
+trap cleanup EXIT
+# One process serves every port; its CPU profiler is shared (-shared-cpu).
+"$tmp/pprof_target" -port "$http" -ports "$targets" -shared-cpu -duty 0.05 >"$tmp/target.log" 2>&1 &
+target_pid=$!
+sleep 1
+
+q "INSERT INTO parca.scrape_jobs (job_name) VALUES ('bench')"
+q "INSERT INTO parca.scrape_targets (job_name, address)
+   SELECT 'bench', '127.0.0.1:' || p FROM generate_series($http, $http + $targets - 1) p"
+q "CREATE TABLE bench_scrapes (url text, profile text, last_scrape timestamptz, last_duration interval,
+                               health text, last_error text, UNIQUE (url, last_scrape))"
+snapshot() {
+	q "INSERT INTO bench_scrapes SELECT url, labels->>'__name__', last_scrape, last_duration, health, last_error
+	   FROM parca.targets WHERE last_scrape IS NOT NULL ON CONFLICT DO NOTHING"
+}
+
+pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker'")
+echo "scrape bench: $targets targets x 5 profiles every 10 s; worker pid $pid; warm-up 30 s, then $seconds s"
+sleep 30
+snapshot
+q "TRUNCATE bench_scrapes"
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+status_kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
+clk=$(getconf CLK_TCK)
+ticks0=$(cpu_ticks)
+rows0=$(q "SELECT count(*) FROM parca.samples")
+start=$(date +%s.%N)
+start_ts=$(q "SELECT now()")
+max_rss=0 max_anon=0
+end=$((SECONDS + seconds))
+while [ $SECONDS -lt $end ]; do
+	sleep 2
+	snapshot
+	rss=$(status_kb VmRSS) anon=$(status_kb RssAnon)
+	[ "$rss" -gt "$max_rss" ] && max_rss=$rss
+	[ "$anon" -gt "$max_anon" ] && max_anon=$anon
+done
+ticks1=$(cpu_ticks)
+rows1=$(q "SELECT count(*) FROM parca.samples")
+stop=$(date +%s.%N)
+
+elapsed=$(echo "$stop - $start" | bc -l)
+printf "worker CPU: %.2f %% of one core\n" "$(echo "100 * ($ticks1 - $ticks0) / $clk / $elapsed" | bc -l)"
+printf "worker resident memory: max VmRSS %.1f MB (max RssAnon %.1f MB; RssFile %.1f MB and RssShmem %.1f MB now: shared libraries and shared buffers)\n" \
+	"$(echo "$max_rss / 1024" | bc -l)" "$(echo "$max_anon / 1024" | bc -l)" \
+	"$(echo "$(status_kb RssFile) / 1024" | bc -l)" "$(echo "$(status_kb RssShmem) / 1024" | bc -l)"
+printf "samples stored: %.0f rows/s (%d rows in %.0f s)\n" \
+	"$(echo "($rows1 - $rows0) / $elapsed" | bc -l)" $((rows1 - rows0)) "$elapsed"
+q "SELECT format('scrapes: %s in %s s (%s/s), %s failed', count(*), round($elapsed), round(count(*) / $elapsed, 1),
+                 count(*) FILTER (WHERE health <> 'up'))
+   FROM bench_scrapes WHERE last_scrape >= '$start_ts'"
+echo "scrape duration spread (s), by profile:"
+psql -X -c "SELECT profile, count(*) AS scrapes,
+       round(min(extract(epoch FROM last_duration))::numeric, 4) AS min,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM last_duration))::numeric, 4) AS p50,
+       round(percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM last_duration))::numeric, 4) AS p90,
+       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM last_duration))::numeric, 4) AS p99,
+       round(max(extract(epoch FROM last_duration))::numeric, 4) AS max
+  FROM bench_scrapes WHERE last_scrape >= '$start_ts' GROUP BY profile ORDER BY profile"
+q "SELECT 'errors: ' || string_agg(DISTINCT last_error, '; ') FROM bench_scrapes
+   WHERE last_scrape >= '$start_ts' AND last_error IS NOT NULL"

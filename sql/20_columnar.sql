@@ -1,0 +1,67 @@
+-- The parca_columnar table access method (src/columnar/).
+--
+-- Stripe catalog: one row per stripe of every columnar table, keyed by
+-- the storage id in the table's metapage (a new storage on TRUNCATE).
+-- Small stripes keep their data inline here until compaction merges them.
+CREATE TABLE parca.columnar_stripes (
+    storage_id  bigint NOT NULL,
+    first_row   bigint NOT NULL,        -- lowest row number in the stripe
+    row_count   bigint NOT NULL,
+    first_block bigint NOT NULL,        -- first data page; -1: data inline
+    data_size   bigint NOT NULL,        -- bytes of chunk data
+    directory   bytea NOT NULL,         -- row ranges, columns, chunks (min/max)
+    inline_data bytea,                  -- the data of a small stripe
+    PRIMARY KEY (storage_id, first_row)
+);
+-- Chunks are compressed already.
+ALTER TABLE parca.columnar_stripes ALTER directory SET STORAGE EXTERNAL;
+ALTER TABLE parca.columnar_stripes ALTER inline_data SET STORAGE EXTERNAL;
+
+CREATE SEQUENCE parca.columnar_storage_seq;
+
+-- Per-table options; NULL: the parca.columnar_* setting.
+CREATE TABLE parca.columnar_options (
+    relid             oid PRIMARY KEY,
+    stripe_rows       integer CHECK (stripe_rows BETWEEN 1000 AND 100000000),
+    chunk_group_rows  integer CHECK (chunk_group_rows BETWEEN 100 AND 1000000),
+    compression_level integer CHECK (compression_level BETWEEN 0 AND 19)
+);
+
+CREATE FUNCTION parca_columnar_handler(internal) RETURNS table_am_handler
+    AS 'MODULE_PATHNAME' LANGUAGE C;
+CREATE ACCESS METHOD parca_columnar TYPE TABLE HANDLER parca_columnar_handler;
+COMMENT ON ACCESS METHOD parca_columnar IS 'compressed column chunks with min/max skipping (parca)';
+
+-- Set a table's options (NULL leaves an option as it is).  They apply
+-- to stripes written from now on.
+CREATE FUNCTION parca_columnar_set_options(
+    tbl regclass,
+    compression_level integer DEFAULT NULL,
+    stripe_rows integer DEFAULT NULL,
+    chunk_group_rows integer DEFAULT NULL) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO parca.columnar_options AS o
+        VALUES (tbl, stripe_rows, chunk_group_rows, compression_level)
+    ON CONFLICT (relid) DO UPDATE SET
+        stripe_rows = coalesce(EXCLUDED.stripe_rows, o.stripe_rows),
+        chunk_group_rows = coalesce(EXCLUDED.chunk_group_rows, o.chunk_group_rows),
+        compression_level = coalesce(EXCLUDED.compression_level, o.compression_level);
+$$;
+
+-- Merge the small (inline) stripes of a table; returns how many.
+CREATE FUNCTION parca_columnar_compact(tbl regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+-- Check that every stripe decodes and every count agrees; raises an
+-- error (data_corrupted) naming the first problem.
+CREATE FUNCTION parca_columnar_check(tbl regclass,
+    OUT stripes bigint, OUT inline_stripes bigint, OUT rows bigint, OUT data_blocks bigint)
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+-- One row per chunk: how each column of each chunk group is stored.
+CREATE FUNCTION parca_columnar_chunks(tbl regclass,
+    OUT stripe bigint, OUT inline boolean, OUT chunk_group integer, OUT attname text,
+    OUT encoding text, OUT compressed boolean, OUT stored_bytes integer,
+    OUT raw_bytes integer, OUT nulls integer, OUT min text, OUT max text)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT;

@@ -1,0 +1,256 @@
+/*
+ * columnar_check.c
+ *		parca_columnar_check(): the integrity check of a columnar table, and
+ *		parca_columnar_chunks(): what each chunk holds and how it is encoded.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "funcapi.h"
+#include "port/pg_crc32c.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+#include "columnar/columnar.h"
+
+PG_FUNCTION_INFO_V1(parca_columnar_check);
+PG_FUNCTION_INFO_V1(parca_columnar_chunks);
+
+static Relation
+open_columnar(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+
+	if (!columnar_is_columnar(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a parca_columnar table", RelationGetRelationName(rel))));
+	return rel;
+}
+
+static void
+corrupt(Relation rel, ColumnarStripe *s, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar table \"%s\" is damaged: %s", RelationGetRelationName(rel), what),
+			 s ? errdetail("In the stripe that starts at row number " INT64_FORMAT ".",
+						   s->first_row) : 0));
+}
+
+static int
+row_range_cmp(const void *a, const void *b)
+{
+	const ColumnarRowRange *x = a;
+	const ColumnarRowRange *y = b;
+
+	return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0);
+}
+
+/*
+ * parca_columnar_check(regclass) -> (stripes, inline_stripes, rows, data_blocks)
+ *
+ * Raises an error naming the first problem: a bad metapage, overlapping
+ * row numbers or pages, a stripe past the end of the relation, a chunk
+ * whose CRC does not match, a chunk that does not decode, or a stripe
+ * whose decoded rows do not match its count.
+ */
+Datum
+parca_columnar_check(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_columnar(PG_GETARG_OID(0));
+	ColumnarMetaPage meta = columnar_read_metapage(rel);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	List	   *stripes = columnar_load_stripes(meta.storage_id, snapshot);
+	int			nranges = 0;
+	ColumnarRowRange *ranges;
+	ColumnarRowRange *blocks;
+	int			nblockranges = 0;
+	int64		rows = 0;
+	int64		ninline = 0;
+	int64		data_blocks = 0;
+	Bitmapset  *attrs = NULL;
+	StringInfoData stored;
+	ListCell   *lc;
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	for (int i = 1; i <= RelationGetDescr(rel)->natts; i++)
+		attrs = bms_add_member(attrs, i);
+	foreach(lc, stripes)
+		nranges += ((ColumnarStripe *) lfirst(lc))->nranges;
+	ranges = palloc(sizeof(ColumnarRowRange) * Max(nranges, 1));
+	blocks = palloc(sizeof(ColumnarRowRange) * Max(list_length(stripes), 1));
+	nranges = 0;
+	initStringInfo(&stored);
+
+	foreach(lc, stripes)
+	{
+		ColumnarStripe *s = lfirst(lc);
+		int64		count = 0;
+		int64		decoded = 0;
+		ColumnarReadState *rs;
+		Datum	   *v = palloc(sizeof(Datum) * Max(RelationGetDescr(rel)->natts, 1));
+		bool	   *n = palloc(sizeof(bool) * Max(RelationGetDescr(rel)->natts, 1));
+		int64		rownum;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < s->nranges; i++)
+		{
+			if (s->ranges[i].count <= 0 || s->ranges[i].first < 0 ||
+				s->ranges[i].first + s->ranges[i].count > meta.next_row)
+				corrupt(rel, s, "row numbers out of range");
+			count += s->ranges[i].count;
+			ranges[nranges++] = s->ranges[i];
+		}
+		if (count != s->row_count)
+			corrupt(rel, s, "row numbers do not add up to the row count");
+		if (s->natts > RelationGetDescr(rel)->natts)
+			corrupt(rel, s, "more columns than the table");
+		if (s->group_rows <= 0 ||
+			s->ngroups != (s->row_count + s->group_rows - 1) / s->group_rows)
+			corrupt(rel, s, "chunk group count does not match the row count");
+		if (s->first_block < 0)
+			ninline++;
+		else
+		{
+			int64		npages = (s->data_size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
+
+			if (s->first_block < 1 || s->first_block + npages > nblocks)
+				corrupt(rel, s, "data pages past the end of the relation");
+			blocks[nblockranges].first = s->first_block;
+			blocks[nblockranges].count = npages;
+			nblockranges++;
+			data_blocks += npages;
+		}
+		/* every chunk's bytes as written */
+		for (int a = 0; a < s->natts; a++)
+		{
+			for (int g = -1; g < s->ngroups; g++)
+			{
+				ColumnarChunk *ch = g < 0 ? &s->columns[a].dict : COLUMNAR_CHUNK(s, a, g);
+				pg_crc32c	crc;
+
+				if (g < 0 && !s->columns[a].has_dict)
+					continue;
+				if (g >= 0 && ch->encoding == ENC_ALL_NULL)
+					continue;
+				if (ch->encoding >= ENC_COUNT)
+					corrupt(rel, s, "unknown chunk encoding");
+				columnar_read_stored(rel, s, ch, &stored);
+				INIT_CRC32C(crc);
+				COMP_CRC32C(crc, stored.data, stored.len);
+				FIN_CRC32C(crc);
+				if (crc != ch->crc)
+					corrupt(rel, s, "chunk checksum mismatch");
+			}
+		}
+		/* every row decodes */
+		rs = columnar_read_stripes(rel, list_make1(s), attrs);
+		while (columnar_read_next(rs, v, n, &rownum))
+			decoded++;
+		columnar_read_end(rs);
+		if (decoded != s->row_count)
+			corrupt(rel, s, "decoded rows do not match the row count");
+		rows += decoded;
+	}
+
+	qsort(ranges, nranges, sizeof(ColumnarRowRange), row_range_cmp);
+	for (int i = 1; i < nranges; i++)
+		if (ranges[i - 1].first + ranges[i - 1].count > ranges[i].first)
+			corrupt(rel, NULL, "two stripes share row numbers");
+	qsort(blocks, nblockranges, sizeof(ColumnarRowRange), row_range_cmp);
+	for (int i = 1; i < nblockranges; i++)
+		if (blocks[i - 1].first + blocks[i - 1].count > blocks[i].first)
+			corrupt(rel, NULL, "two stripes share data pages");
+
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	values[0] = Int64GetDatum(list_length(stripes));
+	values[1] = Int64GetDatum(ninline);
+	values[2] = Int64GetDatum(rows);
+	values[3] = Int64GetDatum(data_blocks);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/*
+ * parca_columnar_chunks(regclass) -> one row per chunk: stripe, chunk group
+ * (-1: the stripe dictionary), column, encoding, compression, sizes, nulls,
+ * min and max.
+ */
+Datum
+parca_columnar_chunks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel = open_columnar(PG_GETARG_OID(0));
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot);
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, stripes)
+	{
+		ColumnarStripe *s = lfirst(lc);
+
+		for (int a = 0; a < s->natts && a < desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a);
+
+			if (att->attisdropped)
+				continue;
+			for (int g = -1; g < s->ngroups; g++)
+			{
+				ColumnarChunk *ch = g < 0 ? &s->columns[a].dict : COLUMNAR_CHUNK(s, a, g);
+				Datum		values[11];
+				bool		nulls[11] = {0};
+				const char *enc;
+
+				if (g < 0 && !s->columns[a].has_dict)
+					continue;
+				if (g < 0)
+					enc = "dictionary";
+				else if (ch->encoding == ENC_DICT)
+					enc = psprintf("dict(%s)", columnar_encoding_names[ch->index_encoding]);
+				else
+					enc = columnar_encoding_names[ch->encoding];
+				values[0] = Int64GetDatum(s->first_row);
+				values[1] = BoolGetDatum(s->first_block < 0);
+				values[2] = Int32GetDatum(g);
+				values[3] = CStringGetTextDatum(NameStr(att->attname));
+				values[4] = CStringGetTextDatum(enc);
+				values[5] = BoolGetDatum(ch->rawsize > 0);
+				values[6] = Int32GetDatum(ch->size);
+				values[7] = Int32GetDatum(ch->rawsize > 0 ? ch->rawsize : ch->size);
+				values[8] = Int32GetDatum(g < 0 ? s->columns[a].ndict : ch->nnulls);
+				if (g >= 0 && ch->has_minmax)
+				{
+					Oid			out;
+					bool		varlena;
+
+					getTypeOutputInfo(att->atttypid, &out, &varlena);
+					values[9] = CStringGetTextDatum(OidOutputFunctionCall(out,
+																		  columnar_int_to_datum(ch->min, att->attlen)));
+					values[10] = CStringGetTextDatum(OidOutputFunctionCall(out,
+																		   columnar_int_to_datum(ch->max, att->attlen)));
+				}
+				else
+					nulls[9] = nulls[10] = true;
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+		}
+	}
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}

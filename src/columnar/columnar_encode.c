@@ -1,0 +1,422 @@
+/*
+ * columnar_encode.c
+ *		Integer encodings of column chunks, and zstd.
+ *
+ * Values of pass-by-value columns (and dictionary indexes) are int64.
+ * Each chunk is encoded every way that fits and the smallest wins:
+ *	FOR		frame of reference: the minimum, then (value - min) bit-packed
+ *			at the width of the largest difference;
+ *	RLE		runs of (zigzag varint value, varint count);
+ *	DELTA_*	the first value, then the differences to the previous value,
+ *			FOR or RLE (times of profiles: runs of equal stamps, steps);
+ *	DOD_FOR	the first value and delta, then delta-of-delta, FOR (regular
+ *			intervals).
+ * The encoded chunk is then compressed with zstd.
+ */
+#include "postgres.h"
+
+#include <zstd.h>
+
+#include "lib/stringinfo.h"
+
+#include "columnar/columnar.h"
+
+const char *const columnar_encoding_names[ENC_COUNT] = {
+	"all_null", "for", "rle", "delta_for", "delta_rle", "dod_for", "dict", "plain"
+};
+
+static void
+put_varint(StringInfo out, uint64 v)
+{
+	char		buf[10];
+	int			n = 0;
+
+	while (v >= 0x80)
+	{
+		buf[n++] = (char) ((v & 0x7f) | 0x80);
+		v >>= 7;
+	}
+	buf[n++] = (char) v;
+	appendBinaryStringInfo(out, buf, n);
+}
+
+static uint64
+get_varint(const char **p, const char *end)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	while (*p < end)
+	{
+		uint8		b = (uint8) *(*p)++;
+
+		v |= (uint64) (b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+		shift += 7;
+		if (shift > 63)
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar chunk has a truncated varint")));
+	return 0;
+}
+
+static inline uint64
+zigzag(int64 v)
+{
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+static inline int64
+unzigzag(uint64 v)
+{
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
+}
+
+/* FOR: int64 min, uint8 width, then the packed differences. */
+static void
+encode_for(const int64 *v, int n, StringInfo out)
+{
+	int64		min = v[0];
+	uint64		maxdiff = 0;
+	int			width;
+	uint64		acc = 0;
+	int			bits = 0;
+
+	for (int i = 1; i < n; i++)
+		if (v[i] < min)
+			min = v[i];
+	for (int i = 0; i < n; i++)
+	{
+		uint64		d = (uint64) v[i] - (uint64) min;
+
+		if (d > maxdiff)
+			maxdiff = d;
+	}
+	width = maxdiff == 0 ? 0 : 64 - __builtin_clzll(maxdiff);
+	if (width > 56)
+		width = 64;
+	appendBinaryStringInfo(out, (char *) &min, sizeof(int64));
+	appendStringInfoChar(out, (char) width);
+	if (width == 0)
+		return;
+	if (width == 64)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint64		d = (uint64) v[i] - (uint64) min;
+
+			appendBinaryStringInfo(out, (char *) &d, sizeof(uint64));
+		}
+		return;
+	}
+	enlargeStringInfo(out, (int) (((int64) n * width + 7) / 8));
+	for (int i = 0; i < n; i++)
+	{
+		acc |= ((uint64) v[i] - (uint64) min) << bits;
+		bits += width;
+		while (bits >= 8)
+		{
+			out->data[out->len++] = (char) (acc & 0xff);
+			acc >>= 8;
+			bits -= 8;
+		}
+	}
+	if (bits > 0)
+		out->data[out->len++] = (char) acc;
+	out->data[out->len] = '\0';
+}
+
+static void
+decode_for(const char *p, const char *end, int64 *v, int n)
+{
+	int64		min;
+	int			width;
+	uint64		acc = 0;
+	int			bits = 0;
+	uint64		mask;
+
+	if (end - p < 9)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk is truncated")));
+	memcpy(&min, p, sizeof(int64));
+	width = (uint8) p[8];
+	p += 9;
+	if (width == 0)
+	{
+		for (int i = 0; i < n; i++)
+			v[i] = min;
+		return;
+	}
+	if (width == 64)
+	{
+		if (end - p < (int64) n * 8)
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("columnar chunk is truncated")));
+		for (int i = 0; i < n; i++)
+		{
+			uint64		d;
+
+			memcpy(&d, p + (Size) i * 8, 8);
+			v[i] = (int64) ((uint64) min + d);
+		}
+		return;
+	}
+	if (width > 56 || end - p < ((int64) n * width + 7) / 8)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk is truncated")));
+	mask = ((uint64) 1 << width) - 1;
+	for (int i = 0; i < n; i++)
+	{
+		while (bits < width)
+		{
+			acc |= (uint64) (uint8) *p++ << bits;
+			bits += 8;
+		}
+		v[i] = (int64) ((uint64) min + (acc & mask));
+		acc >>= width;
+		bits -= width;
+	}
+}
+
+static void
+encode_rle(const int64 *v, int n, StringInfo out)
+{
+	int			i = 0;
+
+	while (i < n)
+	{
+		int			j = i + 1;
+
+		while (j < n && v[j] == v[i])
+			j++;
+		put_varint(out, zigzag(v[i]));
+		put_varint(out, (uint64) (j - i));
+		i = j;
+	}
+}
+
+static void
+decode_rle(const char *p, const char *end, int64 *v, int n)
+{
+	int			i = 0;
+
+	while (i < n)
+	{
+		int64		val = unzigzag(get_varint(&p, end));
+		uint64		count = get_varint(&p, end);
+
+		if (count == 0 || count > (uint64) (n - i))
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("columnar chunk has a bad run length")));
+		for (uint64 k = 0; k < count; k++)
+			v[i++] = val;
+	}
+}
+
+/*
+ * Encode n >= 1 values the smallest way; append to out, return the
+ * encoding.  allow_delta is false for dictionary indexes (order-free).
+ */
+int
+columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delta)
+{
+	StringInfoData best;
+	StringInfoData cand;
+	int			best_enc = ENC_FOR;
+	int64	   *d = NULL;
+
+	initStringInfo(&best);
+	initStringInfo(&cand);
+	encode_for(values, n, &best);
+
+	encode_rle(values, n, &cand);
+	if (cand.len < best.len)
+	{
+		StringInfoData t = best;
+
+		best = cand;
+		cand = t;
+		best_enc = ENC_RLE;
+	}
+
+	if (allow_delta && n > 2)
+	{
+		d = palloc(sizeof(int64) * n);
+		for (int i = 1; i < n; i++)
+			d[i] = (int64) ((uint64) values[i] - (uint64) values[i - 1]);
+
+		for (int e = ENC_DELTA_FOR; e <= ENC_DOD_FOR; e++)
+		{
+			resetStringInfo(&cand);
+			appendBinaryStringInfo(&cand, (const char *) &values[0], sizeof(int64));
+			if (e == ENC_DELTA_FOR)
+				encode_for(d + 1, n - 1, &cand);
+			else if (e == ENC_DELTA_RLE)
+				encode_rle(d + 1, n - 1, &cand);
+			else
+			{
+				int64	   *dd = palloc(sizeof(int64) * n);
+
+				appendBinaryStringInfo(&cand, (const char *) &d[1], sizeof(int64));
+				for (int i = 2; i < n; i++)
+					dd[i] = (int64) ((uint64) d[i] - (uint64) d[i - 1]);
+				encode_for(dd + 2, n - 2, &cand);
+				pfree(dd);
+			}
+			if (cand.len < best.len)
+			{
+				StringInfoData t = best;
+
+				best = cand;
+				cand = t;
+				best_enc = e;
+			}
+		}
+		pfree(d);
+	}
+	appendBinaryStringInfo(out, best.data, best.len);
+	pfree(best.data);
+	pfree(cand.data);
+	return best_enc;
+}
+
+void
+columnar_decode_ints(int encoding, const char *data, int len, int64 *values, int n)
+{
+	const char *end = data + len;
+
+	switch (encoding)
+	{
+		case ENC_FOR:
+			decode_for(data, end, values, n);
+			return;
+		case ENC_RLE:
+			decode_rle(data, end, values, n);
+			return;
+		case ENC_DELTA_FOR:
+		case ENC_DELTA_RLE:
+		case ENC_DOD_FOR:
+			break;
+		default:
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("unknown columnar integer encoding %d", encoding)));
+	}
+	if (len < 8)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk is truncated")));
+	memcpy(&values[0], data, sizeof(int64));
+	if (n == 1)
+		return;
+	if (encoding == ENC_DOD_FOR)
+	{
+		int64		delta;
+
+		if (len < 16)
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("columnar chunk is truncated")));
+		memcpy(&delta, data + 8, sizeof(int64));
+		values[1] = (int64) ((uint64) values[0] + (uint64) delta);
+		if (n == 2)
+			return;
+		decode_for(data + 16, end, values + 2, n - 2);
+		for (int i = 2; i < n; i++)
+		{
+			delta = (int64) ((uint64) delta + (uint64) values[i]);
+			values[i] = (int64) ((uint64) values[i - 1] + (uint64) delta);
+		}
+		return;
+	}
+	if (encoding == ENC_DELTA_FOR)
+		decode_for(data + 8, end, values + 1, n - 1);
+	else
+		decode_rle(data + 8, end, values + 1, n - 1);
+	for (int i = 1; i < n; i++)
+		values[i] = (int64) ((uint64) values[i - 1] + (uint64) values[i]);
+}
+
+static ZSTD_CCtx *cctx;
+static ZSTD_DCtx *dctx;
+
+/*
+ * Compress raw into out at level (0: store as is).  *stored_rawsize is
+ * rawlen when compressed, 0 when stored as is (zstd did not help).
+ */
+void
+columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize)
+{
+	size_t		bound;
+	size_t		n;
+
+	*stored_rawsize = 0;
+	if (level > 0 && rawlen >= 32)
+	{
+		if (cctx == NULL && (cctx = ZSTD_createCCtx()) == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+							errmsg("could not create a zstd context")));
+		bound = ZSTD_compressBound(rawlen);
+		enlargeStringInfo(out, (int) bound);
+		n = ZSTD_compressCCtx(cctx, out->data + out->len, bound, raw, rawlen, level);
+		if (ZSTD_isError(n))
+			ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+							errmsg("zstd compression failed: %s", ZSTD_getErrorName(n))));
+		if (n < (size_t) rawlen)
+		{
+			out->len += (int) n;
+			out->data[out->len] = '\0';
+			*stored_rawsize = rawlen;
+			return;
+		}
+	}
+	appendBinaryStringInfo(out, raw, rawlen);
+}
+
+void
+columnar_decompress(const char *stored, int size, int rawsize, char *raw)
+{
+	size_t		n;
+
+	if (dctx == NULL && (dctx = ZSTD_createDCtx()) == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("could not create a zstd context")));
+	n = ZSTD_decompressDCtx(dctx, raw, rawsize, stored, size);
+	if (ZSTD_isError(n) || n != (size_t) rawsize)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk does not decompress: %s",
+							   ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size")));
+}
+
+/* Pass-by-value datums as int64 and back, by their length. */
+int64
+columnar_datum_to_int(Datum d, int16 typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return (int8) DatumGetChar(d);
+		case 2:
+			return DatumGetInt16(d);
+		case 4:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+Datum
+columnar_int_to_datum(int64 v, int16 typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return CharGetDatum((char) v);
+		case 2:
+			return Int16GetDatum((int16) v);
+		case 4:
+			return Int32GetDatum((int32) v);
+		default:
+			return Int64GetDatum(v);
+	}
+}

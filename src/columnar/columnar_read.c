@@ -1,0 +1,734 @@
+/*
+ * columnar_read.c
+ *		Reading stripes: the stripes a snapshot sees, chunk decoding, scans
+ *		(sequential, with chunk group skipping and only the columns asked
+ *		for), fetch by row number (indexes) and by ordinal (ANALYZE).
+ *
+ * A scan decodes one chunk group at a time, only for the columns it
+ * needs; the values it returns point into that decoded group and stay
+ * valid until the next group is decoded.  Dictionaries are decoded once
+ * per stripe.
+ */
+#include "postgres.h"
+
+#include "access/tupdesc_details.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+
+#include "columnar/columnar.h"
+
+typedef struct RowMapEntry
+{
+	int64		first;			/* first row number of a range */
+	int64		count;
+	int			stripe;			/* index in rs->stripes */
+	int64		index;			/* position of the range's first row in it */
+} RowMapEntry;
+
+struct ColumnarReadState
+{
+	Relation	rel;
+	TupleDesc	desc;
+	int			natts;
+	Snapshot	snapshot;
+	int			nstripes;
+	ColumnarStripe **stripes;
+	bool	   *needed;			/* [natts] */
+	List	   *predicates;
+	MemoryContext cxt;
+	MemoryContext dict_cxt;		/* dictionaries of dict_stripe */
+	MemoryContext group_cxt;	/* the decoded group */
+	/* position */
+	int			cur_stripe;
+	int			cur_group;		/* -1: before the first */
+	int			group_nrows;
+	int			group_row;		/* next row to return */
+	int			range_idx;		/* row number cursor */
+	int64		range_off;
+	/* decoded data */
+	int			dict_stripe;
+	char	 ***dicts;			/* [natts], NULL if not loaded */
+	int			loaded_stripe;	/* stripe/group in vals, or -1 */
+	int			loaded_group;
+	Datum	  **vals;			/* [natts][group rows] */
+	bool	  **nulls;
+	StringInfoData raw;
+	/* fetch by row number */
+	RowMapEntry *map;
+	int			nmap;
+	int64	   *cumulative;		/* [nstripes + 1] rows before stripe i */
+	/* statistics */
+	int64		groups_read;
+	int64		groups_skipped;
+	int64		blocks_read;
+};
+
+static void
+set_stripes(ColumnarReadState *rs, List *stripes)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	rs->nstripes = list_length(stripes);
+	rs->stripes = palloc(sizeof(ColumnarStripe *) * Max(rs->nstripes, 1));
+	rs->cumulative = palloc(sizeof(int64) * (rs->nstripes + 1));
+	rs->cumulative[0] = 0;
+	foreach(lc, stripes)
+	{
+		rs->stripes[i] = lfirst(lc);
+		rs->cumulative[i + 1] = rs->cumulative[i] + rs->stripes[i]->row_count;
+		i++;
+	}
+}
+
+static ColumnarReadState *
+read_state_create(Relation rel, Bitmapset *attrs)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "parca_columnar read",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	ColumnarReadState *rs = palloc0(sizeof(ColumnarReadState));
+
+	rs->rel = rel;
+	rs->desc = RelationGetDescr(rel);
+	rs->natts = rs->desc->natts;
+	rs->cxt = cxt;
+	rs->dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
+	rs->group_cxt = AllocSetContextCreate(cxt, "chunk group", ALLOCSET_DEFAULT_SIZES);
+	rs->needed = palloc0(sizeof(bool) * Max(rs->natts, 1));
+	for (int i = 0; i < rs->natts; i++)
+		rs->needed[i] = bms_is_member(i + 1, attrs) &&
+			!TupleDescAttr(rs->desc, i)->attisdropped;
+	rs->dicts = palloc0(sizeof(char **) * Max(rs->natts, 1));
+	rs->vals = palloc0(sizeof(Datum *) * Max(rs->natts, 1));
+	rs->nulls = palloc0(sizeof(bool *) * Max(rs->natts, 1));
+	rs->dict_stripe = -1;
+	rs->loaded_stripe = -1;
+	initStringInfo(&rs->raw);
+	MemoryContextSwitchTo(old);
+	columnar_read_rescan(rs);
+	return rs;
+}
+
+/*
+ * Start reading rel as snapshot sees it: its stripes, and for the
+ * writing backend its buffered rows of earlier commands.  attrs: the
+ * attribute numbers to decode (others read as NULL).
+ */
+ColumnarReadState *
+columnar_read_begin(Relation rel, Snapshot snapshot, Bitmapset *attrs, List *predicates)
+{
+	ColumnarReadState *rs = read_state_create(rel, attrs);
+	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+	List	   *stripes;
+
+	rs->snapshot = snapshot;
+	rs->predicates = predicates;
+	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot);
+	stripes = list_concat(stripes,
+						  columnar_pending_stripes(rel, IsMVCCSnapshot(snapshot) ?
+												   snapshot->curcid : InvalidCommandId));
+	set_stripes(rs, stripes);
+	MemoryContextSwitchTo(old);
+	return rs;
+}
+
+/* Read the given stripes of rel (compaction, integrity check). */
+ColumnarReadState *
+columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs)
+{
+	ColumnarReadState *rs = read_state_create(rel, attrs);
+	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+
+	set_stripes(rs, stripes);
+	MemoryContextSwitchTo(old);
+	return rs;
+}
+
+/*
+ * Decode for desc (the caller's slot) rather than the relation's current
+ * descriptor: a table rewrite reads the old rows with the old types and
+ * defaults of added columns.
+ */
+void
+columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc)
+{
+	if (desc == rs->desc || desc->natts != rs->natts)
+		return;
+	rs->desc = desc;
+	rs->loaded_stripe = -1;
+	rs->dict_stripe = -1;
+}
+
+void
+columnar_read_rescan(ColumnarReadState *rs)
+{
+	rs->cur_stripe = 0;
+	rs->cur_group = -1;
+	rs->group_nrows = 0;
+	rs->group_row = 0;
+}
+
+void
+columnar_read_end(ColumnarReadState *rs)
+{
+	MemoryContextDelete(rs->cxt);
+}
+
+void
+columnar_read_stats(ColumnarReadState *rs, int64 *groups_read,
+					int64 *groups_skipped, int64 *blocks_read)
+{
+	*groups_read = rs->groups_read;
+	*groups_skipped = rs->groups_skipped;
+	*blocks_read = rs->blocks_read;
+}
+
+int64
+columnar_read_total_rows(ColumnarReadState *rs)
+{
+	return rs->cumulative[rs->nstripes];
+}
+
+/* The stored bytes of a chunk into out; returns pages read. */
+int
+columnar_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
+					 StringInfo out)
+{
+	int64		off = chunk->offset;
+	int64		end = chunk->offset + chunk->size;
+	BlockNumber nblocks;
+	int			pages = 0;
+
+	if (chunk->offset < 0 || chunk->size < 0 || chunk->offset + chunk->size > stripe->data_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("columnar chunk lies outside its stripe in \"%s\"",
+						RelationGetRelationName(rel))));
+	resetStringInfo(out);
+	if (stripe->first_block < 0)
+	{
+		appendBinaryStringInfo(out, stripe->inline_data + chunk->offset, chunk->size);
+		return 0;
+	}
+	nblocks = RelationGetNumberOfBlocks(rel);
+	enlargeStringInfo(out, chunk->size);
+	while (off < end)
+	{
+		BlockNumber blk = (BlockNumber) (stripe->first_block + off / COLUMNAR_PAGE_PAYLOAD);
+		int			pos = (int) (off % COLUMNAR_PAGE_PAYLOAD);
+		int			part = (int) Min(end - off, COLUMNAR_PAGE_PAYLOAD - pos);
+		Buffer		b;
+		Page		page;
+
+		if (blk >= nblocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("columnar stripe of \"%s\" refers to block %u past the end",
+							RelationGetRelationName(rel), blk)));
+		b = ReadBuffer(rel, blk);
+		LockBuffer(b, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(b);
+		if (((PageHeader) page)->pd_lower < SizeOfPageHeaderData + pos + part)
+		{
+			UnlockReleaseBuffer(b);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("columnar data page %u of \"%s\" is short",
+							blk, RelationGetRelationName(rel))));
+		}
+		memcpy(out->data + out->len, page + SizeOfPageHeaderData + pos, part);
+		UnlockReleaseBuffer(b);
+		pages++;
+		out->len += part;
+		off += part;
+	}
+	out->data[out->len] = '\0';
+	return pages;
+}
+
+/* The bytes of a chunk, decompressed, into raw; returns pages read. */
+int
+columnar_read_chunk(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
+					StringInfo raw)
+{
+	StringInfoData stored;
+	int			pages;
+
+	if (chunk->rawsize == 0)
+		return columnar_read_stored(rel, stripe, chunk, raw);
+	initStringInfo(&stored);
+	pages = columnar_read_stored(rel, stripe, chunk, &stored);
+	resetStringInfo(raw);
+	enlargeStringInfo(raw, chunk->rawsize);
+	columnar_decompress(stored.data, stored.len, chunk->rawsize, raw->data);
+	raw->len = chunk->rawsize;
+	pfree(stored.data);
+	return pages;
+}
+
+static uint64
+read_varint(const char **p, const char *end)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	while (*p < end && shift < 64)
+	{
+		uint8		b = (uint8) *(*p)++;
+
+		v |= (uint64) (b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+		shift += 7;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar chunk has a truncated value length")));
+	return 0;
+}
+
+/*
+ * n values stored as (varint length, bytes): rebuild them as datums of a
+ * type of length typlen, each MAXALIGNed, in cxt.
+ */
+static char **
+decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cxt)
+{
+	const char *p = raw;
+	const char *end = raw + rawlen;
+	Size		total = 0;
+	char	  **out = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	char	   *arena;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		len = read_varint(&p, end);
+
+		if (len > (uint64) (end - p) || (typlen > 0 && len != (uint64) typlen))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("columnar chunk has a bad value length")));
+		p += len;
+		total += MAXALIGN(len + VARHDRSZ);
+	}
+	if (p != end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("columnar chunk has trailing bytes")));
+	arena = MemoryContextAllocHuge(cxt, Max(total, 1));
+	p = raw;
+	for (int i = 0; i < n; i++)
+	{
+		uint64		len = read_varint(&p, end);
+
+		out[i] = arena;
+		if (typlen == -1)
+		{
+			SET_VARSIZE(arena, len + VARHDRSZ);
+			memcpy(VARDATA(arena), p, len);
+		}
+		else
+			memcpy(arena, p, len);
+		arena += MAXALIGN(len + VARHDRSZ);
+		p += len;
+	}
+	return out;
+}
+
+static void
+load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
+{
+	if (rs->dict_stripe != rs->cur_stripe)
+	{
+		MemoryContextReset(rs->dict_cxt);
+		memset(rs->dicts, 0, sizeof(char **) * rs->natts);
+		rs->dict_stripe = rs->cur_stripe;
+	}
+	if (rs->dicts[att] == NULL)
+	{
+		rs->blocks_read += columnar_read_chunk(rs->rel, s, &s->columns[att].dict, &rs->raw);
+		rs->dicts[att] = decode_values(rs->raw.data, rs->raw.len, s->columns[att].ndict,
+									   TupleDescAttr(rs->desc, att)->attlen, rs->dict_cxt);
+	}
+}
+
+/* Decode group g of the current stripe for the needed columns. */
+static void
+decode_group(ColumnarReadState *rs, int g)
+{
+	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
+	int			n = (int) Min((int64) s->group_rows, s->row_count - (int64) g * s->group_rows);
+	MemoryContext old;
+
+	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g)
+	{
+		rs->group_nrows = n;
+		return;
+	}
+	MemoryContextReset(rs->group_cxt);
+	old = MemoryContextSwitchTo(rs->group_cxt);
+	rs->loaded_stripe = -1;
+	for (int a = 0; a < rs->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(rs->desc, a);
+		Datum	   *vals;
+		bool	   *nulls;
+		ColumnarChunk *ch;
+		const char *p;
+		int			len;
+		int			nv;
+		int64	   *ints;
+
+		if (!rs->needed[a])
+			continue;
+		vals = rs->vals[a] = palloc(sizeof(Datum) * Max(n, 1));
+		nulls = rs->nulls[a] = palloc(sizeof(bool) * Max(n, 1));
+		if (a >= s->natts)
+		{
+			/* a column added after the stripe was written */
+			bool		isnull;
+			Datum		d = getmissingattr(rs->desc, a + 1, &isnull);
+
+			for (int r = 0; r < n; r++)
+			{
+				vals[r] = d;
+				nulls[r] = isnull;
+			}
+			continue;
+		}
+		if (s->columns[a].kind != (att->attbyval ? COLUMNAR_KIND_INT : COLUMNAR_KIND_BYTES))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("column \"%s\" of a columnar stripe was written for another type",
+							NameStr(att->attname))));
+		ch = COLUMNAR_CHUNK(s, a, g);
+		if (ch->encoding == ENC_ALL_NULL)
+		{
+			memset(nulls, true, sizeof(bool) * n);
+			memset(vals, 0, sizeof(Datum) * n);
+			continue;
+		}
+		rs->blocks_read += columnar_read_chunk(rs->rel, s, ch, &rs->raw);
+		p = rs->raw.data;
+		len = rs->raw.len;
+		if (ch->nnulls > 0)
+		{
+			int			nbytes = (n + 7) / 8;
+
+			if (len < nbytes)
+				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+								errmsg("columnar chunk is truncated")));
+			for (int r = 0; r < n; r++)
+				nulls[r] = (p[r / 8] >> (r % 8)) & 1;
+			p += nbytes;
+			len -= nbytes;
+		}
+		else
+			memset(nulls, false, sizeof(bool) * n);
+		nv = n - ch->nnulls;
+		if (ch->encoding == ENC_PLAIN)
+		{
+			char	  **v = decode_values(p, len, nv, att->attlen, rs->group_cxt);
+			int			k = 0;
+
+			for (int r = 0; r < n; r++)
+				vals[r] = nulls[r] ? (Datum) 0 : PointerGetDatum(v[k++]);
+			continue;
+		}
+		ints = palloc(sizeof(int64) * Max(nv, 1));
+		if (ch->encoding == ENC_DICT)
+		{
+			int			k = 0;
+			int			ndict = s->columns[a].ndict;
+
+			if (!s->columns[a].has_dict)
+				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+								errmsg("columnar chunk refers to a missing dictionary")));
+			columnar_decode_ints(ch->index_encoding, p, len, ints, nv);
+			load_dict(rs, s, a);
+			for (int r = 0; r < n; r++)
+			{
+				if (nulls[r])
+				{
+					vals[r] = (Datum) 0;
+					continue;
+				}
+				if (ints[k] < 0 || ints[k] >= ndict)
+					ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+									errmsg("columnar chunk has a dictionary index out of range")));
+				vals[r] = PointerGetDatum(rs->dicts[a][ints[k++]]);
+			}
+		}
+		else
+		{
+			int			k = 0;
+
+			columnar_decode_ints(ch->encoding, p, len, ints, nv);
+			for (int r = 0; r < n; r++)
+				vals[r] = nulls[r] ? (Datum) 0 : columnar_int_to_datum(ints[k++], att->attlen);
+		}
+		pfree(ints);
+	}
+	MemoryContextSwitchTo(old);
+	rs->loaded_stripe = rs->cur_stripe;
+	rs->loaded_group = g;
+	rs->group_nrows = n;
+	rs->groups_read++;
+}
+
+/* Does a predicate rule out chunk group g of stripe s? */
+static bool
+group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g)
+{
+	ListCell   *lc;
+
+	foreach(lc, rs->predicates)
+	{
+		ColumnarPredicate *p = lfirst(lc);
+		int			a = p->attno - 1;
+		ColumnarChunk *ch;
+		int16		typlen;
+		Datum		min,
+					max;
+
+		if (p->isnull)
+			return true;		/* strict operator, NULL constant */
+		if (a >= s->natts)
+			continue;
+		ch = COLUMNAR_CHUNK(s, a, g);
+		if (ch->encoding == ENC_ALL_NULL)
+			return true;
+		if (!ch->has_minmax)
+			continue;
+		typlen = TupleDescAttr(rs->desc, a)->attlen;
+		min = columnar_int_to_datum(ch->min, typlen);
+		max = columnar_int_to_datum(ch->max, typlen);
+#define CMP(x) DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, (x), p->value))
+		switch (p->strategy)
+		{
+			case BTLessStrategyNumber:
+				if (CMP(min) >= 0)
+					return true;
+				break;
+			case BTLessEqualStrategyNumber:
+				if (CMP(min) > 0)
+					return true;
+				break;
+			case BTEqualStrategyNumber:
+				if (CMP(min) > 0 || CMP(max) < 0)
+					return true;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				if (CMP(max) < 0)
+					return true;
+				break;
+			case BTGreaterStrategyNumber:
+				if (CMP(max) <= 0)
+					return true;
+				break;
+		}
+#undef CMP
+	}
+	return false;
+}
+
+/* Position the row number cursor at row index of the current stripe. */
+static void
+seek_row_number(ColumnarReadState *rs, int64 index)
+{
+	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
+
+	rs->range_idx = 0;
+	while (rs->range_idx < s->nranges && index >= s->ranges[rs->range_idx].count)
+	{
+		index -= s->ranges[rs->range_idx].count;
+		rs->range_idx++;
+	}
+	rs->range_off = index;
+}
+
+static int64
+next_row_number(ColumnarReadState *rs)
+{
+	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
+	int64		row;
+
+	if (rs->range_idx >= s->nranges)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar stripe has fewer row numbers than rows")));
+	row = s->ranges[rs->range_idx].first + rs->range_off;
+	if (++rs->range_off == s->ranges[rs->range_idx].count)
+	{
+		rs->range_idx++;
+		rs->range_off = 0;
+	}
+	return row;
+}
+
+static void
+emit(ColumnarReadState *rs, int r, Datum *values, bool *isnull)
+{
+	for (int a = 0; a < rs->natts; a++)
+	{
+		if (rs->needed[a])
+		{
+			values[a] = rs->vals[a][r];
+			isnull[a] = rs->nulls[a][r];
+		}
+		else
+		{
+			values[a] = (Datum) 0;
+			isnull[a] = true;
+		}
+	}
+}
+
+/* The next row: false at the end. */
+bool
+columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum)
+{
+	while (rs->group_row >= rs->group_nrows)
+	{
+		ColumnarStripe *s;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rs->cur_stripe >= rs->nstripes)
+			return false;
+		s = rs->stripes[rs->cur_stripe];
+		if (++rs->cur_group >= s->ngroups)
+		{
+			rs->cur_stripe++;
+			rs->cur_group = -1;
+			continue;
+		}
+		if (group_excluded(rs, s, rs->cur_group))
+		{
+			rs->groups_skipped++;
+			continue;
+		}
+		decode_group(rs, rs->cur_group);
+		rs->group_row = 0;
+		seek_row_number(rs, (int64) rs->cur_group * s->group_rows);
+	}
+	emit(rs, rs->group_row, values, isnull);
+	*rownum = next_row_number(rs);
+	rs->group_row++;
+	return true;
+}
+
+static int
+map_cmp(const void *a, const void *b)
+{
+	const RowMapEntry *x = a;
+	const RowMapEntry *y = b;
+
+	return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0);
+}
+
+static void
+build_map(ColumnarReadState *rs)
+{
+	int			n = 0;
+	int			k = 0;
+
+	for (int i = 0; i < rs->nstripes; i++)
+		n += rs->stripes[i]->nranges;
+	rs->map = MemoryContextAlloc(rs->cxt, sizeof(RowMapEntry) * Max(n, 1));
+	for (int i = 0; i < rs->nstripes; i++)
+	{
+		ColumnarStripe *s = rs->stripes[i];
+		int64		index = 0;
+
+		for (int j = 0; j < s->nranges; j++)
+		{
+			rs->map[k].first = s->ranges[j].first;
+			rs->map[k].count = s->ranges[j].count;
+			rs->map[k].stripe = i;
+			rs->map[k].index = index;
+			index += s->ranges[j].count;
+			k++;
+		}
+	}
+	qsort(rs->map, n, sizeof(RowMapEntry), map_cmp);
+	rs->nmap = n;
+}
+
+/* Load the group holding row index of stripe si; return its offset. */
+static int
+load_row(ColumnarReadState *rs, int si, int64 index)
+{
+	ColumnarStripe *s = rs->stripes[si];
+	int			g = (int) (index / s->group_rows);
+
+	rs->cur_stripe = si;
+	decode_group(rs, g);
+	/* the sequential position is lost */
+	rs->cur_group = g;
+	rs->group_row = rs->group_nrows;
+	return (int) (index - (int64) g * s->group_rows);
+}
+
+/* The row with row number rownum, if this state sees it. */
+bool
+columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull)
+{
+	int			lo = 0,
+				hi;
+
+	if (rs->map == NULL)
+		build_map(rs);
+	hi = rs->nmap - 1;
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		RowMapEntry *e = &rs->map[mid];
+
+		if (rownum < e->first)
+			hi = mid - 1;
+		else if (rownum >= e->first + e->count)
+			lo = mid + 1;
+		else
+		{
+			int			r = load_row(rs, e->stripe, e->index + (rownum - e->first));
+
+			emit(rs, r, values, isnull);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The ordinal-th row over all stripes (ANALYZE sampling). */
+bool
+columnar_read_seek_ordinal(ColumnarReadState *rs, int64 ordinal,
+						   Datum *values, bool *isnull, int64 *rownum)
+{
+	int			lo = 0,
+				hi = rs->nstripes - 1;
+
+	if (ordinal < 0 || ordinal >= rs->cumulative[rs->nstripes])
+		return false;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (rs->cumulative[mid] <= ordinal)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	{
+		int64		index = ordinal - rs->cumulative[lo];
+		int			r = load_row(rs, lo, index);
+
+		emit(rs, r, values, isnull);
+		seek_row_number(rs, index);
+		*rownum = next_row_number(rs);
+	}
+	return true;
+}

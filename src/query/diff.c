@@ -1,0 +1,71 @@
+/*
+ * diff.c
+ *		parca_diff(base, compared, absolute): two profiles side by side.
+ *
+ * The result is a diff profile: every stack of either side once, with
+ * the base's value as "value" and the compared side's as "value_right".
+ * By default the comparison is relative, as in Parca: the base is scaled
+ * to the compared side's total, so that a stack's share, not the amount
+ * of data in each range, is compared.  absolute => true keeps the base's
+ * own values (what `go tool pprof -diff_base` shows).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+
+#include "profile.h"
+
+static int64
+profile_total(const struct varlena *profile, bool *is_diff)
+{
+	ProfileReader r;
+	ProfileSample s;
+	int64		total = 0;
+
+	profile_reader_init(&r, profile);
+	*is_diff = r.meta.is_diff;
+	while (profile_reader_next(&r, &s))
+		total += s.value;
+	return total;
+}
+
+PG_FUNCTION_INFO_V1(parca_diff);
+
+Datum
+parca_diff(PG_FUNCTION_ARGS)
+{
+	struct varlena *base = PG_GETARG_PROFILE_P(0);
+	struct varlena *compared = PG_GETARG_PROFILE_P(1);
+	bool		absolute = PG_GETARG_BOOL(2);
+	bool		base_diff;
+	bool		compared_diff;
+	int64		base_total = profile_total(base, &base_diff);
+	int64		compared_total = profile_total(compared, &compared_diff);
+	double		scale = 1.0;
+	ProfileBuilder *b;
+	ProfileReader r;
+	ProfileSample s;
+	ProfileMeta meta;
+
+	if (base_diff || compared_diff)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parca_diff takes two plain profiles, not a diff")));
+	if (!absolute && base_total != 0)
+		scale = (double) compared_total / (double) base_total;
+
+	b = profile_builder_create(CurrentMemoryContext);
+	profile_reader_init(&r, compared);
+	meta = r.meta;
+	meta.is_diff = true;
+	profile_builder_set_meta(b, &meta);
+	while (profile_reader_next(&r, &s))
+		profile_builder_add(b, s.frames, s.nframes, 0, s.value);
+	profile_reader_init(&r, base);
+	while (profile_reader_next(&r, &s))
+		profile_builder_add(b, s.frames, s.nframes,
+							absolute ? s.value : (int64) llround(s.value * scale), 0);
+	PG_RETURN_POINTER(profile_builder_finish(b));
+}

@@ -1,0 +1,538 @@
+/*
+ * exec.c
+ *		parca_query(): merging the samples a selector picks in a time range.
+ *
+ * The selector is resolved against parca.series first (a small table),
+ * giving the set of series ids.  The samples are then read by one query
+ * whose WHERE clause carries the time range and the series ids, so that
+ * the planner can push them into the scan (parallel workers, a columnar
+ * scan skipping chunks by time); its rows are not materialized but fed
+ * one by one to a DestReceiver that adds them to a ProfileBuilder.
+ * samples:count types are reported in the period unit, value x period,
+ * as Parca does, and the result's profile type says so.
+ *
+ * Grouping by labels puts one synthetic root frame per label value
+ * combination above each stack, e.g. `comm="postgres"`.  These frames are
+ * registered in the metastore like any other (a function of that name in
+ * a location without mapping; ids are content hashes, so registering is
+ * idempotent), so every consumer of profiles shows them; in a read-only
+ * transaction they are only known to this session.
+ *
+ * Stack filters are applied to the merged profile's distinct stacks, not
+ * to every row: the locations whose function name (or binary) contains
+ * the given text, case-insensitively, are found in the metastore, then
+ * stacks are kept or dropped by whether they contain one.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type_d.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/params.h"
+#include "tcop/dest.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "common/ids.h"
+#include "metastore.h"
+#include "profile.h"
+#include "query/selector.h"
+#include "query/symbols.h"
+#include "stacktrace.h"
+
+/* Series id -> group index (0 when not grouping), -1 when not selected. */
+typedef struct SeriesMap
+{
+	int64		min_id;
+	int64		span;			/* dense: groups[id - min_id] */
+	int32	   *dense;
+	int			nsorted;		/* sparse: binary search */
+	int64	   *sorted_ids;
+	int32	   *sorted_groups;
+} SeriesMap;
+
+static inline int32
+series_group(const SeriesMap *m, int64 id)
+{
+	if (m->dense)
+	{
+		uint64		off = (uint64) (id - m->min_id);
+
+		return off < (uint64) m->span ? m->dense[off] : -1;
+	}
+	else
+	{
+		int			lo = 0;
+		int			hi = m->nsorted - 1;
+
+		while (lo <= hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (m->sorted_ids[mid] == id)
+				return m->sorted_groups[mid];
+			if (m->sorted_ids[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		return -1;
+	}
+}
+
+/* ids are ascending (selector_find_series orders them). */
+static void
+series_map_init(SeriesMap *m, const SeriesMatch *series, const int32 *groups, int n)
+{
+	memset(m, 0, sizeof(SeriesMap));
+	if (n == 0)
+		return;
+	m->min_id = series[0].id;
+	m->span = series[n - 1].id - series[0].id + 1;
+	if (m->span <= 4 * (int64) n + 65536)
+	{
+		m->dense = palloc(sizeof(int32) * m->span);
+		memset(m->dense, 0xff, sizeof(int32) * m->span);
+		for (int i = 0; i < n; i++)
+			m->dense[series[i].id - m->min_id] = groups[i];
+	}
+	else
+	{
+		m->nsorted = n;
+		m->sorted_ids = palloc(sizeof(int64) * n);
+		m->sorted_groups = palloc(sizeof(int32) * n);
+		for (int i = 0; i < n; i++)
+		{
+			m->sorted_ids[i] = series[i].id;
+			m->sorted_groups[i] = groups[i];
+		}
+	}
+}
+
+/* name:sample_type:sample_unit:pt:pu[:delta] -> name:pt:pu:pt:pu[:delta] */
+static char *
+period_unit_type(const char *type)
+{
+	char	   *copy = pstrdup(type);
+	char	   *f[6] = {0};
+	int			n = 0;
+
+	for (char *p = copy; n < 6;)
+	{
+		f[n++] = p;
+		p = strchr(p, ':');
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+	}
+	if (n < 5)
+		return pstrdup(type);
+	return psprintf("%s:%s:%s:%s:%s%s%s", f[0], f[3], f[4], f[3], f[4],
+					n == 6 ? ":" : "", n == 6 ? f[5] : "");
+}
+
+/*
+ * Registers the synthetic root frame for one group and returns its
+ * location id.  The caller is connected to SPI.
+ */
+static uint64
+group_location(const char *label)
+{
+	MetaFunction fn;
+	MetaLocation loc;
+	int64		line = 0;
+
+	fn.id = parca_function_id(label, "", "", 0);
+	fn.name = label;
+	fn.system_name = "";
+	fn.filename = "";
+	fn.start_line = 0;
+	memset(&loc, 0, sizeof(loc));
+	loc.id = parca_location_id(0, false, 0, 1, &fn.id, &line);
+	loc.nlines = 1;
+	loc.function_ids = &fn.id;
+	loc.lines = &line;
+
+	/* Named here for readers within this statement, whose snapshot is older. */
+	symbols_name_frame(loc.id, label);
+	if (!XactReadOnly && !RecoveryInProgress())
+		metastore_register(NULL, 0, &fn, 1, &loc, 1);
+	return loc.id;
+}
+
+/* Label of a group: `a="x", b="y"` for the grouping labels' values. */
+static char *
+group_label(List *names, char **values)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			i = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+	{
+		appendStringInfo(&buf, "%s%s=\"%s\"", i ? ", " : "", (char *) lfirst(lc), values[i]);
+		i++;
+	}
+	return buf.data;
+}
+
+/* Receives the selected sample rows and adds them to a profile. */
+typedef struct MergeReceiver
+{
+	DestReceiver pub;
+	ProfileBuilder *b;
+	const SeriesMap *map;
+	const uint64 *group_frames; /* NULL unless grouping */
+	bool		scale_by_period;
+	int64		period;			/* of the first row */
+	int64		rows;
+	uint64	   *buf;			/* a stack plus its group frame */
+} MergeReceiver;
+
+static bool
+merge_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	MergeReceiver *r = (MergeReceiver *) self;
+	Datum	   *v;
+	int32		group;
+	int64		value;
+	int64		period;
+	struct varlena *raw;
+	struct varlena *stack;
+	int			nframes;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	/* columns: series_id, stack, value, period */
+	group = series_group(r->map, DatumGetInt64(v[0]));
+	if (group < 0)
+		return true;
+	value = DatumGetInt64(v[2]);
+	period = DatumGetInt64(v[3]);
+	if (r->period == 0)
+		r->period = period;
+	if (r->scale_by_period)
+		value *= period;
+	raw = (struct varlena *) DatumGetPointer(v[1]);
+	stack = DatumGetStackTraceP(PointerGetDatum(raw));
+	nframes = stacktrace_nframes(stack);
+	if (r->group_frames)
+	{
+		memcpy(r->buf, stacktrace_frames_ptr(stack), sizeof(uint64) * nframes);
+		r->buf[nframes] = r->group_frames[group];
+		profile_builder_add(r->b, (const char *) r->buf, nframes + 1, value, 0);
+	}
+	else
+		profile_builder_add(r->b, stacktrace_frames_ptr(stack), nframes, value, 0);
+	if (stack != raw)
+		pfree(stack);
+	r->rows++;
+	return true;
+}
+
+static void
+merge_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+merge_shutdown(DestReceiver *self)
+{
+}
+
+static void
+merge_destroy(DestReceiver *self)
+{
+}
+
+/*
+ * Adds the samples of the mapped series in [start, stop] to b.  The scan is
+ * an ordinary query, so the planner pushes the time range and the series
+ * down to whatever scan suits the table (parallel workers, a columnar
+ * scan that skips chunks by their time range); its rows go straight into
+ * the builder through a DestReceiver, never materialized.  The caller is
+ * connected to SPI.
+ */
+static int64
+scan_samples(ProfileBuilder *b, const SeriesMap *map, const SeriesMatch *series, int nseries,
+			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
+			 bool scale_by_period, int64 *period)
+{
+	MergeReceiver r;
+	SPIExecuteOptions opts;
+	ParamListInfo params = makeParamList(3);
+	Datum	   *ids = palloc(sizeof(Datum) * nseries);
+	int			ret;
+
+	for (int i = 0; i < nseries; i++)
+		ids[i] = Int64GetDatum(series[i].id);
+	params->params[0].value = TimestampTzGetDatum(start);
+	params->params[0].ptype = TIMESTAMPTZOID;
+	params->params[1].value = TimestampTzGetDatum(stop);
+	params->params[1].ptype = TIMESTAMPTZOID;
+	params->params[2].value = PointerGetDatum(construct_array(ids, nseries, INT8OID, 8, true,
+															  TYPALIGN_DOUBLE));
+	params->params[2].ptype = INT8ARRAYOID;
+	for (int i = 0; i < 3; i++)
+	{
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+	}
+
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = merge_receive;
+	r.pub.rStartup = merge_startup;
+	r.pub.rShutdown = merge_shutdown;
+	r.pub.rDestroy = merge_destroy;
+	r.pub.mydest = DestNone;
+	r.b = b;
+	r.map = map;
+	r.group_frames = group_frames;
+	r.scale_by_period = scale_by_period;
+	r.buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+
+	memset(&opts, 0, sizeof(opts));
+	opts.params = params;
+	opts.read_only = true;
+	opts.dest = &r.pub;
+	ret = SPI_execute_extended("SELECT series_id, stack, value, period FROM parca.samples"
+							   " WHERE time >= $1 AND time <= $2 AND series_id = ANY ($3)",
+							   &opts);
+	/* SPI says UTILITY for a SELECT whose rows went to a DestNone receiver */
+	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(ret));
+	*period = r.period;
+	return r.rows;
+}
+
+/*
+ * Location ids (sorted) among ids whose function name, or whose binary,
+ * contains needle, case-insensitively.  The caller is connected to SPI.
+ */
+static uint64 *
+matching_locations(Datum ids_array, const char *needle, bool binary, int *n)
+{
+	Oid			types[2] = {INT8ARRAYOID, TEXTOID};
+	Datum		args[2] = {ids_array, CStringGetTextDatum(needle)};
+	uint64	   *out;
+	int			ret;
+
+	ret = SPI_execute_with_args(binary ?
+								"SELECT l.id FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id"
+								" WHERE l.id = ANY($1) AND strpos(lower(m.file), lower($2)) > 0 ORDER BY 1" :
+								"SELECT l.id FROM parca.locations l WHERE l.id = ANY($1) AND EXISTS"
+								" (SELECT 1 FROM parca.functions f WHERE f.id = ANY(l.function_ids)"
+								"  AND strpos(lower(f.name), lower($2)) > 0) ORDER BY 1",
+								2, types, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	*n = (int) SPI_processed;
+	out = palloc(sizeof(uint64) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		bool		isnull;
+
+		out[i] = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	return out;
+}
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a sample has a frame in the sorted set (sorted as int64). */
+static bool
+sample_has_any(const ProfileSample *s, const uint64 *set, int n)
+{
+	for (int i = 0; i < s->nframes; i++)
+	{
+		int64		id = (int64) profile_sample_frame(s, i);
+
+		if (bsearch(&id, set, n, sizeof(int64), cmp_int64))
+			return true;
+	}
+	return false;
+}
+
+typedef struct StackFilter
+{
+	const char *needle;
+	bool		binary;
+	bool		keep;			/* keep stacks containing it, else drop them */
+	uint64	   *set;
+	int			n;
+} StackFilter;
+
+/*
+ * The profile without the stacks the filters reject, allocated in cxt.
+ * The caller is connected to SPI (whose calls switch to its own context).
+ */
+static struct varlena *
+filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
+			   MemoryContext cxt)
+{
+	int			nids;
+	uint64	   *ids = profile_location_ids(profile, &nids);
+	Datum		arr = metastore_id_array(ids, nids);
+	ProfileBuilder *b;
+	ProfileReader r;
+	ProfileSample s;
+
+	for (int f = 0; f < nfilters; f++)
+	{
+		filters[f].set = matching_locations(arr, filters[f].needle, filters[f].binary,
+											&filters[f].n);
+		/* ORDER BY sorted them as signed bigint, which is what bsearch uses */
+	}
+
+	MemoryContextSwitchTo(cxt);
+	b = profile_builder_create(cxt);
+	profile_reader_init(&r, profile);
+	profile_builder_set_meta(b, &r.meta);
+	while (profile_reader_next(&r, &s))
+	{
+		bool		pass = true;
+
+		for (int f = 0; f < nfilters && pass; f++)
+			pass = sample_has_any(&s, filters[f].set, filters[f].n) == filters[f].keep;
+		if (pass)
+			profile_builder_add(b, s.frames, s.nframes, s.value, s.value_right);
+	}
+	return profile_builder_finish(b);
+}
+
+PG_FUNCTION_INFO_V1(parca_query);
+
+/*
+ * parca_query(selector text, start timestamptz, stop timestamptz,
+ *             group_by text[] DEFAULT NULL,
+ *             keep_function text DEFAULT NULL, drop_function text DEFAULT NULL,
+ *             keep_binary text DEFAULT NULL, drop_binary text DEFAULT NULL)
+ *   RETURNS profile
+ * The time range is inclusive at both ends.
+ */
+Datum
+parca_query(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *sel_text;
+	Selector   *sel;
+	TimestampTz start;
+	TimestampTz stop;
+	List	   *group_names = NIL;
+	SeriesMatch *series;
+	int			nseries;
+	int32	   *groups;
+	uint64	   *group_frames = NULL;
+	SeriesMap	map;
+	ProfileBuilder *b;
+	ProfileMeta meta;
+	bool		scale;
+	int64		period = 0;
+	StackFilter filters[4];
+	int			nfilters = 0;
+	struct varlena *result;
+	int			ret;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("parca_query needs a selector, a start and a stop")));
+	sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	start = PG_GETARG_TIMESTAMPTZ(1);
+	stop = PG_GETARG_TIMESTAMPTZ(2);
+	sel = selector_parse(sel_text);
+	selector_require_type(sel, sel_text);
+	if (!PG_ARGISNULL(3))
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				group_names = lappend(group_names, TextDatumGetCString(elems[i]));
+	}
+	for (int arg = 4; arg < 8; arg++)
+	{
+		if (PG_ARGISNULL(arg))
+			continue;
+		filters[nfilters].needle = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+		filters[nfilters].keep = (arg == 4 || arg == 6);
+		filters[nfilters].binary = (arg >= 6);
+		nfilters++;
+	}
+
+	SPI_connect();
+	ret = SPI_execute_with_args("SELECT 1 FROM parca.series WHERE profile_type = $1 LIMIT 1",
+								1, (Oid[]) {TEXTOID},
+								(Datum[]) {CStringGetTextDatum(sel->profile_type)},
+								NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("unknown profile type \"%s\"", sel->profile_type),
+				 errhint("SELECT * FROM parca_profile_types() lists the stored ones.")));
+
+	series = selector_find_series(sel, group_names, &nseries);
+	groups = palloc(sizeof(int32) * Max(nseries, 1));
+	if (group_names != NIL)
+	{
+		/* one group per distinct label combination, in series order */
+		char	  **labels = palloc(sizeof(char *) * Max(nseries, 1));
+		int			ngroups = 0;
+
+		group_frames = palloc(sizeof(uint64) * Max(nseries, 1));
+		for (int i = 0; i < nseries; i++)
+		{
+			char	   *label = group_label(group_names, series[i].values);
+			int			g;
+
+			for (g = 0; g < ngroups; g++)
+				if (strcmp(labels[g], label) == 0)
+					break;
+			if (g == ngroups)
+			{
+				labels[ngroups] = label;
+				group_frames[ngroups++] = group_location(label);
+			}
+			groups[i] = g;
+		}
+	}
+	else
+		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
+	series_map_init(&map, series, groups, nseries);
+
+	scale = profile_type_is_sample_count(sel->profile_type);
+	b = profile_builder_create(cxt);
+	if (nseries > 0)
+		scan_samples(b, &map, series, nseries, group_frames, start, stop, scale, &period);
+	MemoryContextSwitchTo(cxt);
+	meta.profile_type = scale ? period_unit_type(sel->profile_type) : sel->profile_type;
+	meta.period = period;
+	meta.is_diff = false;
+	profile_builder_set_meta(b, &meta);
+	result = profile_builder_finish(b);
+	if (nfilters > 0)
+		result = filter_profile(result, filters, nfilters, cxt);
+	SPI_finish();
+	PG_RETURN_POINTER(result);
+}

@@ -1,0 +1,337 @@
+/*
+ * selector.c
+ *		Parsing series selectors and finding the series they match.
+ *
+ * Grammar (whitespace allowed between tokens):
+ *   selector  := [profile_type] ['{' [matcher {',' matcher} [',']] '}']
+ *   profile_type := field ':' field ':' field ':' field ':' field [':' 'delta']
+ *   field     := {letter | digit | '_' | '.' | '-' | '/'}
+ *   matcher   := label_name ('=' | '!=' | '=~' | '!~') string
+ *   string    := '"' ... '"' | '\'' ... '\'' | '`' ... '`'   (\ escapes in the first two)
+ *
+ * Matching is done in SQL over parca.series (small: one row per label set),
+ * so regexes are PostgreSQL's advanced regular expressions, anchored as
+ * Prometheus anchors them: `^(?:re)$`.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_collation_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "regex/regex.h"
+#include "utils/builtins.h"
+
+#include "query/selector.h"
+
+typedef struct SelParser
+{
+	const char *text;
+	const char *p;
+} SelParser;
+
+/* 1-based character position of p in the selector text. */
+static int
+sel_position(const SelParser *ps, const char *p)
+{
+	return pg_mbstrlen_with_len(ps->text, (int) (p - ps->text)) + 1;
+}
+
+static void
+sel_error_at(const SelParser *ps, const char *at, const char *msg)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 errmsg("invalid selector at position %d: %s", sel_position(ps, at), msg),
+			 *at ? errdetail("The selector is \"%s\"; the error is at \"%s\".", ps->text, at)
+			 : errdetail("The selector \"%s\" ends there.", ps->text)));
+}
+
+static void
+sel_skip_space(SelParser *ps)
+{
+	while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
+		ps->p++;
+}
+
+static bool
+is_type_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' || c == '/';
+}
+
+static bool
+is_label_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool
+is_label_char(char c)
+{
+	return is_label_start(c) || (c >= '0' && c <= '9');
+}
+
+static char *
+sel_parse_type(SelParser *ps)
+{
+	const char *start = ps->p;
+	const char *fields[6];
+	int			nfields = 1;
+
+	fields[0] = ps->p;
+	while (is_type_char(*ps->p) || *ps->p == ':')
+	{
+		if (*ps->p == ':')
+		{
+			if (nfields == 6)
+				sel_error_at(ps, ps->p, "a profile type has at most six fields");
+			fields[nfields++] = ps->p + 1;
+		}
+		ps->p++;
+	}
+	if (*ps->p != '\0' && *ps->p != '{' && *ps->p != ' ' && *ps->p != '\t' &&
+		*ps->p != '\n' && *ps->p != '\r')
+		sel_error_at(ps, ps->p, "unexpected character in the profile type");
+	if (nfields < 5)
+		sel_error_at(ps, ps->p,
+					 "a profile type has five fields, name:sample_type:sample_unit:period_type:period_unit, and an optional :delta");
+	if (fields[1] - 1 == start)
+		sel_error_at(ps, start, "the profile type's name is empty");
+	if (nfields == 6 && !(ps->p - fields[5] == 5 && strncmp(fields[5], "delta", 5) == 0))
+		sel_error_at(ps, fields[5], "the sixth field of a profile type can only be \"delta\"");
+	return pnstrdup(start, ps->p - start);
+}
+
+static char *
+sel_parse_string(SelParser *ps)
+{
+	char		quote = *ps->p;
+	const char *start = ps->p;
+	StringInfoData buf;
+
+	if (quote != '"' && quote != '\'' && quote != '`')
+		sel_error_at(ps, ps->p, "expected a quoted label value");
+	ps->p++;
+	initStringInfo(&buf);
+	while (*ps->p != quote)
+	{
+		if (*ps->p == '\0')
+			sel_error_at(ps, start, "unterminated label value");
+		if (*ps->p == '\\' && quote != '`')
+		{
+			ps->p++;
+			switch (*ps->p)
+			{
+				case 'n':
+					appendStringInfoChar(&buf, '\n');
+					break;
+				case 't':
+					appendStringInfoChar(&buf, '\t');
+					break;
+				case '\\':
+				case '"':
+				case '\'':
+					appendStringInfoChar(&buf, *ps->p);
+					break;
+				default:
+					sel_error_at(ps, ps->p - 1, "unknown escape in label value");
+			}
+			ps->p++;
+			continue;
+		}
+		appendStringInfoChar(&buf, *ps->p);
+		ps->p++;
+	}
+	ps->p++;
+	return buf.data;
+}
+
+/* Error context: says which matcher's regex failed to compile. */
+static void
+regex_error_context(void *arg)
+{
+	errcontext("in the regular expression at position %d of the selector",
+			   *(int *) arg);
+}
+
+/* The anchored form of a matcher's regex. */
+static char *
+anchored_regex(const char *re)
+{
+	return psprintf("^(?:%s)$", re);
+}
+
+static void
+check_regex(SelParser *ps, const char *at, const char *re)
+{
+	ErrorContextCallback cb;
+	int			pos = sel_position(ps, at);
+
+	cb.callback = regex_error_context;
+	cb.arg = &pos;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	(void) RE_compile_and_cache(cstring_to_text(anchored_regex(re)),
+								REG_ADVANCED, DEFAULT_COLLATION_OID);
+	error_context_stack = cb.previous;
+}
+
+static LabelMatcher *
+sel_parse_matcher(SelParser *ps)
+{
+	LabelMatcher *m = palloc0(sizeof(LabelMatcher));
+	const char *start = ps->p;
+	const char *value_at;
+
+	if (!is_label_start(*ps->p))
+		sel_error_at(ps, ps->p, *ps->p == '\0' ? "expected a label name" :
+					 "expected a label name (letters, digits and _, not starting with a digit)");
+	while (is_label_char(*ps->p))
+		ps->p++;
+	m->name = pnstrdup(start, ps->p - start);
+	sel_skip_space(ps);
+	if (ps->p[0] == '=' && ps->p[1] == '~')
+		m->op = MATCH_RE, ps->p += 2;
+	else if (ps->p[0] == '!' && ps->p[1] == '~')
+		m->op = MATCH_NRE, ps->p += 2;
+	else if (ps->p[0] == '!' && ps->p[1] == '=')
+		m->op = MATCH_NEQ, ps->p += 2;
+	else if (ps->p[0] == '=')
+		m->op = MATCH_EQ, ps->p += 1;
+	else
+		sel_error_at(ps, ps->p, "expected =, !=, =~ or !~ after the label name");
+	sel_skip_space(ps);
+	value_at = ps->p;
+	m->value = sel_parse_string(ps);
+	if (m->op == MATCH_RE || m->op == MATCH_NRE)
+		check_regex(ps, value_at, m->value);
+	return m;
+}
+
+Selector *
+selector_parse(const char *text)
+{
+	SelParser	ps;
+	Selector   *sel = palloc0(sizeof(Selector));
+
+	ps.text = text;
+	ps.p = text;
+	sel_skip_space(&ps);
+	if (*ps.p != '{' && *ps.p != '\0')
+		sel->profile_type = sel_parse_type(&ps);
+	sel_skip_space(&ps);
+	if (*ps.p == '{')
+	{
+		ps.p++;
+		sel_skip_space(&ps);
+		while (*ps.p != '}')
+		{
+			sel->matchers = lappend(sel->matchers, sel_parse_matcher(&ps));
+			sel_skip_space(&ps);
+			if (*ps.p == ',')
+			{
+				ps.p++;
+				sel_skip_space(&ps);
+			}
+			else if (*ps.p != '}')
+				sel_error_at(&ps, ps.p, *ps.p ? "expected , or } after a label matcher" :
+							 "missing } at the end of the label matchers");
+		}
+		ps.p++;
+		sel_skip_space(&ps);
+	}
+	if (*ps.p != '\0')
+		sel_error_at(&ps, ps.p, "unexpected text after the selector");
+	return sel;
+}
+
+void
+selector_require_type(const Selector *sel, const char *text)
+{
+	if (sel->profile_type == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("selector \"%s\" names no profile type", text),
+				 errhint("Start it with a profile type such as process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta; parca_profile_types() lists them.")));
+}
+
+bool
+profile_type_is_sample_count(const char *profile_type)
+{
+	const char *p = strchr(profile_type, ':');
+
+	return p != NULL && strncmp(p, ":samples:count:", 15) == 0;
+}
+
+SeriesMatch *
+selector_find_series(const Selector *sel, List *value_labels, int *nseries)
+{
+	StringInfoData sql;
+	Oid		   *types;
+	Datum	   *values;
+	int			nparams = 0;
+	int			maxparams = 1 + 2 * list_length(sel->matchers) + list_length(value_labels);
+	ListCell   *lc;
+	SeriesMatch *result;
+	int			ret;
+
+	types = palloc(sizeof(Oid) * maxparams);
+	values = palloc(sizeof(Datum) * maxparams);
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT id, profile_type");
+	foreach(lc, value_labels)
+	{
+		types[nparams] = TEXTOID;
+		values[nparams] = CStringGetTextDatum((char *) lfirst(lc));
+		nparams++;
+		appendStringInfo(&sql, ", coalesce(labels->>$%d, '')", nparams);
+	}
+	appendStringInfoString(&sql, " FROM parca.series WHERE true");
+	if (sel->profile_type)
+	{
+		types[nparams] = TEXTOID;
+		values[nparams] = CStringGetTextDatum(sel->profile_type);
+		nparams++;
+		appendStringInfo(&sql, " AND profile_type = $%d", nparams);
+	}
+	foreach(lc, sel->matchers)
+	{
+		LabelMatcher *m = lfirst(lc);
+		static const char *const ops[] = {"=", "<>", "~", "!~"};
+		const char *value = (m->op == MATCH_RE || m->op == MATCH_NRE) ?
+			anchored_regex(m->value) : m->value;
+
+		types[nparams] = TEXTOID;
+		values[nparams] = CStringGetTextDatum(m->name);
+		types[nparams + 1] = TEXTOID;
+		values[nparams + 1] = CStringGetTextDatum(value);
+		appendStringInfo(&sql, " AND coalesce(labels->>$%d, '') %s $%d",
+						 nparams + 1, ops[m->op], nparams + 2);
+		nparams += 2;
+	}
+	appendStringInfoString(&sql, " ORDER BY id");
+
+	ret = SPI_execute_with_args(sql.data, nparams, types, values, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+
+	*nseries = (int) SPI_processed;
+	result = palloc(sizeof(SeriesMatch) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			nv = list_length(value_labels);
+
+		result[i].id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		result[i].profile_type = SPI_getvalue(tup, desc, 2);
+		result[i].values = nv ? palloc(sizeof(char *) * nv) : NULL;
+		for (int k = 0; k < nv; k++)
+			result[i].values[k] = SPI_getvalue(tup, desc, 3 + k);
+	}
+	return result;
+}

@@ -1,0 +1,120 @@
+/*
+ * config.c
+ *		Load the scrape configuration: one ScrapeTarget per enabled profile
+ *		endpoint of every target of every enabled job.
+ *
+ * The SQL function parca.scrape_endpoints() does the joining, URL building
+ * and labelling; this file adds the targets of file_sd files and copies
+ * the rows into the worker's memory.  The caller runs it inside a
+ * transaction with SPI connected.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+
+#include "scrape/scrape_internal.h"
+
+/* Schema of the installed parca extension (palloc'd), or NULL when it is not installed. */
+char *
+scrape_extension_schema(void)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute("SELECT n.nspname::text FROM pg_catalog.pg_extension e "
+					"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
+					"WHERE e.extname = 'parca'", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed");
+	if (SPI_processed == 0)
+		return NULL;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return TextDatumGetCString(d);
+}
+
+/* The targets of the jobs' file_sd files, as the argument of scrape_endpoints(). */
+static char *
+file_sd_argument(void)
+{
+	StringInfoData buf;
+	uint64		njobs;
+	SPITupleTable *jobs;
+	bool		first = true;
+
+	if (SPI_execute("SELECT job_name, file_sd_files FROM parca.scrape_jobs "
+					"WHERE enabled AND file_sd_files <> '{}' ORDER BY job_name",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed");
+	njobs = SPI_processed;
+	jobs = SPI_tuptable;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (uint64 i = 0; i < njobs; i++)
+	{
+		bool		isnull;
+		char	   *job = TextDatumGetCString(SPI_getbinval(jobs->vals[i], jobs->tupdesc, 1, &isnull));
+		ArrayType  *files = DatumGetArrayTypeP(SPI_getbinval(jobs->vals[i], jobs->tupdesc, 2, &isnull));
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+		List	   *patterns = NIL;
+
+		deconstruct_array(files, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+		for (int k = 0; k < nelems; k++)
+			if (!nulls[k])
+				patterns = lappend(patterns, TextDatumGetCString(elems[k]));
+
+		if (!first)
+			appendStringInfoChar(&buf, ',');
+		first = false;
+		escape_json(&buf, job);
+		appendStringInfoChar(&buf, ':');
+		appendStringInfoString(&buf, file_sd_targets(job, patterns));
+	}
+	appendStringInfoChar(&buf, '}');
+	SPI_freetuptable(jobs);
+	return buf.data;
+}
+
+ScrapeTarget *
+scrape_config_load(int *ntargets, MemoryContext cxt)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	ScrapeTarget *targets;
+	uint64		n;
+
+	file_sd_begin_load();
+	args[0] = CStringGetTextDatum(file_sd_argument());
+	file_sd_end_load();
+
+	if (SPI_execute_with_args("SELECT job_name, url, labels::text, profile, interval_ms, timeout_ms "
+							  "FROM parca.scrape_endpoints($1::jsonb)",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed");
+
+	n = SPI_processed;
+	targets = MemoryContextAllocZero(cxt, sizeof(ScrapeTarget) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		ScrapeTarget *t = &targets[i];
+		bool		isnull;
+
+		t->job = MemoryContextStrdup(cxt, SPI_getvalue(tup, desc, 1));
+		t->url = MemoryContextStrdup(cxt, SPI_getvalue(tup, desc, 2));
+		t->labels = MemoryContextStrdup(cxt, SPI_getvalue(tup, desc, 3));
+		t->profile_name = MemoryContextStrdup(cxt, SPI_getvalue(tup, desc, 4));
+		t->interval_ms = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		t->timeout_ms = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+		t->slot = -1;
+	}
+	*ntargets = (int) n;
+	return targets;
+}

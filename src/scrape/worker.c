@@ -1,0 +1,412 @@
+/*
+ * worker.c
+ *		The scrape worker's main loop.
+ *
+ * One background worker, connected to parca.scrape_database, keeps the
+ * list of targets (config.c), starts each target's scrape when it is due
+ * (http.c), and stores every complete response through
+ * parca_ingest_pprof() in a transaction of its own, so that one bad
+ * profile never takes others with it and a profile is stored whole or not
+ * at all.  Scrapes are spread over the interval by a hash of the URL.  A
+ * scrape still running when the next one is due (a CPU profile lasts the
+ * whole interval) is followed at once by the next, as a Go ticker does.
+ *
+ * The configuration is reloaded when a transaction that changed it
+ * commits (state.c), when a file_sd file changes, on SIGHUP, and when the
+ * extension appears or disappears.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/pmsignal.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "scrape/scrape_internal.h"
+
+PGDLLEXPORT void parca_scrape_worker_main(Datum arg);
+
+/* How often the worker looks for the extension and for file_sd changes. */
+#define EXTENSION_CHECK_MS	10000
+#define FILE_SD_CHECK_MS	1000
+
+static ScrapeTarget *targets = NULL;
+static int	ntargets = 0;
+static MemoryContext targets_cxt = NULL;
+static uint64 loaded_generation = 0;
+static bool force_reload = true;
+static char *ext_schema = NULL; /* NULL: extension not installed */
+static SPIPlanPtr ingest_plan = NULL;	/* parca_ingest_pprof call, kept */
+static TimestampTz next_extension_check = 0;
+static TimestampTz next_file_sd_check = 0;
+static bool said_missing = false;	/* logged that the extension is missing */
+
+static int
+target_cmp(const void *a, const void *b)
+{
+	const ScrapeTarget *x = a;
+	const ScrapeTarget *y = b;
+	int			c;
+
+	if ((c = strcmp(x->job, y->job)) != 0)
+		return c;
+	if ((c = strcmp(x->url, y->url)) != 0)
+		return c;
+	return strcmp(x->labels, y->labels);
+}
+
+/*
+ * Adopt a new target list: targets that stay keep their schedule, transfer
+ * and health; those that went away lose their transfer.
+ */
+static void
+adopt_targets(ScrapeTarget *newt, int newn, MemoryContext newcxt)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			i = 0,
+				j = 0;
+
+	if (newn > 1)
+		qsort(newt, newn, sizeof(ScrapeTarget), target_cmp);
+	while (i < ntargets || j < newn)
+	{
+		int			c;
+
+		if (i >= ntargets)
+			c = 1;
+		else if (j >= newn)
+			c = -1;
+		else
+			c = target_cmp(&targets[i], &newt[j]);
+
+		if (c < 0)
+			scrape_http_cancel(&targets[i++]);
+		else if (c > 0)
+		{
+			ScrapeTarget *t = &newt[j++];
+			uint32		h = hash_bytes((const unsigned char *) t->url, strlen(t->url));
+
+			/* first scrape somewhere within the first interval */
+			t->next_due = now + (int64) (h % (uint32) t->interval_ms) * 1000;
+		}
+		else
+		{
+			ScrapeTarget *o = &targets[i++];
+			ScrapeTarget *t = &newt[j++];
+
+			t->next_due = o->next_due;
+			t->due = o->due;
+			t->health = o->health;
+			t->last_scrape = o->last_scrape;
+			t->last_duration_us = o->last_duration_us;
+			memcpy(t->last_error, o->last_error, sizeof(t->last_error));
+			t->transfer = o->transfer;
+			if (t->transfer)
+				scrape_http_retarget(t->transfer, t);
+		}
+	}
+	if (targets_cxt)
+		MemoryContextDelete(targets_cxt);
+	targets_cxt = newcxt;
+	targets = newt;
+	ntargets = newn;
+	scrape_state_publish_all(targets, ntargets);
+}
+
+/* Look for the extension; reload the configuration when needed. */
+static void
+load_config(bool full_reload)
+{
+	uint64		generation = scrape_config_generation();
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile MemoryContext newcxt = NULL;
+	ScrapeTarget *volatile newt = NULL;
+	volatile int newn = 0;
+	volatile bool full = full_reload;
+	bool		had_extension = ext_schema != NULL;
+	char	   *schema;
+
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "parca: loading the scrape configuration");
+
+		schema = scrape_extension_schema();
+		if (schema == NULL || ext_schema == NULL || strcmp(schema, ext_schema) != 0)
+		{
+			/* installed, dropped or recreated elsewhere: prepare again */
+			if (ingest_plan)
+				SPI_freeplan(ingest_plan);
+			ingest_plan = NULL;
+			if (ext_schema)
+				pfree(ext_schema);
+			ext_schema = schema ? MemoryContextStrdup(TopMemoryContext, schema) : NULL;
+		}
+		if (ext_schema == NULL && (had_extension || !said_missing))
+			ereport(LOG,
+					(errmsg("parca scrape worker: extension parca is not installed in database \"%s\", waiting",
+							scrape_database)));
+		said_missing = ext_schema == NULL;
+		if (ext_schema != NULL && !had_extension)
+			full = true;
+		if (ext_schema != NULL && full && scrape_enabled)
+		{
+			int			n;
+
+			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
+										   ALLOCSET_DEFAULT_SIZES);
+			newt = scrape_config_load(&n, newcxt);
+			newn = n;
+		}
+
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("parca scrape worker could not load its configuration: %s",
+						edata->message)));
+		FreeErrorData(edata);
+		if (newcxt)
+			MemoryContextDelete(newcxt);
+		/* try again at the next change or check */
+		loaded_generation = generation;
+		return;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+
+	if (full || ext_schema == NULL)
+	{
+		if (newcxt == NULL)
+			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
+										   ALLOCSET_SMALL_SIZES);
+		adopt_targets(newt, newn, newcxt);
+		loaded_generation = generation;
+	}
+}
+
+/* Store one scraped profile; on failure, say why in the target. */
+static void
+ingest(ScrapeTarget *t, ScrapeResult *res)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		Datum		args[3];
+
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "parca: storing a scraped profile");
+
+		if (ingest_plan == NULL)
+		{
+			Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
+			char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::jsonb)",
+									   quote_identifier(ext_schema));
+			SPIPlanPtr	plan = SPI_prepare(sql, 3, argtypes);
+
+			if (plan == NULL || SPI_keepplan(plan) != 0)
+				elog(ERROR, "could not prepare \"%s\"", sql);
+			ingest_plan = plan;
+		}
+		args[0] = PointerGetDatum(res->body);
+		args[1] = CStringGetTextDatum(t->profile_name);
+		args[2] = CStringGetTextDatum(t->labels);
+		if (SPI_execute_plan(ingest_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_plan failed");
+
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		snprintf(res->error, sizeof(res->error), "ingest: %s", edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Record a scrape's outcome; log when a target goes down or comes back. */
+static void
+record(ScrapeTarget *t, ScrapeResult *res)
+{
+	ScrapeHealth health = res->error[0] ? SCRAPE_HEALTH_DOWN : SCRAPE_HEALTH_UP;
+
+	if (health == SCRAPE_HEALTH_DOWN && t->health != SCRAPE_HEALTH_DOWN)
+		ereport(LOG,
+				(errmsg("parca scrape of \"%s\" (job \"%s\") failed: %s",
+						t->url, t->job, res->error)));
+	else if (health == SCRAPE_HEALTH_UP && t->health == SCRAPE_HEALTH_DOWN)
+		ereport(LOG,
+				(errmsg("parca scrape of \"%s\" (job \"%s\") succeeds again", t->url, t->job)));
+
+	t->health = health;
+	t->last_scrape = GetCurrentTimestamp() - res->duration_us;
+	t->last_duration_us = res->duration_us;
+	memcpy(t->last_error, res->error, sizeof(t->last_error));
+	scrape_state_publish(t);
+}
+
+/* Start what is due; returns how long the loop may sleep, in ms. */
+static int
+start_due(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int64		wait_us = 1000 * 1000;
+
+	for (int i = 0; i < ntargets; i++)
+	{
+		ScrapeTarget *t = &targets[i];
+		int64		interval_us = t->interval_ms * 1000;
+
+		if (now >= t->next_due)
+		{
+			t->due = true;
+			t->next_due += interval_us * ((now - t->next_due) / interval_us + 1);
+		}
+		if (t->due && t->transfer == NULL && scrape_http_running() < scrape_concurrency)
+		{
+			t->due = false;
+			scrape_http_start(t);
+		}
+		wait_us = Min(wait_us, t->next_due - now);
+	}
+	return (int) Max(wait_us / 1000, 1);
+}
+
+static void
+finish_done(void)
+{
+	ScrapeResult res;
+	ScrapeTarget *t;
+
+	while ((t = scrape_http_next_done(&res)) != NULL)
+	{
+		if (res.body != NULL)
+		{
+			ingest(t, &res);
+			scrape_http_result_free(&res);
+		}
+		record(t, &res);
+	}
+}
+
+void
+parca_scrape_worker_main(Datum arg)
+{
+	char	   *database;
+	MemoryContext loop_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	database = pstrdup(scrape_database);
+	BackgroundWorkerInitializeConnection(database, NULL, 0);
+	pgstat_report_appname("parca scrape worker");
+	/* a scrape lost in a crash is one interval of one target */
+	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
+	scrape_state_attach_worker();
+	scrape_http_init();
+	ereport(LOG, (errmsg("parca scrape worker started on database \"%s\"", database)));
+
+	/* what one round of the loop allocates, outside transactions */
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "parca scrape loop",
+									 ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		TimestampTz now;
+		int			wait_ms = 1000;
+
+		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextReset(loop_cxt);
+		CHECK_FOR_INTERRUPTS();
+		if (!PostmasterIsAlive())
+			proc_exit(1);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (strcmp(scrape_database, database) != 0)
+			{
+				ereport(LOG,
+						(errmsg("parca scrape worker restarts for parca.scrape_database \"%s\"",
+								scrape_database)));
+				proc_exit(1);
+			}
+			force_reload = true;
+		}
+
+		now = GetCurrentTimestamp();
+		if (force_reload || scrape_config_generation() != loaded_generation)
+		{
+			force_reload = false;
+			load_config(true);
+			next_extension_check = TimestampTzPlusMilliseconds(now, EXTENSION_CHECK_MS);
+		}
+		else if (now >= next_extension_check)
+		{
+			load_config(false);
+			next_extension_check = TimestampTzPlusMilliseconds(now, EXTENSION_CHECK_MS);
+		}
+		else if (now >= next_file_sd_check)
+		{
+			if (ext_schema != NULL && file_sd_changed())
+				load_config(true);
+			next_file_sd_check = TimestampTzPlusMilliseconds(now, FILE_SD_CHECK_MS);
+		}
+
+		if (ntargets > 0)
+			wait_ms = Min(wait_ms, start_due());
+
+		if (scrape_http_running() > 0)
+			scrape_http_wait(wait_ms);
+		else
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 wait_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		finish_done();
+	}
+}

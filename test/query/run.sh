@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# End-to-end checks of the query functions against `go tool pprof`:
+#  - every fixture under testdata/pprof/parca/ and google-pprof/ is ingested;
+#    for each of its profile types, parca_top and the flat/cum totals read
+#    off parca_icicle must equal what `go tool pprof -top` prints for the
+#    original file (samples:count values x period, as parca_query reports);
+#  - the icicle is structurally sound, also when trimmed;
+#  - a diff of a profile with itself is zero; parca/many/ early vs late
+#    matches `go tool pprof -top -diff_base`;
+#  - headless Chromium opens a flame graph SVG, a click on a frame zooms to
+#    it and a search reports its share.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../lib.sh"
+
+if [ -z "$SHARED_TESTDATA" ] || [ ! -d "$SHARED_TESTDATA/pprof" ]; then
+	echo "FAIL - fixtures not found (expected ../shared/testdata next to the repository)"
+	exit 1
+fi
+start_cluster "${PARCA_QUERY_TEST_PORT:-54422}"
+fixtures=$SHARED_TESTDATA/pprof
+work=$(mktemp -d /tmp/parca-query-test.XXXXXX)
+trap 'stop_cluster; rm -rf "$work"' EXIT
+# the server reads the files itself
+copies=$PGDATA_DIR/fixtures
+mkdir -p "$copies"
+
+# pprof_top ARGS...: "name<TAB>flat<TAB>cum" per row of go tool pprof -top,
+# values without units, " (inline)" dropped, multiplied by $mult.
+pprof_top() {
+	go tool pprof -top -nodefraction=0 -edgefraction=0 -nodecount=1000000 "$@" 2>/dev/null |
+		awk -v mult="$mult" '
+			/^ *flat +flat%/ { body = 1; next }
+			body {
+				line = $0
+				sub(/^ +/, "", line)
+				n = split(line, f, / +/)
+				name = line
+				for (i = 1; i <= 5; i++) sub(/^[^ ]+ +/, "", name)
+				sub(/ \((partial-)?inline\)$/, "", name)
+				flat = f[1]; cum = f[4]
+				gsub(/[^-0-9.]/, "", flat); gsub(/[^-0-9.]/, "", cum)
+				printf "%s\t%.0f\t%.0f\n", name, flat * mult, cum * mult
+			}' | LC_ALL=C sort
+}
+
+# icicle_totals: reads "level|value|self|label" rows, prints per function
+# (unsymbolized addresses merged per binary, as pprof names them) the sum
+# of self (flat) and of the values of its outermost occurrences (cum).
+icicle_totals() {
+	awk -F'|' '
+		{
+			level = $1; label = $4
+			sub(/ 0x[0-9a-f]+$/, "", label)
+			if (level == 0) next
+			depth = level
+			stack[depth] = label
+			flat[label] += $3
+			seen = 0
+			for (d = 1; d < depth; d++) if (stack[d] == label) { seen = 1; break }
+			if (!seen) cum[label] += $2
+			names[label] = 1
+		}
+		END { for (n in names) printf "%s\t%.0f\t%.0f\n", n, flat[n], cum[n] }' | LC_ALL=C sort
+}
+
+# icicle_structure: "level|value|self|label" rows in order; prints "ok" or
+# what is wrong: one root first, levels step by one, value = self + children.
+icicle_structure() {
+	awk -F'|' '
+		function close_to(d) {
+			while (top > d) {
+				if (val[top] != slf[top] + kids[top]) { err = "value <> self + children at row " row[top]; }
+				top--
+			}
+		}
+		{
+			n++
+			if (n == 1) { if ($1 != 0 || $4 != "total") err = "first row is not the total root"; }
+			else if ($1 == 0) err = "second root at row " n
+			else if ($1 > prev + 1) err = "level jumps at row " n
+			close_to($1)
+			if ($1 > 0) kids[$1 - 1] += $2
+			top = $1; val[top] = $2; slf[top] = $3; kids[top] = 0; row[top] = n
+			prev = $1
+			sumself += $3
+			if (n == 1) total = $2
+		}
+		END {
+			if (n == 0) { print "no rows"; exit }
+			close_to(-1)
+			if (sumself != total) err = "sum of self " sumself " <> total " total
+			print (err == "" ? "ok" : err)
+		}'
+}
+
+# ---- ingest every fixture
+declare -A fixture_file
+i=0
+while IFS= read -r f; do
+	rel=${f#"$fixtures"/}
+	case "$rel" in google-pprof/sample.bin) continue ;; esac # an ELF binary, not a profile
+	i=$((i + 1))
+	cp "$f" "$copies/$i"
+	fixture_file[$rel]=$f
+	if ! q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/$i'), 'fx', jsonb_build_object('fixture', '$rel'))" >/dev/null 2>"$work/err"; then
+		check "ingest $rel ($(head -c 200 "$work/err"))" false
+	fi
+done < <(find "$fixtures/parca" "$fixtures/google-pprof" -type f | LC_ALL=C sort)
+chown -R postgres: "$copies"
+
+# ---- top and icicle against go tool pprof -top, per fixture and type
+while IFS='|' read -r rel ptype; do
+	file=${fixture_file[$rel]}
+	IFS=: read -r _ stype sunit _ _ _ <<<"$ptype"
+	# the index of this sample type in the file
+	index=$(go tool pprof -raw "$file" 2>/dev/null | awk -v want="$stype/$sunit" '
+		/^Samples:/ { getline; for (i = 1; i <= NF; i++) { t = $i; sub(/\[dflt\]$/, "", t); if (t == want) { print i - 1; exit } } }')
+	if [ -z "$index" ]; then
+		check "$rel $ptype: sample type found by pprof" false
+		continue
+	fi
+	sel="$ptype{fixture=\"$rel\"}"
+	q "CREATE TEMP TABLE IF NOT EXISTS p (p profile); TRUNCATE p; INSERT INTO p SELECT parca_query('$sel', '-infinity', 'infinity')" 2>"$work/err" >/dev/null ||
+		{ check "$rel $ptype: parca_query ($(head -c 200 "$work/err"))" false; continue; }
+	period=$(psql -X -qAt -c "SELECT parca_profile_period(parca_query('$sel', '-infinity', 'infinity'))")
+	mult=1
+	[ "$stype:$sunit" = "samples:count" ] && mult=$period
+	unit=()
+	case "$sunit" in nanoseconds) unit=(-unit=ns) ;; bytes) unit=(-unit=B) ;; esac
+	pprof_top -sample_index="$index" "${unit[@]}" "$file" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_query('$sel', '-infinity', 'infinity'))" |
+		LC_ALL=C sort > "$work/top"
+	if [ ! -s "$work/pprof" ] && [ ! -s "$work/top" ]; then
+		check "$rel $ptype: both empty" true
+		continue
+	fi
+	if diff -q "$work/pprof" "$work/top" >/dev/null; then
+		check "$rel $ptype: parca_top = pprof -top ($(wc -l < "$work/top") functions)" true
+	else
+		check "$rel $ptype: parca_top = pprof -top" false
+		diff "$work/pprof" "$work/top" | head -n 6
+	fi
+	psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'))" > "$work/icicle"
+	icicle_totals < "$work/icicle" > "$work/icicle_totals"
+	if diff -q "$work/pprof" "$work/icicle_totals" >/dev/null; then
+		check "$rel $ptype: parca_icicle flat/cum = pprof -top" true
+	else
+		check "$rel $ptype: parca_icicle flat/cum = pprof -top" false
+		diff "$work/pprof" "$work/icicle_totals" | head -n 6
+	fi
+	check_eq "$rel $ptype: icicle structure" ok "$(icicle_structure < "$work/icicle")"
+done < <(q "SELECT DISTINCT s.labels->>'fixture', s.profile_type FROM parca.series s ORDER BY 1, 2")
+
+# ---- trimming keeps the totals and the structure
+sel="$(q "SELECT profile_type FROM parca.series WHERE labels->>'fixture' = 'google-pprof/large.cpu'
+	AND profile_type LIKE 'fx:cpu:nanoseconds:%' LIMIT 1"){fixture=\"google-pprof/large.cpu\"}"
+total=$(q "SELECT parca_profile_total(parca_query('$sel', '-infinity', 'infinity'))")
+check "large.cpu has a total" [ -n "$total" ]
+for max in 1 10 100 1000; do
+	psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), $max)" \
+		2>"$work/notice" > "$work/icicle"
+	check_eq "large.cpu trimmed to $max: structure" ok "$(icicle_structure < "$work/icicle")"
+	check_eq "large.cpu trimmed to $max: total" "$total" "$(head -n 1 "$work/icicle" | cut -d'|' -f2)"
+	check "large.cpu trimmed to $max: at most $max rows" [ "$(wc -l < "$work/icicle")" -le "$max" ]
+	check "large.cpu trimmed to $max: a notice tells what was folded" grep -q "folded" "$work/notice"
+done
+
+# ---- diffs
+check_eq "diff with itself: top all zero" 0 "$(q "SELECT count(*) FROM parca_top(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE flat <> 0 OR cum <> 0")"
+check_eq "diff with itself: icicle sides equal" 0 "$(q "SELECT count(*) FROM parca_icicle(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE value <> 2 * \"valueRight\" OR self <> 2 * \"selfRight\"")"
+
+many=$(cd "$fixtures/parca/many" && ls | LC_ALL=C sort)
+early=$(head -n 1 <<<"$many")
+late=$(tail -n 1 <<<"$many")
+for stype in alloc_objects:count inuse_objects:count alloc_space:bytes inuse_space:bytes; do
+	ptype=$(q "SELECT profile_type FROM parca.series WHERE labels->>'fixture' = 'parca/many/$early' AND profile_type LIKE '%:$stype:%' LIMIT 1")
+	[ -n "$ptype" ] || { check "many/: a $stype series" false; continue; }
+	e_sel="$ptype{fixture=\"parca/many/$early\"}"
+	l_sel="$ptype{fixture=\"parca/many/$late\"}"
+	mult=1
+	unit=()
+	case "$stype" in *:bytes) unit=(-unit=B) ;; esac
+	pprof_top -sample_index="${stype%%:*}" "${unit[@]}" -diff_base="$fixtures/parca/many/$early" "$fixtures/parca/many/$late" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_diff(
+		parca_query('$e_sel', '-infinity', 'infinity'), parca_query('$l_sel', '-infinity', 'infinity'), absolute => true))" |
+		LC_ALL=C sort > "$work/top"
+	# pprof leaves out functions whose difference is zero everywhere
+	awk -F'\t' '$2 != 0 || $3 != 0' "$work/top" > "$work/top_nonzero"
+	awk -F'\t' '$2 != 0 || $3 != 0' "$work/pprof" > "$work/pprof_nonzero"
+	if diff -q "$work/pprof_nonzero" "$work/top_nonzero" >/dev/null; then
+		check "many/ early vs late, $stype: parca_top(parca_diff) = pprof -diff_base ($(wc -l < "$work/top_nonzero") functions)" true
+	else
+		check "many/ early vs late, $stype: parca_top(parca_diff) = pprof -diff_base" false
+		diff "$work/pprof_nonzero" "$work/top_nonzero" | head -n 6
+	fi
+done
+# relative (default): the base is scaled to the compared total
+ptype=$(q "SELECT profile_type FROM parca.series WHERE labels->>'fixture' = 'parca/many/$early' AND profile_type LIKE '%:alloc_space:%' LIMIT 1")
+check_eq "relative diff: both sides have the compared total" t "$(q "
+	WITH d AS (SELECT parca_diff(parca_query('$ptype{fixture=\"parca/many/$early\"}', '-infinity', 'infinity'),
+	                             parca_query('$ptype{fixture=\"parca/many/$late\"}', '-infinity', 'infinity')) AS d)
+	SELECT abs((value - \"valueRight\") - \"valueRight\") <= parca_profile_stacks(d) FROM d, parca_icicle(d) WHERE level = 0")"
+
+# ---- the flame graph in a real browser
+q "SELECT parca_flamegraph_svg(parca_query('$sel', '-infinity', 'infinity'), 'large.cpu')" > "$work/flame.svg"
+chmod a+r "$work/flame.svg"
+if result=$(TMPDIR=$work node "$here/svg_click.js" "$work/flame.svg" runtime 2>"$work/err"); then
+	echo "  chromium: $result"
+	field() { node -e "const r = JSON.parse(process.argv[1]); console.log(String($1))" "$result"; }
+	check "svg: a frame narrower than the graph was found" [ "$(field 'r.target.width < 1000')" = true ]
+	check_eq "svg: after the click the frame spans the width" 1180 "$(field 'Math.round(r.after.width)')"
+	check_eq "svg: and starts at the left margin" 10 "$(field 'Math.round(r.after.x)')"
+	check "svg: frames outside the zoomed subtree are hidden" [ "$(field 'r.after.hidden')" -gt 0 ]
+	check_eq "svg: reset button shown" true "$(field 'r.after.reset_visible')"
+	check_eq "svg: the label is redrawn for the new width" "$(field 'r.target.name')" "$(field 'r.after.label')"
+	check "svg: tooltip has value and percent" grep -q '%' <<<"$(field 'r.target.tooltip')"
+	check "svg: search reports the matched share" grep -Eq '^Matched: [0-9.]+%$' <<<"$(field 'r.matched')"
+else
+	check "svg: chromium drove the flame graph ($(head -c 300 "$work/err"))" false
+fi
+
+finish

@@ -1,0 +1,133 @@
+-- parca_columnar: TRUNCATE, VACUUM and compaction, indexes, ANALYZE,
+-- table rewrites, DROP, bounded write memory, what is not supported.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS parca;
+RESET client_min_messages;
+
+CREATE TABLE col_m (a int, b text) USING parca_columnar;
+INSERT INTO col_m SELECT i, 'v' || (i % 10) FROM generate_series(1, 1000) i;
+
+-- TRUNCATE, and a rolled-back TRUNCATE
+BEGIN;
+TRUNCATE col_m;
+SELECT count(*) FROM col_m;
+ROLLBACK;
+SELECT count(*) FROM col_m;
+TRUNCATE col_m;
+SELECT count(*) FROM col_m;
+SELECT * FROM parca_columnar_check('col_m');
+BEGIN;
+INSERT INTO col_m VALUES (1, 'before');
+TRUNCATE col_m;
+INSERT INTO col_m VALUES (2, 'after');
+COMMIT;
+SELECT * FROM col_m;
+
+-- small transactions make small inline stripes; VACUUM merges them
+TRUNCATE col_m;
+INSERT INTO col_m VALUES (1, 'a');
+INSERT INTO col_m VALUES (2, 'b');
+INSERT INTO col_m VALUES (3, 'c');
+SELECT * FROM parca_columnar_check('col_m');
+CREATE INDEX col_m_a ON col_m (a);
+VACUUM col_m;
+SELECT * FROM parca_columnar_check('col_m');
+SELECT * FROM col_m ORDER BY a;
+-- index entries still find their rows after the merge
+SET enable_seqscan = off;
+SET parca.columnar_enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM col_m WHERE a = 2;
+SELECT * FROM col_m WHERE a = 2;
+RESET enable_seqscan;
+RESET parca.columnar_enable_custom_scan;
+
+-- many small commits are merged at commit, without VACUUM
+TRUNCATE col_m;
+SELECT parca_columnar_set_options('col_m', stripe_rows => 1000);
+DO $$ BEGIN FOR i IN 1..40 LOOP
+    INSERT INTO col_m SELECT g, 'small' FROM generate_series(i * 100, i * 100 + 99) g;
+    COMMIT;
+END LOOP; END $$;
+SELECT stripes < 10 AS few_stripes, rows FROM parca_columnar_check('col_m');
+SELECT parca_columnar_compact('col_m') >= 0 AS compacted;
+SELECT count(*), count(DISTINCT a), min(a), max(a) FROM col_m;
+
+-- btree indexes: unique, on an expression, partial; index scans
+CREATE TABLE col_idx (id int8, k text, v int) USING parca_columnar;
+INSERT INTO col_idx SELECT i, 'k' || i, i % 100 FROM generate_series(1, 30000) i;
+CREATE UNIQUE INDEX col_idx_id ON col_idx (id);
+CREATE INDEX col_idx_lower ON col_idx (lower(k));
+CREATE INDEX col_idx_part ON col_idx (v) WHERE v = 7;
+INSERT INTO col_idx VALUES (30000, 'dup', 0);
+INSERT INTO col_idx VALUES (30001, 'K30001', 7);
+SET enable_seqscan = off;
+SET parca.columnar_enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM col_idx WHERE id = 12345;
+SELECT * FROM col_idx WHERE id = 12345;
+SELECT * FROM col_idx WHERE lower(k) = 'k30001';
+SELECT count(*) FROM col_idx WHERE v = 7;
+SELECT * FROM col_idx WHERE id BETWEEN 29998 AND 30005 ORDER BY id;
+BEGIN;
+INSERT INTO col_idx VALUES (40000, 'new', 1);
+SELECT * FROM col_idx WHERE id = 40000;
+ROLLBACK;
+SELECT * FROM col_idx WHERE id = 40000;
+RESET enable_seqscan;
+RESET parca.columnar_enable_custom_scan;
+-- a concurrent index build is not supported
+CREATE INDEX CONCURRENTLY col_idx_cc ON col_idx (v);
+
+-- ANALYZE samples rows and fills the statistics
+ANALYZE col_idx;
+SELECT reltuples BETWEEN 25000 AND 35000 AS reltuples_ok
+FROM pg_class WHERE relname = 'col_idx';
+SELECT attname, n_distinct <> 0 AS has_ndistinct
+FROM pg_stats WHERE tablename = 'col_idx' ORDER BY attname;
+
+-- rewrites: added columns with defaults, type changes, VACUUM FULL, CLUSTER
+ALTER TABLE col_m ADD COLUMN c int DEFAULT 7;
+SELECT c, count(*) FROM col_m GROUP BY c;
+ALTER TABLE col_m ALTER COLUMN a TYPE int8;
+ALTER TABLE col_m DROP COLUMN b;
+INSERT INTO col_m VALUES (1, 1);
+SELECT count(*), sum(a), sum(c) FROM col_m;
+VACUUM FULL col_m;
+SELECT count(*), sum(a), sum(c) FROM col_m;
+CLUSTER col_idx USING col_idx_id;
+SELECT count(*), sum(id) FROM col_idx;
+SELECT * FROM parca_columnar_check('col_idx');
+ALTER TABLE col_m SET ACCESS METHOD heap;
+SELECT count(*), sum(a), sum(c) FROM col_m;
+ALTER TABLE col_m SET ACCESS METHOD parca_columnar;
+SELECT count(*), sum(a), sum(c) FROM col_m;
+
+-- bounded write memory: a buffer past parca.columnar_write_memory is
+-- written out as a stripe, however many rows the statement brings
+CREATE TABLE col_mem (a int8, t text) USING parca_columnar;
+SET parca.columnar_write_memory = '1MB';
+INSERT INTO col_mem SELECT i, md5(i::text) FROM generate_series(1, 100000) i;
+RESET parca.columnar_write_memory;
+SELECT stripes > 3 AS several_stripes, rows FROM parca_columnar_check('col_mem');
+
+-- DROP forgets the stripes
+SELECT count(*) > 0 AS has_stripes FROM parca.columnar_stripes;
+CREATE TABLE col_drop (a int) USING parca_columnar;
+INSERT INTO col_drop SELECT generate_series(1, 10);
+SELECT count(*) INTO TEMP before_drop FROM parca.columnar_stripes;
+DROP TABLE col_drop;
+SELECT (SELECT count FROM before_drop) - count(*) AS forgotten FROM parca.columnar_stripes;
+
+-- temporary tables work; unlogged ones do not
+CREATE TEMP TABLE col_temp (a int) USING parca_columnar;
+INSERT INTO col_temp SELECT generate_series(1, 100);
+SELECT sum(a) FROM col_temp;
+CREATE UNLOGGED TABLE col_unlogged (a int) USING parca_columnar;
+
+-- not supported, with a clear error
+UPDATE col_idx SET v = 1 WHERE id = 1;
+DELETE FROM col_idx WHERE id = 1;
+SELECT * FROM col_idx WHERE id = 1 FOR UPDATE;
+INSERT INTO col_idx VALUES (1, 'x', 1) ON CONFLICT DO NOTHING;
+INSERT INTO col_idx VALUES (50000, 'x', 1) ON CONFLICT DO NOTHING;
+SELECT count(*) FROM col_idx TABLESAMPLE SYSTEM (10);
+SELECT parca_columnar_check('pg_class');

@@ -1,0 +1,100 @@
+-- The stacktrace, profile and location types, and the parca_merge aggregate.
+
+-- stacktrace: text I/O, depth, ordering, operators
+SELECT '{00000000000000ff, 1,2}'::stacktrace, parca_stack_depth('{1,2,3}'), '{}'::stacktrace;
+SELECT parca_stack_location_ids('{ff,ffffffffffffffff}');
+SELECT '{1,2}'::stacktrace = '{1,2}', '{1,2}'::stacktrace <> '{2,1}',
+       '{1}'::stacktrace < '{1,2}', '{2}'::stacktrace > '{1,2}';
+SELECT s::stacktrace FROM (VALUES ('{2}'), ('{1,2}'), ('{1}'), ('{}')) t(s) ORDER BY 1;
+SELECT '{xyz}'::stacktrace;
+SELECT '{1,2'::stacktrace;
+SELECT '{11111111111111111}'::stacktrace;
+
+-- btree and hash indexes, hash aggregation
+CREATE TABLE st (stack stacktrace, value bigint);
+INSERT INTO st SELECT ('{' || (i % 7) || ',' || (i % 3) || '}')::stacktrace, i FROM generate_series(1, 1000) i;
+CREATE INDEX st_btree ON st (stack);
+CREATE INDEX st_hash ON st USING hash (stack);
+SET enable_seqscan = off;
+SELECT count(*) FROM st WHERE stack = '{3,0}';
+RESET enable_seqscan;
+SET enable_sort = off;
+SELECT stack, sum(value) FROM st GROUP BY stack ORDER BY sum(value) DESC LIMIT 3;
+RESET enable_sort;
+
+-- binary send/recv through COPY BINARY
+CREATE TEMP TABLE st_copy (LIKE st);
+COPY st TO '/tmp/parca_regress_st.bin' (FORMAT binary);
+COPY st_copy FROM '/tmp/parca_regress_st.bin' (FORMAT binary);
+SELECT count(*) FROM (SELECT * FROM st EXCEPT ALL SELECT * FROM st_copy) d;
+
+-- parca_merge: sums per stack, ignores NULLs, NULL on no rows
+SELECT parca_profile_stacks(p), parca_profile_total(p)
+FROM (SELECT parca_merge(stack, value) p FROM st) m;
+SELECT parca_merge(stack, value) IS NULL FROM st WHERE false;
+SELECT parca_profile_total(parca_merge(s::stacktrace, v))
+FROM (VALUES ('{1}', 5), ('{1}', NULL), (NULL, 7), ('{2}', 1)) t(s, v);
+
+-- the same result with a parallel plan (partial aggregates serialized and combined)
+ALTER TABLE st SET (parallel_workers = 2);
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF) SELECT parca_merge(stack, value) FROM st;
+SELECT parca_merge(stack, value)::text AS parallel_result FROM st \gset
+RESET force_parallel_mode;
+SET max_parallel_workers_per_gather = 0;
+SELECT parca_merge(stack, value)::text = :'parallel_result' AS same_as_serial FROM st;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- overflow is an error, not a wrap
+SELECT parca_merge(s::stacktrace, v)
+FROM (VALUES ('{1}', 9223372036854775807), ('{1}', 1)) t(s, v);
+
+-- profile text form round-trips; damaged values are refused
+SELECT parca_merge(s::stacktrace, v)::text::profile::text = parca_merge(s::stacktrace, v)::text
+FROM (VALUES ('{1,2}', 3), ('{3}', 4)) t(s, v);
+SELECT parca_profile_total(parca_merge(s::stacktrace, v)::text::profile)
+FROM (VALUES ('{1,2}', 3), ('{3}', 4)) t(s, v);
+SELECT '\x0100'::profile;
+SELECT '\x010000000000000000000000010000000500000003000000000000000100'::profile;
+
+-- location: JSON text form, binary round trip
+SELECT '{"address": "0x4a1b", "build_id": "ab12", "file": "/usr/bin/app",
+         "lines": [{"function": "inlined", "filename": "a.c", "line": 3},
+                   {"function": "outer", "system_name": "_Z5outerv", "filename": "a.c", "line": 9, "start_line": 1}]}'::location;
+SELECT '{"address": 16}'::location;
+SELECT '[1]'::location;
+SELECT '{"lines": [1]}'::location;
+SELECT '{"address": "zz"}'::location;
+CREATE TEMP TABLE loc (l location);
+INSERT INTO loc VALUES ('{"address": "0x10", "file": "/bin/x", "lines": [{"function": "f", "line": 1}]}');
+COPY loc TO '/tmp/parca_regress_loc.bin' (FORMAT binary);
+CREATE TEMP TABLE loc2 (l location);
+COPY loc2 FROM '/tmp/parca_regress_loc.bin' (FORMAT binary);
+SELECT l::text FROM loc2;
+
+-- registering a location stores its mapping, functions and lines once
+TRUNCATE parca.locations, parca.functions, parca.mappings;
+SELECT parca_register_location('{"address": "0x10", "build_id": "b1", "file": "/bin/x",
+    "lines": [{"function": "f", "filename": "x.c", "line": 3}]}') =
+       parca_register_location('{"address": "0x10", "build_id": "b1", "file": "/bin/x",
+    "lines": [{"function": "f", "filename": "x.c", "line": 3}]}') AS same_id;
+SELECT (SELECT count(*) FROM parca.locations), (SELECT count(*) FROM parca.functions),
+       (SELECT count(*) FROM parca.mappings);
+SELECT parca_location(id) FROM parca.locations;
+-- an unsymbolized location gains its lines when they arrive
+SELECT parca_register_location('{"address": "0x20", "build_id": "b1", "file": "/bin/x"}') AS id \gset
+SELECT parca_location(:id);
+SELECT parca_register_location('{"address": "0x20", "build_id": "b1", "file": "/bin/x",
+    "lines": [{"function": "g", "filename": "x.c", "line": 7}]}') = :id AS same_id;
+SELECT parca_location(:id);
+SELECT parca_register_location('{"address": "0x30", "build_id": "b1", "file": "/bin/x",
+    "lines": [{"function": "h_inlined", "filename": "x.c", "line": 1}, {"function": "h", "filename": "x.c", "line": 2}]}') AS id2 \gset
+SELECT depth, function, file, line, address, mapping, build_id, inlined
+FROM parca_frames(('{' || to_hex(:id) || ',' || to_hex(:id2) || ',' || '1234}')::stacktrace);
