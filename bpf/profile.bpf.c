@@ -12,7 +12,8 @@
  * truncated instead of storing what follows.  Aggregation happens in user
  * space: at 19 Hz per CPU a ring buffer carries a few dozen records a
  * second, and streaming lets the agent read a new process's mappings
- * while it still runs (see docs/agent.md).
+ * while it still runs: the first sample of a process wakes it at once
+ * (see docs/agent.md).
  *
  * CO-RE: built against a vmlinux.h generated from the build machine's BTF,
  * relocated by libbpf on the machine it runs on.
@@ -36,6 +37,19 @@ struct
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);	/* resized by the agent */
 }			samples SEC(".maps");
+
+/*
+ * Processes sampled recently.  A sample of a process not in here wakes the
+ * agent at once, so that it reads the process's mappings from /proc
+ * before a short-lived process exits.
+ */
+struct
+{
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+}			known_pids SEC(".maps");
 
 struct
 {
@@ -97,11 +111,13 @@ int
 on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64		id = bpf_get_current_pid_tgid();
+	__u32		pid = id >> 32;
 	__u32		tid = (__u32) id;
 	struct task_struct *task;
 	struct parca_sample *s;
 	long		n;
 	__u64		avail;
+	bool		wake;
 
 	if (tid == 0 && !report_idle)
 	{
@@ -114,7 +130,7 @@ on_sample(struct bpf_perf_event_data *ctx)
 		count(COUNTER_LOST);
 		return 0;
 	}
-	s->pid = id >> 32;
+	s->pid = pid;
 	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
@@ -142,7 +158,14 @@ on_sample(struct bpf_perf_event_data *ctx)
 
 	count(COUNTER_SAMPLES);
 	avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(s, avail + sizeof(*s) >= wakeup_bytes ?
-					   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	wake = avail + sizeof(*s) >= wakeup_bytes;
+	if (bpf_map_lookup_elem(&known_pids, &pid) == NULL)
+	{
+		__u8		one = 1;
+
+		bpf_map_update_elem(&known_pids, &pid, &one, BPF_ANY);
+		wake = true;
+	}
+	bpf_ringbuf_submit(s, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
