@@ -86,7 +86,7 @@ check "spin: the chain ends at __libc_start_call_main, not [truncated]" \
 	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
 	         AND names = 'spin;c;b;a;main;__libc_start_call_main'")" -gt 0 ]
 check_eq "spin: source file and line of spin()" "workload.c:spin:48" \
-	"$(q "SELECT regexp_replace(filename, '.*/', '') || ':' || name || ':' || start_line
+	"$(q "SELECT DISTINCT regexp_replace(filename, '.*/', '') || ':' || name || ':' || start_line
 	      FROM parca.functions WHERE name = 'spin' AND filename <> ''")"
 
 sys_total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'")
