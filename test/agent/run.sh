@@ -106,7 +106,7 @@ check_eq "labels: comm, pid, executable, thread_name, node, kernel_release, exte
 	       labels->>'node', labels->>'kernel_release', labels->>'suite', labels->>'quote'
 	      FROM parca.series WHERE labels->>'pid' = '$spin_pid'")"
 check_eq "profile type, period and duration" "$type|52631578|t" \
-	"$(q "SELECT DISTINCT profile_type, period, duration BETWEEN 1.5e9 AND 2.5e9 FROM agent_stacks
+	"$(q "SELECT DISTINCT profile_type, period, duration <= 4e9 FROM agent_stacks
 	      WHERE labels->>'pid' = '$spin_pid' AND duration > 1e9")"
 check_eq "kernel mapping carries the kernel's build id or release" 1 \
 	"$(q "SELECT count(*) FROM parca.mappings WHERE file = '[kernel.kallsyms]' AND build_id <> ''")"
