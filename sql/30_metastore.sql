@@ -36,3 +36,10 @@ CREATE TABLE parca.series (
     labels       jsonb NOT NULL,        -- {"label": "value", ...}
     UNIQUE (profile_type, labels)
 );
+
+-- Extension tables are left out of pg_dump unless marked: these hold data.
+SELECT pg_catalog.pg_extension_config_dump('parca.mappings', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.functions', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.locations', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.series', '');
+SELECT pg_catalog.pg_extension_config_dump('parca.series_id_seq', '');

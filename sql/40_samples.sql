@@ -11,3 +11,4 @@ CREATE TABLE parca.samples (
     duration    bigint NOT NULL,        -- the profile's duration in ns; 0 if none
     num_labels  jsonb                   -- the sample's numeric pprof labels, if any
 ) USING parca_columnar;
+SELECT pg_catalog.pg_extension_config_dump('parca.samples', '');

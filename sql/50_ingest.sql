@@ -1,7 +1,9 @@
 -- Ingestion.
 CREATE FUNCTION parca_ingest_pprof(data bytea, name text, labels jsonb DEFAULT '{}')
     RETURNS bigint
-    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE
+    -- its statements are short: compiling them costs more than it saves
+    SET jit = off;
 COMMENT ON FUNCTION parca_ingest_pprof(bytea, text, jsonb) IS
     'store one pprof profile (gzipped or not); returns the number of sample rows written';
 

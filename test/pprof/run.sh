@@ -78,5 +78,20 @@ check_eq "second ingest: same metadata counts, doubled values" "$before" "$after
 check_eq "cold-cache ingest adds no locations" "$(q "SELECT count(*) FROM parca.locations")" \
 	"$(q "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/pprof/$f'), 'again') > 0; SELECT count(*) FROM parca.locations" | tail -1)"
 
+# pg_dump / pg_restore keeps the profiles: samples, series and metastore.
+summary="SELECT (SELECT count(*) FROM parca.samples), (SELECT sum(value) FROM parca.samples),
+                (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.locations),
+                (SELECT count(*) FROM parca.functions), (SELECT count(*) FROM parca.mappings),
+                (SELECT parca_profile_total(parca_query('fixture:cpu:nanoseconds:cpu:nanoseconds:delta',
+                                                        '-infinity', 'infinity')))"
+before=$(q "$summary")
+"$PG_BIN/pg_dump" -Fc -f "$tmp/dump" postgres
+q "CREATE DATABASE restored" >/dev/null
+"$PG_BIN/pg_restore" -d restored "$tmp/dump" 2>"$tmp/restore.log"
+check_eq "pg_dump/pg_restore: same samples, series and metastore" "$before" \
+	"$(PGDATABASE=restored q "$summary")"
+check_eq "pg_dump/pg_restore: a new series continues the sequence" "t" \
+	"$(PGDATABASE=restored q "SELECT parca_series_id('x:a:b:c:d', '{}') > (SELECT max(id) FROM parca.series WHERE profile_type <> 'x:a:b:c:d')")"
+
 rm -rf "$tmp" "$GOCACHE"
 finish
