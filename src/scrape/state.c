@@ -131,14 +131,15 @@ scrape_init(void)
 							"A delta (CPU) profile holds its slot for a whole interval.",
 							&scrape_concurrency, 512, 1, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* The worker and its shared memory exist only when preloaded. */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
 	DefineCustomIntVariable("parca.scrape_max_targets",
 							"Most scrape targets shown in parca.targets.",
 							"Each takes about 2 kB of shared memory.",
 							&scrape_max_targets, 2048, 16, 1000000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = scrape_shmem_request;
