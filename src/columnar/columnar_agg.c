@@ -206,7 +206,8 @@ columnar_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		parse->hasTargetSRFs || list_length(parse->groupClause) != 1)
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION)
+	/* not an inheritance parent: its children are other tables */
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh)
 		return;
 	rel = table_open(rte->relid, NoLock);
 	columnar = columnar_is_columnar(rel);

@@ -160,7 +160,7 @@ columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rel->reloptkind == RELOPT_UPPER_REL)
+		rte->inh || rel->reloptkind == RELOPT_UPPER_REL)
 		return;
 	relation = table_open(rte->relid, NoLock);
 	columnar = columnar_is_columnar(relation);

@@ -73,3 +73,11 @@ EXPLAIN (COSTS OFF) SELECT stack, avg(value) FROM col_agg GROUP BY stack;
 EXPLAIN (COSTS OFF) SELECT stack, series_id, sum(value) FROM col_agg GROUP BY stack, series_id;
 EXPLAIN (COSTS OFF) SELECT series_id, sum(value) FROM col_agg GROUP BY series_id;
 EXPLAIN (COSTS OFF) SELECT stack, sum(value) FROM col_agg WHERE value > 3 OR series_id = 1 GROUP BY stack;
+
+-- an inheritance parent: the children's rows count too
+CREATE TABLE col_agg_child () INHERITS (col_agg) USING parca_columnar;
+INSERT INTO col_agg_child SELECT * FROM col_agg WHERE stack = '{00000000000000ff}';
+SELECT sum(value), count(*) FROM col_agg GROUP BY stack HAVING stack = '{00000000000000ff}';
+SELECT stack, sum(value), count(*) FROM col_agg WHERE stack = '{00000000000000ff}' GROUP BY stack;
+SELECT count(*) FROM col_agg;
+DROP TABLE col_agg_child;
