@@ -16,6 +16,9 @@
 #include "access/stratnum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "columnar/columnar.h"
@@ -531,6 +534,45 @@ predicate_cmp(ColumnarPredicate *p, Datum v)
 	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
 }
 
+/*
+ * Set a predicate's value, evaluated at scan start; for "= ANY" the
+ * array's non-NULL elements are kept (in the predicate's memory).
+ */
+void
+columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
+{
+	MemoryContext old;
+	ArrayType  *arr;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	p->value = value;
+	p->isnull = isnull;
+	if (p->strategy != COLUMNAR_STRATEGY_ANY || isnull)
+		return;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(p));
+	arr = DatumGetArrayTypeP(value);
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+	p->nelems = 0;
+	p->elems = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			p->elems[p->nelems++] = datumCopy(elems[i], elmbyval, elmlen);
+	MemoryContextSwitchTo(old);
+}
+
+/* cmp(v, element i) of an "= ANY" predicate */
+static inline int
+element_cmp(ColumnarPredicate *p, Datum v, int i)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+}
+
 /* Does value v pass predicate p (v op value)? */
 static inline bool
 predicate_passes(ColumnarPredicate *p, Datum v)
@@ -539,6 +581,13 @@ predicate_passes(ColumnarPredicate *p, Datum v)
 
 	if (p->isnull)
 		return false;
+	if (p->strategy == COLUMNAR_STRATEGY_ANY)
+	{
+		for (int i = 0; i < p->nelems; i++)
+			if (element_cmp(p, v, i) == 0)
+				return true;
+		return false;
+	}
 	c = predicate_cmp(p, v);
 	switch (p->strategy)
 	{
@@ -593,6 +642,17 @@ group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g, bool *all_pass)
 		typlen = TupleDescAttr(rs->desc, a)->attlen;
 		min = columnar_int_to_datum(ch->min, typlen);
 		max = columnar_int_to_datum(ch->max, typlen);
+		if (p->strategy == COLUMNAR_STRATEGY_ANY)
+		{
+			bool		some = false;
+
+			for (int i = 0; i < p->nelems && !some; i++)
+				some = element_cmp(p, min, i) <= 0 && element_cmp(p, max, i) >= 0;
+			if (!some)
+				return true;
+			*all_pass = false;
+			continue;
+		}
 		if (!predicate_passes(p, min) && !predicate_passes(p, max) &&
 			p->strategy != BTEqualStrategyNumber)
 			return true;
