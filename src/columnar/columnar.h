@@ -263,6 +263,7 @@ struct ColumnarPredicate
 	bool		isnull;
 	Datum	   *elems;			/* COLUMNAR_STRATEGY_ANY: the array's non-NULL elements */
 	int			nelems;
+	bool		cmp_unsorted;	/* elements not sorted (cross-type comparison) */
 	FmgrInfo	cmp;			/* cmp(column type, value or element type) */
 	Oid			collation;
 };

@@ -18,6 +18,7 @@
 #include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -534,9 +535,27 @@ predicate_cmp(ColumnarPredicate *p, Datum v)
 	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
 }
 
+/* cmp(v, element i) of an "= ANY" predicate */
+static inline int
+element_cmp(ColumnarPredicate *p, Datum v, int i)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+}
+
+static int
+element_sort_cmp(const void *a, const void *b, void *arg)
+{
+	ColumnarPredicate *p = arg;
+
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation,
+										   *(const Datum *) a, *(const Datum *) b));
+}
+
 /*
  * Set a predicate's value, evaluated at scan start; for "= ANY" the
- * array's non-NULL elements are kept (in the predicate's memory).
+ * array's non-NULL elements are kept (in the predicate's memory), sorted
+ * when the comparison is within one type, so that a row costs a binary
+ * search.
  */
 void
 columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
@@ -563,14 +582,42 @@ columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
 	for (int i = 0; i < n; i++)
 		if (!nulls[i])
 			p->elems[p->nelems++] = datumCopy(elems[i], elmbyval, elmlen);
+	p->cmp_unsorted = !(p->cmp.fn_oid == F_BTINT8CMP || p->cmp.fn_oid == F_BTINT4CMP ||
+						p->cmp.fn_oid == F_BTINT2CMP || p->cmp.fn_oid == F_TIMESTAMP_CMP ||
+						p->cmp.fn_oid == F_DATE_CMP || p->cmp.fn_oid == F_BTFLOAT8CMP ||
+						p->cmp.fn_oid == F_BTOIDCMP);
+	if (!p->cmp_unsorted)
+		qsort_arg(p->elems, p->nelems, sizeof(Datum), element_sort_cmp, p);
 	MemoryContextSwitchTo(old);
 }
 
-/* cmp(v, element i) of an "= ANY" predicate */
-static inline int
-element_cmp(ColumnarPredicate *p, Datum v, int i)
+/* Is v one of the elements of an "= ANY" predicate? */
+static bool
+element_member(ColumnarPredicate *p, Datum v)
 {
-	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+	int			lo = 0,
+				hi = p->nelems - 1;
+
+	if (p->cmp_unsorted)
+	{
+		for (int i = 0; i < p->nelems; i++)
+			if (element_cmp(p, v, i) == 0)
+				return true;
+		return false;
+	}
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = element_cmp(p, v, mid);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return false;
 }
 
 /* Does value v pass predicate p (v op value)? */
@@ -582,12 +629,7 @@ predicate_passes(ColumnarPredicate *p, Datum v)
 	if (p->isnull)
 		return false;
 	if (p->strategy == COLUMNAR_STRATEGY_ANY)
-	{
-		for (int i = 0; i < p->nelems; i++)
-			if (element_cmp(p, v, i) == 0)
-				return true;
-		return false;
-	}
+		return element_member(p, v);
 	c = predicate_cmp(p, v);
 	switch (p->strategy)
 	{
