@@ -36,6 +36,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -248,22 +249,32 @@ extern int	columnar_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarCh
 extern int	columnar_read_chunk(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
 								StringInfo raw);
 
-/* A chunk skipping predicate: column op constant, btree strategy. */
+/*
+ * A chunk skipping predicate: column op value, op a btree operator of the
+ * column's default operator family (its strategy), or column = ANY (array).
+ */
+#define COLUMNAR_STRATEGY_ANY (BTMaxStrategyNumber + 1)
+
 struct ColumnarPredicate
 {
 	AttrNumber	attno;
-	int			strategy;		/* BTLessStrategyNumber ... */
+	int			strategy;		/* BTLessStrategyNumber ... or _ANY */
 	Datum		value;			/* set at scan start */
 	bool		isnull;
-	FmgrInfo	cmp;			/* cmp(column type, value type) */
+	Datum	   *elems;			/* COLUMNAR_STRATEGY_ANY: the array's non-NULL elements */
+	int			nelems;
+	bool		cmp_unsorted;	/* elements not sorted (cross-type comparison) */
+	FmgrInfo	cmp;			/* cmp(column type, value or element type) */
 	Oid			collation;
 };
+
+extern void columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull);
 
 /* ---- columnar_customscan.c ---- */
 
 extern void columnar_customscan_init(void);
 extern bool columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno,
-									  int *strategy, Oid *cmpproc, int *valarg);
+									  int *strategy, Oid *cmpproc, Expr **value, Oid *collation);
 
 /* ---- columnar_agg.c ---- */
 

@@ -206,7 +206,8 @@ columnar_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		parse->hasTargetSRFs || list_length(parse->groupClause) != 1)
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION)
+	/* not an inheritance parent: its children are other tables */
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh)
 		return;
 	rel = table_open(rte->relid, NoLock);
 	columnar = columnar_is_columnar(rel);
@@ -235,10 +236,11 @@ columnar_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		AttrNumber	attno;
 		int			strategy;
 		Oid			cmpproc;
-		int			valarg;
+		Expr	   *value;
+		Oid			collation;
 
 		if (!columnar_clause_predicate(ri->clause, input_rel->relid, &attno, &strategy,
-									   &cmpproc, &valarg))
+									   &cmpproc, &value, &collation))
 			return;
 	}
 
@@ -283,14 +285,15 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		AttrNumber	attno;
 		int			strategy;
 		Oid			cmpproc;
-		int			valarg;
+		Expr	   *value;
+		Oid			collation;
 
-		columnar_clause_predicate(ri->clause, relid, &attno, &strategy, &cmpproc, &valarg);
+		columnar_clause_predicate(ri->clause, relid, &attno, &strategy, &cmpproc, &value,
+								  &collation);
 		pred_info = lappend(pred_info,
 							list_make4(makeInteger(attno), makeInteger(strategy),
-									   makeInteger((int) cmpproc),
-									   makeInteger((int) ((OpExpr *) ri->clause)->inputcollid)));
-		pred_values = lappend(pred_values, list_nth(((OpExpr *) ri->clause)->args, valarg));
+									   makeInteger((int) cmpproc), makeInteger((int) collation)));
+		pred_values = lappend(pred_values, value);
 	}
 	cscan->scan.scanrelid = 0;
 	cscan->scan.plan.targetlist = tlist;
@@ -439,8 +442,10 @@ aggregate(ColumnarAggState *state)
 	forboth(lc, state->preds, lc2, state->pred_exprs)
 	{
 		ColumnarPredicate *p = lfirst(lc);
+		bool		isnull;
+		Datum		value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &isnull);
 
-		p->value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &p->isnull);
+		columnar_predicate_set_value(p, value, isnull);
 	}
 	old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 	values = palloc(sizeof(Datum) * natts);
@@ -625,7 +630,7 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 	StringInfoData buf;
 	ListCell   *lc;
 	ListCell   *lc2;
-	static const char *const ops[] = {"", "<", "<=", "=", ">=", ">"};
+	static const char *const ops[] = {"", "<", "<=", "=", ">=", ">", "= ANY"};
 
 	ExplainPropertyText("Table", RelationGetRelationName(state->rel), es);
 	ExplainPropertyText("Group Key",
@@ -636,7 +641,8 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ColumnarPredicate *p = lfirst(lc);
 
-		appendStringInfo(&buf, "%s(%s %s %s)", buf.len ? " AND " : "",
+		appendStringInfo(&buf, p->strategy == COLUMNAR_STRATEGY_ANY ? "%s(%s %s (%s))" : "%s(%s %s %s)",
+						 buf.len ? " AND " : "",
 						 quote_identifier(NameStr(TupleDescAttr(desc, p->attno - 1)->attname)),
 						 ops[p->strategy],
 						 deparse_expression(lfirst(lc2), context, false, false));

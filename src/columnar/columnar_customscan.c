@@ -87,32 +87,49 @@ static const CustomExecMethods exec_methods = {
 };
 
 /*
- * A chunk predicate from a clause, or false.  Sets the column, strategy,
- * comparison function, and which argument is the value.
+ * A chunk predicate from a clause, or false: "column op value", "value op
+ * column" (op a btree operator of the column type's default operator
+ * family) or "column = ANY (array)".  Sets the column, strategy, comparison
+ * function, the value expression and the collation.
  */
 bool
 columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *strategy,
-				 Oid *cmpproc, int *valarg)
+						  Oid *cmpproc, Expr **value, Oid *collation)
 {
-	OpExpr	   *op;
+	List	   *clause_args;
+	Oid			clause_op;
+	bool		any = false;
 	Node	   *args[2];
-	Var		   *var;
-	Oid			opno;
 	Oid			opclass;
 	Oid			opfamily;
 	Oid			lefttype;
 	Oid			righttype;
 
-	if (!IsA(clause, OpExpr))
+	if (IsA(clause, OpExpr))
+	{
+		clause_args = ((OpExpr *) clause)->args;
+		clause_op = ((OpExpr *) clause)->opno;
+		*collation = ((OpExpr *) clause)->inputcollid;
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		clause_args = ((ScalarArrayOpExpr *) clause)->args;
+		clause_op = ((ScalarArrayOpExpr *) clause)->opno;
+		*collation = ((ScalarArrayOpExpr *) clause)->inputcollid;
+		any = true;
+	}
+	else
 		return false;
-	op = (OpExpr *) clause;
-	if (list_length(op->args) != 2)
+	if (list_length(clause_args) != 2)
 		return false;
-	args[0] = linitial(op->args);
-	args[1] = lsecond(op->args);
-	for (int i = 0; i < 2; i++)
+	args[0] = linitial(clause_args);
+	args[1] = lsecond(clause_args);
+	/* the column on the left, or (not for ANY) on the right */
+	for (int i = 0; i < (any ? 1 : 2); i++)
 	{
 		Node	   *other = args[1 - i];
+		Var		   *var;
+		Oid			opno;
 
 		if (!IsA(args[i], Var))
 			continue;
@@ -123,7 +140,7 @@ columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *str
 		if (contain_var_clause(other) || contain_volatile_functions(other) ||
 			contain_subplans(other))
 			continue;
-		opno = i == 0 ? op->opno : get_commutator(op->opno);
+		opno = i == 0 ? clause_op : get_commutator(clause_op);
 		if (!OidIsValid(opno))
 			continue;
 		opclass = GetDefaultOpClass(var->vartype, BTREE_AM_OID);
@@ -133,11 +150,17 @@ columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *str
 		if (!op_in_opfamily(opno, opfamily))
 			continue;
 		get_op_opfamily_properties(opno, opfamily, false, strategy, &lefttype, &righttype);
+		if (any)
+		{
+			if (*strategy != BTEqualStrategyNumber)
+				continue;
+			*strategy = COLUMNAR_STRATEGY_ANY;
+		}
 		*cmpproc = get_opfamily_proc(opfamily, lefttype, righttype, BTORDER_PROC);
 		if (!OidIsValid(*cmpproc))
 			continue;
 		*attno = var->varattno;
-		*valarg = 1 - i;
+		*value = (Expr *) other;
 		return true;
 	}
 	return false;
@@ -160,7 +183,7 @@ columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rel->reloptkind == RELOPT_UPPER_REL)
+		rte->inh || rel->reloptkind == RELOPT_UPPER_REL)
 		return;
 	relation = table_open(rte->relid, NoLock);
 	columnar = columnar_is_columnar(relation);
@@ -186,10 +209,12 @@ columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
 		AttrNumber	attno;
 		int			strategy;
 		Oid			cmpproc;
-		int			valarg;
+		Expr	   *value;
+		Oid			collation;
 
 		pull_varattnos((Node *) ri->clause, rel->relid, &attrs);
-		if (columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
+		if (columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc,
+									  &value, &collation))
 			preds = lappend(preds, ri);
 	}
 
@@ -223,6 +248,7 @@ plan_columnar_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	Bitmapset  *attrs = NULL;
 	List	   *pred_clauses = NIL;
+	List	   *pred_values = NIL;
 	List	   *pred_info = NIL;
 	List	   *attr_list = NIL;
 	ListCell   *lc;
@@ -253,17 +279,21 @@ plan_columnar_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		AttrNumber	attno;
 		int			strategy;
 		Oid			cmpproc;
-		int			valarg;
+		Expr	   *value;
+		Oid			collation;
 
 		if (!list_member_ptr(clauses, ri) ||
-			!columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
+			!columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc,
+									   &value, &collation))
 			continue;
 		pred_clauses = lappend(pred_clauses, ri->clause);
+		pred_values = lappend(pred_values, value);
 		pred_info = lappend(pred_info,
 							list_make4(makeInteger(attno), makeInteger(strategy),
-									   makeInteger((int) cmpproc), makeInteger(valarg)));
+									   makeInteger((int) cmpproc), makeInteger((int) collation)));
 	}
-	cscan->custom_exprs = pred_clauses;
+	/* the clauses (for EXPLAIN), then their values */
+	cscan->custom_exprs = list_concat(pred_clauses, pred_values);
 	cscan->custom_private = list_make2(attr_list, pred_info);
 	return &cscan->scan.plan;
 }
@@ -286,24 +316,23 @@ begin_columnar_scan(CustomScanState *node, EState *estate, int eflags)
 	List	   *attr_list = linitial(cscan->custom_private);
 	List	   *pred_info = lsecond(cscan->custom_private);
 	ListCell   *lc;
-	ListCell   *lc2;
+	int			i;
 
 	foreach(lc, attr_list)
 		state->attrs = bms_add_member(state->attrs, lfirst_int(lc));
-	forboth(lc, pred_info, lc2, cscan->custom_exprs)
+	i = 0;
+	foreach(lc, pred_info)
 	{
 		List	   *info = lfirst(lc);
-		OpExpr	   *clause = lfirst(lc2);
 		ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
-		int			valarg = intVal(lfourth(info));
+		Expr	   *value = list_nth(cscan->custom_exprs, list_length(pred_info) + i++);
 
 		p->attno = intVal(linitial(info));
 		p->strategy = intVal(lsecond(info));
 		fmgr_info((Oid) intVal(lthird(info)), &p->cmp);
-		p->collation = clause->inputcollid;
+		p->collation = (Oid) intVal(lfourth(info));
 		state->preds = lappend(state->preds, p);
-		state->pred_exprs = lappend(state->pred_exprs,
-									ExecInitExpr(list_nth(clause->args, valarg), &node->ss.ps));
+		state->pred_exprs = lappend(state->pred_exprs, ExecInitExpr(value, &node->ss.ps));
 	}
 }
 
@@ -342,8 +371,10 @@ columnar_next(ScanState *ss)
 		forboth(lc, state->preds, lc2, state->pred_exprs)
 		{
 			ColumnarPredicate *p = lfirst(lc);
+			bool		isnull;
+			Datum		value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &isnull);
 
-			p->value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &p->isnull);
+			columnar_predicate_set_value(p, value, isnull);
 		}
 		old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 		state->rs = columnar_read_begin(ss->ss_currentRelation, ss->ps.state->es_snapshot,
@@ -403,7 +434,9 @@ explain_columnar_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		List	   *context = set_deparse_context_plan(es->deparse_cxt,
 													   &cscan->scan.plan, ancestors);
-		Node	   *expr = (Node *) make_ands_explicit(cscan->custom_exprs);
+		List	   *clauses = list_copy_head(cscan->custom_exprs,
+											   list_length(cscan->custom_exprs) / 2);
+		Node	   *expr = (Node *) make_ands_explicit(clauses);
 
 		ExplainPropertyText("Chunk Filter",
 							deparse_expression(expr, context, es->verbose, false), es);

@@ -16,6 +16,10 @@
 #include "access/stratnum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "columnar/columnar.h"
@@ -531,6 +535,91 @@ predicate_cmp(ColumnarPredicate *p, Datum v)
 	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
 }
 
+/* cmp(v, element i) of an "= ANY" predicate */
+static inline int
+element_cmp(ColumnarPredicate *p, Datum v, int i)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+}
+
+static int
+element_sort_cmp(const void *a, const void *b, void *arg)
+{
+	ColumnarPredicate *p = arg;
+
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation,
+										   *(const Datum *) a, *(const Datum *) b));
+}
+
+/*
+ * Set a predicate's value, evaluated at scan start; for "= ANY" the
+ * array's non-NULL elements are kept (in the predicate's memory), sorted
+ * when the comparison is within one type, so that a row costs a binary
+ * search.
+ */
+void
+columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
+{
+	MemoryContext old;
+	ArrayType  *arr;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	p->value = value;
+	p->isnull = isnull;
+	if (p->strategy != COLUMNAR_STRATEGY_ANY || isnull)
+		return;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(p));
+	arr = DatumGetArrayTypeP(value);
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+	p->nelems = 0;
+	p->elems = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			p->elems[p->nelems++] = datumCopy(elems[i], elmbyval, elmlen);
+	p->cmp_unsorted = !(p->cmp.fn_oid == F_BTINT8CMP || p->cmp.fn_oid == F_BTINT4CMP ||
+						p->cmp.fn_oid == F_BTINT2CMP || p->cmp.fn_oid == F_TIMESTAMP_CMP ||
+						p->cmp.fn_oid == F_DATE_CMP || p->cmp.fn_oid == F_BTFLOAT8CMP ||
+						p->cmp.fn_oid == F_BTOIDCMP);
+	if (!p->cmp_unsorted)
+		qsort_arg(p->elems, p->nelems, sizeof(Datum), element_sort_cmp, p);
+	MemoryContextSwitchTo(old);
+}
+
+/* Is v one of the elements of an "= ANY" predicate? */
+static bool
+element_member(ColumnarPredicate *p, Datum v)
+{
+	int			lo = 0,
+				hi = p->nelems - 1;
+
+	if (p->cmp_unsorted)
+	{
+		for (int i = 0; i < p->nelems; i++)
+			if (element_cmp(p, v, i) == 0)
+				return true;
+		return false;
+	}
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = element_cmp(p, v, mid);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
 /* Does value v pass predicate p (v op value)? */
 static inline bool
 predicate_passes(ColumnarPredicate *p, Datum v)
@@ -539,6 +628,8 @@ predicate_passes(ColumnarPredicate *p, Datum v)
 
 	if (p->isnull)
 		return false;
+	if (p->strategy == COLUMNAR_STRATEGY_ANY)
+		return element_member(p, v);
 	c = predicate_cmp(p, v);
 	switch (p->strategy)
 	{
@@ -593,6 +684,17 @@ group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g, bool *all_pass)
 		typlen = TupleDescAttr(rs->desc, a)->attlen;
 		min = columnar_int_to_datum(ch->min, typlen);
 		max = columnar_int_to_datum(ch->max, typlen);
+		if (p->strategy == COLUMNAR_STRATEGY_ANY)
+		{
+			bool		some = false;
+
+			for (int i = 0; i < p->nelems && !some; i++)
+				some = element_cmp(p, min, i) <= 0 && element_cmp(p, max, i) >= 0;
+			if (!some)
+				return true;
+			*all_pass = false;
+			continue;
+		}
 		if (!predicate_passes(p, min) && !predicate_passes(p, max) &&
 			p->strategy != BTEqualStrategyNumber)
 			return true;

@@ -53,6 +53,15 @@ SELECT count(*), sum(s) FROM (
     WHERE time >= '2024-01-01 00:05:00+00' AND '2024-01-01 00:10:00+00' > time AND series_id = 3
     GROUP BY stack) x;
 RESET parca.columnar_enable_aggregate;
+-- series_id = ANY (array), as parca_query selects series
+EXPLAIN (COSTS OFF)
+SELECT stack, sum(value) FROM col_agg WHERE series_id = ANY ('{1,3}') AND time >= '2024-01-01' GROUP BY stack;
+SELECT count(*), sum(s) FROM (
+    SELECT stack, sum(value) AS s FROM col_agg WHERE series_id = ANY ('{1,3}') GROUP BY stack) x;
+SET parca.columnar_enable_aggregate = off;
+SELECT count(*), sum(s) FROM (
+    SELECT stack, sum(value) AS s FROM col_agg WHERE series_id = ANY ('{1,3}') GROUP BY stack) x;
+RESET parca.columnar_enable_aggregate;
 PREPARE qa(timestamptz) AS SELECT count(*) FROM (SELECT stack, sum(value) FROM col_agg WHERE time < $1 GROUP BY stack) x;
 SET plan_cache_mode = force_generic_plan;
 EXECUTE qa('2024-01-01 00:00:10+00');
@@ -73,3 +82,11 @@ EXPLAIN (COSTS OFF) SELECT stack, avg(value) FROM col_agg GROUP BY stack;
 EXPLAIN (COSTS OFF) SELECT stack, series_id, sum(value) FROM col_agg GROUP BY stack, series_id;
 EXPLAIN (COSTS OFF) SELECT series_id, sum(value) FROM col_agg GROUP BY series_id;
 EXPLAIN (COSTS OFF) SELECT stack, sum(value) FROM col_agg WHERE value > 3 OR series_id = 1 GROUP BY stack;
+
+-- an inheritance parent: the children's rows count too
+CREATE TABLE col_agg_child () INHERITS (col_agg) USING parca_columnar;
+INSERT INTO col_agg_child SELECT * FROM col_agg WHERE stack = '{00000000000000ff}';
+SELECT sum(value), count(*) FROM col_agg GROUP BY stack HAVING stack = '{00000000000000ff}';
+SELECT stack, sum(value), count(*) FROM col_agg WHERE stack = '{00000000000000ff}' GROUP BY stack;
+SELECT count(*) FROM col_agg;
+DROP TABLE col_agg_child;

@@ -57,6 +57,18 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM col_skip WHERE series_id = 9;
 SELECT count(*) FROM col_skip WHERE series_id = 2;
 
+-- = ANY (array): groups holding none of the values are skipped
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM col_skip WHERE series_id = ANY ('{9,10}');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM col_skip
+WHERE time = ANY (ARRAY['2024-01-01 00:05:00+00'::timestamptz, '2024-01-01 00:15:00+00', NULL]);
+SELECT count(*) FROM col_skip
+WHERE time = ANY (ARRAY['2024-01-01 00:05:00+00'::timestamptz, '2024-01-01 00:15:00+00', NULL]);
+SELECT count(*) FROM col_skip WHERE series_id = ANY ('{2,3,NULL}');
+SELECT count(*) FROM col_skip WHERE series_id = ANY (NULL::bigint[]);
+SELECT count(*) FROM col_skip WHERE series_id = ANY ('{}');
+
 -- NULL comparisons match nothing
 SELECT count(*) FROM col_skip WHERE time < NULL::timestamptz;
 
