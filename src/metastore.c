@@ -8,7 +8,10 @@
  * ids this transaction wrote wait in a pending list and join the cache
  * only when the transaction commits (a subtransaction abort drops its
  * own), so the cache never names a row that was rolled back.  A relcache
- * invalidation of any metastore table (TRUNCATE, DROP) empties the cache.
+ * invalidation of any metastore table (TRUNCATE, DROP) empties the cache:
+ * the callback only notes the relation (it may run in the middle of an
+ * ingest, where nothing may be freed), and the caches are checked at the
+ * next entry point.
  */
 #include "postgres.h"
 
@@ -64,7 +67,12 @@ static HTAB *pending_series = NULL;
 static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
-static bool caches_stale = false;	/* a metastore table changed: reset */
+
+/* Relations invalidated since the caches were last checked. */
+#define MAX_NOTED_INVALIDATIONS 16
+static Oid	noted_relids[MAX_NOTED_INVALIDATIONS];
+static int	n_noted_relids = 0;
+static bool all_invalidated = false;
 
 static void
 reset_caches(void)
@@ -78,26 +86,33 @@ reset_caches(void)
 	stacktrace_oid = stacktrace_array_oid = InvalidOid;
 }
 
-/*
- * Invalidations arrive whenever a lock is taken, in the middle of the
- * functions below (every SPI call): the caches are only marked stale here
- * and emptied by ensure_caches() at the next entry, never under a caller.
- */
 static void
 relcache_callback(Datum arg, Oid relid)
 {
-	Oid			nsp;
-
 	if (id_cache == NULL && series_cache == NULL)
 		return;
-	if (relid == InvalidOid)
+	if (relid == InvalidOid || n_noted_relids == MAX_NOTED_INVALIDATIONS)
+		all_invalidated = true;
+	else
+		noted_relids[n_noted_relids++] = relid;
+}
+
+/* Did a metastore table (or one no longer there) change since last time? */
+static bool
+metastore_invalidated(void)
+{
+	bool		invalidated = all_invalidated;
+
+	for (int i = 0; i < n_noted_relids && !invalidated; i++)
 	{
-		caches_stale = true;
-		return;
+		Oid			nsp = get_rel_namespace(noted_relids[i]);
+		char	   *name = OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
+
+		invalidated = name == NULL || strcmp(name, "parca") == 0;
 	}
-	nsp = get_rel_namespace(relid);
-	if (!OidIsValid(nsp) || strcmp(get_namespace_name(nsp), "parca") == 0)
-		caches_stale = true;
+	n_noted_relids = 0;
+	all_invalidated = false;
+	return invalidated;
 }
 
 static void
@@ -188,7 +203,11 @@ xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
-			apply_pending();
+			/* No catalog look-ups here: after any invalidation, keep nothing. */
+			if (n_noted_relids > 0 || all_invalidated)
+				forget_pending(0);
+			else
+				apply_pending();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -217,6 +236,9 @@ ensure_caches(void)
 {
 	HASHCTL		ctl;
 
+	if ((n_noted_relids > 0 || all_invalidated) && metastore_invalidated())
+		reset_caches();
+
 	if (cache_cxt == NULL)
 	{
 		cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca metastore cache",
@@ -224,11 +246,6 @@ ensure_caches(void)
 		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 		RegisterXactCallback(xact_callback, NULL);
 		RegisterSubXactCallback(subxact_callback, NULL);
-	}
-	if (caches_stale)
-	{
-		caches_stale = false;
-		reset_caches();
 	}
 	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
 	{
