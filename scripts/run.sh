@@ -2,7 +2,8 @@
 # The main job on a local embedded default: builds and installs parca,
 # starts the project's own PostgreSQL cluster (.parca/ under the project
 # folder, port 54329, database "parca"), ingests the pprof fixtures and
-# prints the hottest functions.
+# prints the hottest functions; then profiles this machine for 20 s with
+# parca-agent and prints its hottest functions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -33,6 +34,16 @@ SELECT function, round(flat / 1e9, 2) AS flat_s, round(flat_percent::numeric, 2)
        round(cum / 1e9, 2) AS cum_s, round(cum_percent::numeric, 2) AS cum_pct
 FROM parca_top(parca_query('fixture:cpu:nanoseconds:cpu:nanoseconds:delta{job=\"fixtures\"}',
                            '-infinity', 'infinity'))
+ORDER BY flat DESC LIMIT 15"
+echo
+echo "Profiling this machine with parca-agent (eBPF, 19 Hz per CPU) for 20 s..."
+"$repo/agent/parca-agent" --duration 20 --flush-interval 10 2>&1 | grep -E "error|done:" || true
+echo "Hottest functions on this machine in the last minute (parca-agent):"
+psql -X -P pager=off -c "
+SELECT function, round(flat / 1e9, 2) AS flat_s, round(flat_percent::numeric, 2) AS flat_pct,
+       round(cum / 1e9, 2) AS cum_s, round(cum_percent::numeric, 2) AS cum_pct
+FROM parca_top(parca_query('parca_agent:samples:count:cpu:nanoseconds:delta',
+                           now() - interval '1 min', now()))
 ORDER BY flat DESC LIMIT 15"
 echo
 echo "The cluster keeps running: psql -h 127.0.0.1 -p $PARCA_PORT -U postgres parca"

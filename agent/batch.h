@@ -1,0 +1,49 @@
+/*
+ * batch.h
+ *		One flush interval's aggregated samples, ready to be written, with
+ *		the metastore rows they need that the server may not have yet.
+ *
+ * A batch owns copies of everything it needs, so it can wait in the
+ * writer's backlog while the agent's caches move on.
+ */
+#ifndef AGENT_BATCH_H
+#define AGENT_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Batch
+{
+	struct Batch *next;			/* in the writer's queue */
+	uint64_t	batch_id;		/* unique per node, increasing */
+	uint64_t	time_ns;		/* end of the window, Unix time */
+	uint64_t	duration_ns;	/* length of the window */
+	int			nseries;
+	char	   *series;			/* label sets: text[] literal of JSON objects */
+	int			nsamples;
+	int		   *sample_series;	/* index into series */
+	int64_t    *values;
+	int		   *stack_start;	/* nsamples + 1 offsets into frames */
+	uint64_t   *frames;			/* location ids, leaf first */
+
+	/*
+	 * Metastore rows not known to be on the server, as PostgreSQL array
+	 * literals, one per column.
+	 */
+	char	   *mappings[3];	/* id, build_id, file */
+	char	   *functions[5];	/* id, name, system_name, filename, start_line */
+	char	   *locations[5];	/* id, mapping_id, address, function_ids,
+								 * line_numbers (the last two as text[]) */
+	/* Their ids, to mark them known once the batch is committed. */
+	uint64_t   *new_ids[3];		/* mappings, functions, locations */
+	int			nnew_ids[3];
+
+	size_t		bytes;			/* memory held, for the backlog bound */
+} Batch;
+
+extern void batch_free(Batch *b);
+
+/* Note in the agent's metastore that the server has b's rows now. */
+extern void batch_mark_persisted(const Batch *b);
+
+#endif							/* AGENT_BATCH_H */

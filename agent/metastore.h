@@ -1,0 +1,88 @@
+/*
+ * metastore.h
+ *		The agent's copy of the mappings, functions and locations it has
+ *		seen, with their content ids (src/common/ids.c, as the server
+ *		computes them) and whether the server has them yet.
+ *
+ * Bounded: ms_trim() forgets everything when the entries pass a limit.
+ * Forgetting is safe because ids are content hashes: a location seen
+ * again gets the same id, and sending a row twice is harmless (the server
+ * inserts with ON CONFLICT DO NOTHING).
+ */
+#ifndef AGENT_METASTORE_H
+#define AGENT_METASTORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct MsMapping
+{
+	uint64_t	id;
+	char	   *build_id;		/* hex, "" if none */
+	char	   *file;
+	bool		persisted;		/* the server has it */
+} MsMapping;
+
+typedef struct MsFunction
+{
+	uint64_t	id;
+	char	   *name;			/* demangled */
+	char	   *system_name;	/* as in the symbol table */
+	char	   *filename;		/* source file, "" if unknown */
+	int64_t		start_line;
+	bool		persisted;
+} MsFunction;
+
+typedef struct MsLocation
+{
+	uint64_t	id;
+	uint64_t	mapping_id;		/* 0: none */
+	uint64_t	address;		/* normalized to the mapped file */
+	int			nlines;
+	uint64_t   *function_ids;	/* innermost first */
+	int64_t    *lines;
+	bool		symbolized;		/* lines are final (possibly none) */
+	bool		persisted;
+} MsLocation;
+
+/* One line of a symbolized location, as the symbolizer finds it. */
+typedef struct FrameLine
+{
+	const char *name;
+	const char *system_name;
+	const char *filename;
+	int64_t		start_line;
+	int64_t		line;
+} FrameLine;
+
+/* Register a mapping; returns its id. */
+extern uint64_t ms_mapping(const char *build_id, const char *file);
+
+/*
+ * The location already registered for this address in this mapping (as
+ * passed to ms_location), or NULL.
+ */
+extern MsLocation *ms_find_address(uint64_t mapping_id, uint64_t address);
+
+/*
+ * Register a location in the mapping (build_id, file), or in no mapping if
+ * file is NULL, with its lines (innermost first) and their functions.  A
+ * location in a mapping with a build id is identified by its address
+ * alone, so it can be registered with symbolized = false and no lines,
+ * and get its lines later from ms_set_lines().
+ */
+extern MsLocation *ms_location(const char *build_id, const char *file,
+							   uint64_t address, int nlines,
+							   const FrameLine *lines, bool symbolized);
+
+/* Give a location registered unsymbolized its lines. */
+extern void ms_set_lines(MsLocation *loc, int nlines, const FrameLine *lines);
+
+extern MsMapping *ms_get_mapping(uint64_t id);
+extern MsFunction *ms_get_function(uint64_t id);
+extern MsLocation *ms_get_location(uint64_t id);
+
+/* Forget everything if more than max_locations locations are known. */
+extern void ms_trim(int max_locations);
+
+#endif							/* AGENT_METASTORE_H */

@@ -1,0 +1,302 @@
+/*
+ * profiler.c
+ *		From a raw sample to a counted stack; see profiler.h.
+ *
+ * A stack is the kernel frames (leaf first) followed by the user frames
+ * (leaf first).  User frames are checked once more here: every address
+ * must lie in an executable mapping of the process, else the walk is cut
+ * there.  A user stack counts as complete only when its last frame is a
+ * known bottom of a stack (__libc_start_call_main, a thread's start, Go's
+ * goexit): a walk that ends anywhere else, cleanly or not, went through
+ * code without frame pointers (whose frame pointer register holds
+ * anything, zero included) or was cut, and ends with the synthetic
+ * location "[truncated]" so that flame graphs show it.
+ */
+#include "profiler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "kernel.h"
+#include "metastore.h"
+#include "process.h"
+#include "symbols.h"
+#include "util.h"
+
+#define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + 1)
+#define KERNEL_FILE "[kernel.kallsyms]"
+
+/* A user location whose lines wait for the next flush. */
+typedef struct Pending
+{
+	uint64_t	location_id;
+	uint64_t	dev;
+	uint64_t	ino;
+	char	   *open_path;		/* through /proc/PID/root */
+	char	   *file;			/* as the process names it */
+} Pending;
+
+static char *common;
+static ProfilerStats stats;
+static Pending *pending;
+static size_t npending;
+static size_t pending_cap;
+
+void
+profiler_init(const char *common_labels)
+{
+	common = xstrdup(common_labels);
+}
+
+const ProfilerStats *
+profiler_stats(void)
+{
+	return &stats;
+}
+
+static uint64_t
+kernel_location(uint64_t addr)
+{
+	const char *build_id = kernel_build_id();
+	MsLocation *loc = ms_find_address(ms_mapping(build_id, KERNEL_FILE), addr);
+
+	if (loc == NULL)
+	{
+		const char *module = "";
+		const char *name = kernel_symbol(addr, &module);
+		FrameLine	line = {name, name, "", 0, 0};
+
+		loc = ms_location(build_id, KERNEL_FILE, addr, name ? 1 : 0, &line, true);
+	}
+	return loc->id;
+}
+
+/* The lines of a frame in mapping m at offset, looked up now. */
+static int
+lookup_now(const Process *p, const ExecMapping *m, uint64_t offset, FrameLine *lines)
+{
+	char		path[4200];
+
+	if (!m->is_file)
+		return 0;
+	process_open_path(p, m, path, sizeof(path));
+	return symbols_lookup(path, m->dev, m->ino, offset, lines);
+}
+
+/*
+ * The location of a user frame.  In a file with a build id the location's
+ * id is its address, so its lines can wait for the next flush, where each
+ * file is opened once for all its new addresses (see profiler_resolve).
+ * Other locations are identified by their lines too, so they are
+ * symbolized at once.
+ */
+static MsLocation *
+user_location(const Process *p, const ExecMapping *m, uint64_t offset)
+{
+	MsLocation *loc = ms_find_address(m->mapping_id, offset);
+	FrameLine	lines[SYMBOLS_MAX_LINES];
+
+	if (loc == NULL)
+	{
+		Pending    *e;
+
+		if (!m->is_file || m->build_id[0] == '\0')
+			return ms_location(m->build_id, m->file, offset,
+							   lookup_now(p, m, offset, lines), lines, true);
+		loc = ms_location(m->build_id, m->file, offset, 0, NULL, false);
+		if (npending == pending_cap)
+		{
+			pending_cap = pending_cap ? pending_cap * 2 : 256;
+			pending = xrealloc(pending, pending_cap * sizeof(Pending));
+		}
+		e = &pending[npending++];
+		e->location_id = loc->id;
+		e->dev = m->dev;
+		e->ino = m->ino;
+		e->open_path = xmalloc(4200);
+		process_open_path(p, m, e->open_path, 4200);
+		e->file = xstrdup(m->file);
+	}
+	return loc;
+}
+
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const Pending *x = a;
+	const Pending *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A path to the pending location's file: through its process, or when the
+ * process is gone, the same path here if it is the same file.
+ */
+static const char *
+pending_path(const Pending *e)
+{
+	struct stat st;
+
+	if (access(e->open_path, R_OK) == 0)
+		return e->open_path;
+	if (stat(e->file, &st) == 0 && major(st.st_dev) == (e->dev >> 32) &&
+		minor(st.st_dev) == (e->dev & 0xffffffff) && st.st_ino == e->ino)
+		return e->file;
+	return NULL;
+}
+
+static uint64_t
+truncated_location(void)
+{
+	static const FrameLine line = {"[truncated]", "[truncated]", "", 0, 0};
+
+	return ms_location(NULL, NULL, 0, 1, &line, true)->id;
+}
+
+/* Is the location's outermost function where stacks begin? */
+static bool
+is_stack_bottom(uint64_t location_id)
+{
+	static const char *const bottoms[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main",
+		"start_thread", "clone", "clone3", "__clone", "__clone3",
+		"runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.rt0_go.abi0",
+	};
+	MsLocation *loc = ms_get_location(location_id);
+	MsFunction *f;
+
+	if (loc == NULL || loc->nlines == 0)
+		return false;
+	f = ms_get_function(loc->function_ids[loc->nlines - 1]);
+	for (size_t i = 0; f && i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
+		if (strcmp(f->system_name, bottoms[i]) == 0)
+			return true;
+	return false;
+}
+
+void
+profiler_on_sample(const struct parca_sample *s, void *arg)
+{
+	uint64_t	frames[MAX_FRAMES];
+	int			n = 0;
+	int			nkernel = s->nkernel < SAMPLE_MAX_KERNEL_FRAMES ? s->nkernel : SAMPLE_MAX_KERNEL_FRAMES;
+	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
+	char		comm[sizeof(s->comm) + 1];
+	Process    *p;
+	Buf			labels = {0};
+	char		title[64];
+	bool		truncated = false;
+
+	memcpy(comm, s->comm, sizeof(s->comm));
+	comm[sizeof(s->comm)] = '\0';
+	p = process_get(s->pid, comm);
+	stats.samples++;
+
+	for (int i = 0; i < nkernel; i++)
+		frames[n++] = kernel_location(s->kstack[i]);
+
+	if (s->unwind_end == UNWIND_END_NONE)
+		stats.kernel_only++;
+	else
+	{
+		int			first_user = n;
+
+		for (int i = 0; i < nuser; i++)
+		{
+			const ExecMapping *m = process_find_mapping(p, s->ustack[i]);
+			uint64_t	offset;
+
+			if (m == NULL)
+			{
+				truncated = true;
+				break;
+			}
+			offset = s->ustack[i] - m->start + m->pgoff;
+			/* A return address: name the call instruction before it. */
+			if (i > 0)
+				offset--;
+			frames[n++] = user_location(p, m, offset)->id;
+		}
+		/*
+		 * Complete or truncated: known now if the last frame has its lines,
+		 * else decided at the flush (profiler_decide).
+		 */
+		if (!truncated && s->unwind_end != UNWIND_END_DEPTH && n > first_user &&
+			!ms_get_location(frames[n - 1])->symbolized)
+			frames[n++] = AGG_UNDECIDED;
+		else if (!truncated && s->unwind_end != UNWIND_END_DEPTH && n > first_user &&
+				 is_stack_bottom(frames[n - 1]))
+			stats.complete++;
+		else
+		{
+			frames[n++] = truncated_location();
+			stats.truncated++;
+		}
+	}
+
+	buf_printf(&labels, "{%s,%s", common, p->labels);
+	buf_append(&labels, ",\"thread_name\":\"", 16);
+	buf_json_escape(&labels, comm);
+	buf_append(&labels, "\"}", 3);
+	snprintf(title, sizeof(title), "%s (%u)", comm, s->pid);
+	agg_add(labels.data, title, frames, n);
+	buf_free(&labels);
+}
+
+/* agg_settle's callback: a stack ends at a known bottom or is truncated. */
+static uint64_t
+profiler_decide(const uint64_t *frames, int nframes, int64_t count)
+{
+	if (is_stack_bottom(frames[nframes - 1]))
+	{
+		stats.complete += count;
+		return 0;
+	}
+	stats.truncated += count;
+	return truncated_location();
+}
+
+void
+profiler_resolve(void)
+{
+	qsort(pending, npending, sizeof(Pending), pending_cmp);
+	for (size_t i = 0; i < npending; i++)
+	{
+		Pending    *e = &pending[i];
+		MsLocation *loc = ms_get_location(e->location_id);
+		FrameLine	lines[SYMBOLS_MAX_LINES];
+		const char *path;
+		int			n = 0;
+
+		/* One file at a time: close the previous file's session. */
+		if (i > 0 && pending_cmp(e, e - 1) != 0)
+			symbols_close_sessions();
+		if (loc != NULL && !loc->symbolized)
+		{
+			path = pending_path(e);
+			if (path)
+				n = symbols_lookup(path, e->dev, e->ino, loc->address, lines);
+			ms_set_lines(loc, n, lines);
+		}
+		free(e->open_path);
+		free(e->file);
+	}
+	npending = 0;
+	agg_settle(profiler_decide);
+	if (pending_cap > 4096)
+	{
+		free(pending);
+		pending = NULL;
+		pending_cap = 0;
+	}
+}

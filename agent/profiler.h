@@ -1,0 +1,36 @@
+/*
+ * profiler.h
+ *		Turns each sample from the BPF program into a stack of location
+ *		ids and counts it under its label set.
+ */
+#ifndef AGENT_PROFILER_H
+#define AGENT_PROFILER_H
+
+#include <stdint.h>
+
+#include "sampler.h"
+
+/* Counts of what happened to the samples, since the start. */
+typedef struct ProfilerStats
+{
+	uint64_t	samples;
+	uint64_t	kernel_only;	/* kernel threads, idle */
+	uint64_t	complete;		/* user stack walked to its bottom */
+	uint64_t	truncated;		/* user stack marked [truncated] */
+} ProfilerStats;
+
+/*
+ * Set the labels every series carries: a JSON members fragment such as
+ * "node":"h","kernel_release":"6.1.0",... (without braces).
+ */
+extern void profiler_init(const char *common_labels);
+
+/* The sampler's callback. */
+extern void profiler_on_sample(const struct parca_sample *sample, void *arg);
+
+/* Symbolize the locations registered since the last call. */
+extern void profiler_resolve(void);
+
+extern const ProfilerStats *profiler_stats(void);
+
+#endif							/* AGENT_PROFILER_H */

@@ -1,0 +1,438 @@
+/*
+ * writer.c
+ *		The PostgreSQL writer; see writer.h.
+ */
+#include "writer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+
+/* Microseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
+#define PG_EPOCH_OFFSET_US INT64_C(946684800000000)
+
+static WriterConfig cfg;
+static pthread_t thread;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond;
+static Batch *queue_head;
+static Batch *queue_tail;
+static Batch *in_flight;		/* the head, while being written */
+static Batch *committed;
+static bool stopping;
+static uint64_t drain_deadline_ns;
+static WriterStats stats;
+static PGconn *conn;
+
+static int64_t
+batch_values(const Batch *b)
+{
+	int64_t		sum = 0;
+
+	for (int i = 0; i < b->nsamples; i++)
+		sum += b->values[i];
+	return sum;
+}
+
+void
+writer_submit(Batch *b)
+{
+	uint64_t	dropped = 0;
+	int64_t		dropped_values = 0;
+
+	pthread_mutex_lock(&lock);
+	b->next = NULL;
+	if (queue_tail)
+		queue_tail->next = b;
+	else
+		queue_head = b;
+	queue_tail = b;
+	stats.backlog_bytes += b->bytes;
+	stats.backlog_batches++;
+
+	/* Over the bound: drop the oldest batches not being written. */
+	while (stats.backlog_bytes > cfg.max_bytes && stats.backlog_batches > 1)
+	{
+		Batch	  **link = &queue_head;
+		Batch	   *victim;
+
+		if (*link == in_flight)
+			link = &(*link)->next;
+		victim = *link;
+		if (victim == NULL || victim == b)
+			break;
+		*link = victim->next;
+		if (queue_tail == victim)
+			queue_tail = NULL;	/* cannot happen: b is after it */
+		stats.backlog_bytes -= victim->bytes;
+		stats.backlog_batches--;
+		stats.batches_dropped++;
+		dropped++;
+		dropped_values += batch_values(victim);
+		batch_free(victim);
+	}
+	if (dropped)
+	{
+		stats.values_dropped += dropped_values;
+		log_msg(LOG_WARN, "backlog over %zu bytes: dropped the %" PRIu64
+				" oldest batch(es), %" PRId64 " samples (%" PRIu64 " batches, %"
+				PRIu64 " samples dropped in all)", cfg.max_bytes, dropped,
+				dropped_values, stats.batches_dropped, stats.values_dropped);
+	}
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&lock);
+}
+
+Batch *
+writer_take_committed(void)
+{
+	Batch	   *list;
+
+	pthread_mutex_lock(&lock);
+	list = committed;
+	committed = NULL;
+	pthread_mutex_unlock(&lock);
+	return list;
+}
+
+void
+writer_stats(WriterStats *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = stats;
+	pthread_mutex_unlock(&lock);
+}
+
+/* libpq's last error, without its trailing newline. */
+static void
+log_pq_error(const char *what)
+{
+	const char *msg = PQerrorMessage(conn);
+	int			len = (int) strlen(msg);
+
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		len--;
+	log_msg(LOG_WARN, "%s: %.*s", what, len, msg);
+}
+
+static bool
+connect_db(void)
+{
+	const char *keys[4] = {"connect_timeout", "fallback_application_name", NULL, NULL};
+	const char *values[4] = {"10", "parca-agent", NULL, NULL};
+
+	if (conn && PQstatus(conn) == CONNECTION_OK)
+		return true;
+	if (conn)
+		PQfinish(conn);
+	/* The DSN comes last so that its settings win. */
+	if (cfg.dsn && cfg.dsn[0])
+	{
+		keys[2] = "dbname";
+		values[2] = cfg.dsn;
+	}
+	conn = PQconnectdbParams(keys, values, 1);
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		log_pq_error("cannot connect to PostgreSQL");
+		PQfinish(conn);
+		conn = NULL;
+		return false;
+	}
+	log_msg(LOG_INFO, "connected to PostgreSQL %s:%s/%s as %s (%s%s)", PQhost(conn),
+			PQport(conn), PQdb(conn), PQuser(conn),
+			PQsslInUse(conn) ? "SSL " : "no SSL",
+			PQsslInUse(conn) ? PQsslAttribute(conn, "protocol") : "");
+	return true;
+}
+
+/* Run a statement; on failure log it and return NULL. */
+static PGresult *
+run(const char *sql, int nparams, const char *const *params, ExecStatusType want)
+{
+	PGresult   *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+
+	if (PQresultStatus(r) != want)
+	{
+		log_pq_error("writing a batch failed");
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+static bool
+run_ok(const char *sql, int nparams, const char *const *params)
+{
+	PGresult   *r = run(sql, nparams, params, PGRES_COMMAND_OK);
+
+	PQclear(r);
+	return r != NULL;
+}
+
+/* The samples as COPY's binary format. */
+static void
+copy_data(const Batch *b, const int64_t *series_ids, Buf *out)
+{
+	static const char header[] = "PGCOPY\n\377\r\n";
+	int64_t		time_us = (int64_t) (b->time_ns / 1000) - PG_EPOCH_OFFSET_US;
+
+	buf_append(out, header, 11);
+	buf_put_be32(out, 0);		/* flags */
+	buf_put_be32(out, 0);		/* header extension */
+	for (int i = 0; i < b->nsamples; i++)
+	{
+		int			nframes = b->stack_start[i + 1] - b->stack_start[i];
+
+		buf_put_be16(out, 6);
+		buf_put_be32(out, 8);
+		buf_put_be64(out, (uint64_t) time_us);
+		buf_put_be32(out, 8);
+		buf_put_be64(out, (uint64_t) series_ids[b->sample_series[i]]);
+		buf_put_be32(out, 4 + 8 * nframes);
+		buf_put_be32(out, (uint32_t) nframes);
+		for (int f = 0; f < nframes; f++)
+			buf_put_be64(out, b->frames[b->stack_start[i] + f]);
+		buf_put_be32(out, 8);
+		buf_put_be64(out, (uint64_t) b->values[i]);
+		buf_put_be32(out, 8);
+		buf_put_be64(out, (uint64_t) cfg.period);
+		buf_put_be32(out, 8);
+		buf_put_be64(out, b->duration_ns);
+	}
+	buf_put_be16(out, 0xffff);	/* trailer */
+}
+
+/* The body of the batch's transaction; false on any failure. */
+static bool
+write_body(const Batch *b, bool *duplicate)
+{
+	char		batch_id[32];
+	const char *params[6];
+	PGresult   *r;
+	int64_t    *series_ids;
+	Buf			data = {0};
+	bool		ok;
+
+	snprintf(batch_id, sizeof(batch_id), "%" PRIu64, b->batch_id);
+	params[0] = cfg.node;
+	params[1] = batch_id;
+	r = run("INSERT INTO parca.agent_batches (node, batch_id) VALUES ($1, $2) "
+			"ON CONFLICT DO NOTHING", 2, params, PGRES_COMMAND_OK);
+	if (r == NULL)
+		return false;
+	*duplicate = strcmp(PQcmdTuples(r), "0") == 0;
+	PQclear(r);
+	if (*duplicate)
+		return true;
+	/* Only the batch being written can be retried: older records can go. */
+	if (!run_ok("DELETE FROM parca.agent_batches WHERE node = $1 AND batch_id < $2",
+				2, params))
+		return false;
+
+	if (b->nnew_ids[0] > 0 &&
+		!run_ok("INSERT INTO parca.mappings (id, build_id, file) "
+				"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) "
+				"ON CONFLICT (id) DO NOTHING", 3, (const char *const *) b->mappings))
+		return false;
+	if (b->nnew_ids[1] > 0 &&
+		!run_ok("INSERT INTO parca.functions (id, name, system_name, filename, start_line) "
+				"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], "
+				"$5::bigint[]) ON CONFLICT (id) DO NOTHING", 5,
+				(const char *const *) b->functions))
+		return false;
+	if (b->nnew_ids[2] > 0 &&
+		!run_ok("INSERT INTO parca.locations (id, mapping_id, address, function_ids, line_numbers) "
+				"SELECT i, m, a, f::bigint[], l::bigint[] FROM unnest($1::bigint[], "
+				"$2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS u(i, m, a, f, l) "
+				"ON CONFLICT (id) DO NOTHING", 5, (const char *const *) b->locations))
+		return false;
+
+	params[0] = cfg.profile_type;
+	params[1] = b->series;
+	r = run("SELECT parca_series_id($1, l::jsonb) FROM unnest($2::text[]) "
+			"WITH ORDINALITY AS u(l, n) ORDER BY n", 2, params, PGRES_TUPLES_OK);
+	if (r == NULL)
+		return false;
+	if (PQntuples(r) != b->nseries)
+	{
+		log_msg(LOG_WARN, "writing a batch failed: %d series ids for %d series",
+				PQntuples(r), b->nseries);
+		PQclear(r);
+		return false;
+	}
+	series_ids = xcalloc(b->nseries, sizeof(int64_t));
+	for (int i = 0; i < b->nseries; i++)
+		series_ids[i] = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+	PQclear(r);
+
+	copy_data(b, series_ids, &data);
+	free(series_ids);
+	r = run("COPY parca.samples (time, series_id, stack, value, period, duration) "
+			"FROM STDIN (FORMAT binary)", 0, NULL, PGRES_COPY_IN);
+	ok = r != NULL;
+	PQclear(r);
+	if (ok && (PQputCopyData(conn, data.data, (int) data.len) != 1 ||
+			   PQputCopyEnd(conn, NULL) != 1))
+		ok = false;
+	buf_free(&data);
+	if (r != NULL)
+	{
+		/* Collect COPY's outcome (also after a failed put). */
+		while ((r = PQgetResult(conn)) != NULL)
+		{
+			if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			{
+				log_pq_error("writing a batch failed");
+				ok = false;
+			}
+			PQclear(r);
+		}
+	}
+	return ok;
+}
+
+static bool
+write_batch(const Batch *b)
+{
+	bool		duplicate = false;
+
+	if (!run_ok("BEGIN", 0, NULL))
+		return false;
+	if (!write_body(b, &duplicate))
+	{
+		PQclear(PQexec(conn, "ROLLBACK"));
+		return false;
+	}
+	if (duplicate)
+	{
+		log_msg(LOG_INFO, "batch %" PRIu64 " was already stored; not writing it again",
+				b->batch_id);
+		PQclear(PQexec(conn, "ROLLBACK"));
+		return true;
+	}
+	return run_ok("COMMIT", 0, NULL);
+}
+
+/* Wait up to ms (less if stopping and the drain deadline comes first). */
+static void
+wait_ms(int ms)
+{
+	struct timespec until;
+	uint64_t	t = now_monotonic_ns() + (uint64_t) ms * 1000000u;
+
+	/* While draining, retry often until the deadline. */
+	if (stopping && ms > 1000)
+		t = now_monotonic_ns() + 1000000000u;
+	if (stopping && drain_deadline_ns < t)
+		t = drain_deadline_ns;
+	until.tv_sec = (time_t) (t / 1000000000u);
+	until.tv_nsec = (long) (t % 1000000000u);
+	pthread_cond_timedwait(&cond, &lock, &until);
+}
+
+static void *
+writer_main(void *arg)
+{
+	int			backoff = BACKOFF_MIN_MS;
+
+	pthread_mutex_lock(&lock);
+	for (;;)
+	{
+		Batch	   *b;
+		bool		ok;
+
+		if (stopping && (queue_head == NULL || now_monotonic_ns() >= drain_deadline_ns))
+			break;
+		if (queue_head == NULL)
+		{
+			pthread_cond_wait(&cond, &lock);
+			continue;
+		}
+		b = in_flight = queue_head;
+		pthread_mutex_unlock(&lock);
+
+		ok = connect_db() && write_batch(b);
+
+		pthread_mutex_lock(&lock);
+		in_flight = NULL;
+		if (ok)
+		{
+			queue_head = b->next;
+			if (queue_head == NULL)
+				queue_tail = NULL;
+			stats.backlog_bytes -= b->bytes;
+			stats.backlog_batches--;
+			stats.batches_written++;
+			stats.samples_written += b->nsamples;
+			stats.values_written += batch_values(b);
+			b->next = committed;
+			committed = b;
+			if (backoff > BACKOFF_MIN_MS)
+				log_msg(LOG_INFO, "writing again; %d batch(es) in the backlog",
+						stats.backlog_batches);
+			backoff = BACKOFF_MIN_MS;
+			continue;
+		}
+		stats.failures++;
+		if (conn && PQstatus(conn) != CONNECTION_OK)
+		{
+			PQfinish(conn);
+			conn = NULL;
+		}
+		log_msg(LOG_WARN, "will retry in %d ms; %d batch(es), %zu bytes in the backlog",
+				backoff, stats.backlog_batches, stats.backlog_bytes);
+		wait_ms(backoff);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	pthread_mutex_unlock(&lock);
+	if (conn)
+		PQfinish(conn);
+	conn = NULL;
+	return NULL;
+}
+
+void
+writer_start(const WriterConfig *config)
+{
+	pthread_condattr_t attr;
+
+	cfg = *config;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (pthread_create(&thread, NULL, writer_main, NULL) != 0)
+	{
+		log_msg(LOG_ERROR, "cannot start the writer thread: %s", strerror(errno));
+		exit(1);
+	}
+}
+
+int
+writer_stop(int drain_seconds)
+{
+	int			left;
+
+	pthread_mutex_lock(&lock);
+	stopping = true;
+	drain_deadline_ns = now_monotonic_ns() + (uint64_t) drain_seconds * 1000000000u;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&lock);
+	pthread_join(thread, NULL);
+	left = stats.backlog_batches;
+	if (left > 0)
+		log_msg(LOG_WARN, "%d batch(es) could not be written before exit", left);
+	return left;
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# parca-agent end to end, as root with eBPF: a known program's stacks,
+# counts, kernel frames and labels arrive in PostgreSQL; a 30 s outage of
+# the server loses nothing and stores nothing twice; a commit whose answer
+# is lost is not stored twice either; the command line fails clearly.
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+agent=$REPO_ROOT/agent/parca-agent
+if [ ! -x "$agent" ]; then
+	echo "FAIL - $agent is not built"
+	exit 1
+fi
+start_cluster "${PARCA_AGENT_TEST_PORT:-54442}"
+port=$PGPORT
+proxy_port=$((port + 1))
+tmp=$(mktemp -d)
+cleanup() {
+	[ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null
+	rm -rf "$tmp"
+	stop_cluster
+}
+trap cleanup EXIT
+
+gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
+q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
+dsn="host=127.0.0.1 port=$port user=agent_test dbname=postgres"
+node=$(hostname)
+type='parca_agent:samples:count:cpu:nanoseconds:delta'
+
+# Each sample's stack as function names, leaf first, with its labels.
+q "CREATE VIEW agent_stacks AS
+SELECT sm.time, sm.series_id, sm.stack, sm.value, sm.period, sm.duration,
+       se.labels, se.profile_type,
+       (SELECT string_agg(coalesce(f.name, '?'), ';' ORDER BY u.pos, fl.lpos)
+          FROM unnest(parca_stack_location_ids(sm.stack)) WITH ORDINALITY AS u(id, pos)
+          LEFT JOIN parca.locations l ON l.id = u.id
+          LEFT JOIN LATERAL unnest(l.function_ids) WITH ORDINALITY AS fl(fid, lpos) ON true
+          LEFT JOIN parca.functions f ON f.id = fl.fid) AS names,
+       (SELECT m.file FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+         WHERE l.id = (parca_stack_location_ids(sm.stack))[1]) AS leaf_file
+  FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id" >/dev/null
+
+# within_20 ACTUAL EXPECTED: |actual - expected| <= 20% of expected
+within_20() {
+	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 0.2 * e) }'
+}
+
+# --- the command line
+"$agent" --help | grep -q -- '--flush-interval'
+check "--help describes the options" [ $? -eq 0 ]
+check_eq "--version" "parca-agent 0.1" "$("$agent" --version)"
+"$agent" --frequency=abc >/dev/null 2>&1
+check_eq "a bad value exits with status 2" 2 $?
+"$agent" --label 'bad-name=x' 2>"$tmp/err" >/dev/null
+check "a bad label name is refused" grep -q "invalid label name" "$tmp/err"
+
+# --- a frame-pointer program and a syscall-heavy one, both cores busy;
+# the connection comes from the PG* variables
+PGUSER=agent_test "$agent" --flush-interval 2 --label suite=agent --label 'quote=a "b"' \
+	2>"$tmp/agent1.log" &
+agent_pid=$!
+sleep 2
+"$tmp/workload" spin 6 >"$tmp/spin.out" &
+spin_pid=$!
+"$tmp/workload" syscall 4 >"$tmp/sys.out" &
+sys_pid=$!
+wait $spin_pid $sys_pid
+sleep 1
+kill -INT $agent_pid
+wait $agent_pid
+check_eq "the agent exits cleanly on SIGINT after flushing" 0 $?
+check "connected through the PG* variables" grep -q "connected to PostgreSQL 127.0.0.1:$port/postgres as agent_test" "$tmp/agent1.log"
+spin_cpu=$(cat "$tmp/spin.out")
+sys_cpu=$(cat "$tmp/sys.out")
+
+total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
+chain=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
+           AND names LIKE 'spin;c;b;a;main%'")
+expected=$(awk -v c="$spin_cpu" 'BEGIN { printf "%.0f", c * 19 }')
+echo "# spin: $total samples for $spin_cpu CPU s (19 Hz: $expected); $chain with the chain at the leaf"
+check "spin: samples match 19 Hz x CPU seconds within 20%" within_20 "$total" "$expected"
+check "spin: >= 90% of samples are spin;c;b;a;main" \
+	awk -v c="$chain" -v t="$total" 'BEGIN { exit !(t > 0 && c >= 0.9 * t) }'
+check "spin: the chain ends at __libc_start_call_main, not [truncated]" \
+	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
+	         AND names = 'spin;c;b;a;main;__libc_start_call_main'")" -gt 0 ]
+check_eq "spin: source file and line of spin()" "workload.c:spin:48" \
+	"$(q "SELECT DISTINCT regexp_replace(filename, '.*/', '') || ':' || name || ':' || start_line
+	      FROM parca.functions WHERE name = 'spin' AND filename <> ''")"
+
+sys_total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'")
+sys_kernel=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'
+                AND leaf_file = '[kernel.kallsyms]' AND names ~ '^[^;]*;.*do_syscall_64;.*;spin;c;b;a;main'")
+expected=$(awk -v c="$sys_cpu" 'BEGIN { printf "%.0f", c * 19 }')
+echo "# syscall: $sys_total samples for $sys_cpu CPU s (19 Hz: $expected), $sys_kernel with kernel frames over spin;c;b;a;main"
+check "syscall: samples match 19 Hz x CPU seconds within 20%" within_20 "$sys_total" "$expected"
+check "syscall: most samples have kernel frames (do_syscall_64...) above the user chain" \
+	awk -v k="$sys_kernel" -v t="$sys_total" 'BEGIN { exit !(t > 0 && k >= 0.5 * t) }'
+
+labels=$(q "SELECT labels FROM parca.series WHERE labels->>'pid' = '$spin_pid'")
+echo "# labels: $labels"
+check_eq "labels: comm, pid, executable, thread_name, node, kernel_release, external" \
+	"workload|$spin_pid|$tmp/workload|workload|$node|$(uname -r)|agent|a \"b\"" \
+	"$(q "SELECT labels->>'comm', labels->>'pid', labels->>'executable', labels->>'thread_name',
+	       labels->>'node', labels->>'kernel_release', labels->>'suite', labels->>'quote'
+	      FROM parca.series WHERE labels->>'pid' = '$spin_pid'")"
+check_eq "profile type, period and duration" "$type|52631578|t" \
+	"$(q "SELECT DISTINCT profile_type, period, duration <= 4e9 FROM agent_stacks
+	      WHERE labels->>'pid' = '$spin_pid' AND duration > 1e9")"
+check_eq "kernel mapping carries the kernel's build id or release" 1 \
+	"$(q "SELECT count(*) FROM parca.mappings WHERE file = '[kernel.kallsyms]' AND build_id <> ''")"
+check_eq "every stored location id is registered" 0 \
+	"$(q "SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
+	      FROM parca.samples) s LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL")"
+
+# --- PostgreSQL down for 30 s while the agent runs
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn" --flush-interval 2 2>"$tmp/agent2.log" &
+agent_pid=$!
+sleep 1
+"$tmp/workload" spin 40 >"$tmp/spin2.out" &
+spin_pid=$!
+sleep 6
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
+echo "# PostgreSQL stopped at $(date -u +%T)"
+sleep 30
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+echo "# PostgreSQL started at $(date -u +%T)"
+wait $spin_pid
+sleep 1
+kill -TERM $agent_pid
+wait $agent_pid
+check_eq "the agent exits cleanly on SIGTERM with its backlog written" 0 $?
+spin_cpu=$(cat "$tmp/spin2.out")
+total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
+expected=$(awk -v c="$spin_cpu" 'BEGIN { printf "%.0f", c * 19 }')
+echo "# outage: $total samples for $spin_cpu CPU s (19 Hz: $expected)"
+check "outage: the agent logged the failure and the recovery" \
+	grep -q "writing again" "$tmp/agent2.log"
+check "outage: samples of the whole run arrived (19 Hz x CPU s within 20%)" \
+	within_20 "$total" "$expected"
+check_eq "outage: no sample stored twice" 0 \
+	"$(q "SELECT count(*) FROM (SELECT time, series_id, stack FROM parca.samples
+	      GROUP BY 1, 2, 3 HAVING count(*) > 1) d")"
+check "outage: batches cover the outage (a sample every 2 s or so)" \
+	[ "$(q "SELECT count(DISTINCT time) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")" -ge 15 ]
+
+# --- a commit whose answer is lost is retried without storing twice
+q "TRUNCATE parca.samples" >/dev/null
+python3 "$TEST_ROOT/agent/lose_ack_proxy.py" "$proxy_port" "$port" 2 >"$tmp/proxy.log" &
+proxy_pid=$!
+sleep 0.5
+"$agent" --dsn "host=127.0.0.1 port=$proxy_port user=agent_test dbname=postgres" \
+	--flush-interval 1 2>"$tmp/agent3.log" &
+agent_pid=$!
+sleep 1
+"$tmp/workload" spin 5 >"$tmp/spin3.out" &
+spin_pid=$!
+wait $spin_pid
+sleep 3
+kill -TERM $agent_pid
+wait $agent_pid
+check "lost ack: the proxy lost the answer to a COMMIT" grep -q "lost the answer" "$tmp/proxy.log"
+check "lost ack: the retry found the batch stored" grep -q "already stored" "$tmp/agent3.log"
+total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
+expected=$(awk -v c="$(cat "$tmp/spin3.out")" 'BEGIN { printf "%.0f", c * 19 }')
+echo "# lost ack: $total samples, 19 Hz x CPU s = $expected"
+check "lost ack: counts match 19 Hz x CPU seconds within 20% (nothing doubled)" \
+	within_20 "$total" "$expected"
+check_eq "lost ack: no sample stored twice" 0 \
+	"$(q "SELECT count(*) FROM (SELECT time, series_id, stack FROM parca.samples
+	      GROUP BY 1, 2, 3 HAVING count(*) > 1) d")"
+kill "$proxy_pid" 2>/dev/null
+proxy_pid=
+
+# --- sslmode: a server with SSL, a DSN that requires it
+openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout "$PGDATA_DIR/data/server.key" \
+	-out "$PGDATA_DIR/data/server.crt" >/dev/null 2>&1
+chown postgres: "$PGDATA_DIR/data/server.key" "$PGDATA_DIR/data/server.crt"
+chmod 600 "$PGDATA_DIR/data/server.key"
+q "ALTER SYSTEM SET ssl = on" >/dev/null
+q "SELECT pg_reload_conf()" >/dev/null
+sleep 1
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn sslmode=require" --flush-interval 1 --duration 3 2>"$tmp/agent5.log"
+check_eq "sslmode=require: the agent ran and wrote" 0 $?
+check "sslmode=require: the connection used SSL" grep -q "as agent_test (SSL TLS" "$tmp/agent5.log"
+check "sslmode=require: samples arrived" [ "$(q "SELECT count(*) FROM parca.samples")" -gt 0 ]
+
+# --- a server that is not there, and a backlog bound that overflows
+"$agent" --dsn "host=127.0.0.1 port=$proxy_port connect_timeout=1" --flush-interval 0.5 \
+	--duration 3 --buffer-size 1 2>"$tmp/agent4.log"
+check_eq "unwritten batches at exit: status 1" 1 $?
+check "cannot connect: said clearly" grep -q "cannot connect to PostgreSQL" "$tmp/agent4.log"
+check "overflow: oldest batches dropped and counted" grep -q "dropped the 1 oldest" "$tmp/agent4.log"
+
+finish
