@@ -53,6 +53,16 @@ sleep 30
 snapshot
 q "TRUNCATE bench_scrapes"
 
+# fetch_profiles DIR: the current profile of every endpoint of one target
+fetch_profiles() {
+	mkdir -p "$1"
+	for pair in memory:allocs block:block goroutine:goroutine mutex:mutex process_cpu:profile?seconds=1; do
+		curl -sf "http://127.0.0.1:$http/debug/pprof/${pair#*:}" -o "$1/${pair%%:*}" ||
+			echo "could not fetch ${pair#*:}"
+	done
+}
+fetch_profiles "$tmp/replay/start"
+
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 status_kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
 clk=$(getconf CLK_TCK)
@@ -94,13 +104,10 @@ psql -X -c "SELECT profile, count(*) AS scrapes,
 q "SELECT 'errors: ' || string_agg(DISTINCT last_error, '; ') FROM bench_scrapes
    WHERE last_scrape >= '$start_ts' AND last_error IS NOT NULL"
 
-# The ingestion part: each endpoint's current profile ingested 50 times by
-# a backend (a transaction each, same labels), CPU time from /proc/self/stat.
-mkdir -p "$tmp/replay"
-for pair in memory:allocs block:block goroutine:goroutine mutex:mutex process_cpu:profile?seconds=1; do
-	curl -sf "http://127.0.0.1:$http/debug/pprof/${pair#*:}" -o "$tmp/replay/${pair%%:*}" ||
-		echo "could not fetch ${pair#*:}"
-done
+# The ingestion part: the profiles of the start and of the end of the run
+# (they grow as the program runs) ingested 25 times each by a backend, a
+# transaction each, with the same labels; CPU time from /proc/self/stat.
+fetch_profiles "$tmp/replay/end"
 chmod -R a+rX "$tmp"
 psql -X -qAt -v ON_ERROR_STOP=1 >"$tmp/replay.out" <<EOF
 SET synchronous_commit = off;   -- as the worker has them
@@ -115,9 +122,9 @@ DECLARE
     t0 bigint;
 BEGIN
     FOREACH name IN ARRAY ARRAY['memory', 'block', 'goroutine', 'mutex', 'process_cpu'] LOOP
-        data := pg_read_binary_file('$tmp/replay/' || name);
         t0 := pg_temp.cpu_ticks();
         FOR i IN 0..49 LOOP
+            data := pg_read_binary_file('$tmp/replay/' || CASE WHEN i < 25 THEN 'start/' ELSE 'end/' END || name);
             PERFORM parca_ingest_pprof(data, name,
                 jsonb_build_object('job', 'bench', 'instance', '127.0.0.1:' || ($http + i), '__name__', name));
             COMMIT;

@@ -152,7 +152,6 @@ read_targets(const char *job, const char *path)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		/* The message names the problem, never the file's content. */
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
 				 errmsg("parca scrape job \"%s\": file_sd file \"%s\" ignored: %s",

@@ -8,6 +8,7 @@
 //	/garbage/...  answers 200 with bytes that are not a profile
 //	/endless/...  answers 200 with a body that never ends
 //	/bomb/...     answers 200 with a small gzip that inflates to 64 MB
+//	/redirect/... redirects to file:///etc/passwd
 //
 // A process has one CPU profiler, so concurrent CPU profiles of several
 // ports of one process fail; with -shared-cpu (for benchmarks with many
@@ -177,6 +178,9 @@ func main() {
 				return
 			}
 		}
+	})
+	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
 	})
 	mux.HandleFunc("/bomb/", func(w http.ResponseWriter, r *http.Request) {
 		w.Write(bomb.Bytes())

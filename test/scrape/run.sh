@@ -3,10 +3,12 @@
 # on local ports is scraped every 2 s.  Every enabled profile type must
 # arrive with the right labels, and the merged CPU profile must hold the
 # functions the program burns CPU in.  Misbehaving targets (down, hanging,
-# garbage, endless body, gzip bomb) are reported in parca.targets and
-# store nothing, while the others go on.  Configuration changes, file_sd
-# changes and a Parca YAML import take effect without a restart; the
-# worker stops on SIGTERM and comes back after that and after a crash.
+# garbage, endless body, gzip bomb, redirect to file:) are reported in
+# parca.targets and store nothing, while the others go on.  Configuration
+# changes, file_sd changes and a Parca YAML import take effect without a
+# restart; pg_dump keeps the configuration; the worker survives
+# invalidations of the metastore mid-ingest, stops on SIGTERM and comes
+# back after that and after a crash.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -73,7 +75,7 @@ check "the worker runs" test -n "$pid0"
 q "INSERT INTO parca.scrape_jobs (job_name, scrape_interval) VALUES ('go', '2 s')"
 q "INSERT INTO parca.scrape_targets VALUES ('go', '$A', '{\"env\": \"test\"}')"
 q "INSERT INTO parca.scrape_profiles (job_name, name, path) VALUES ('go', 'heap', '/debug/pprof/heap')"
-for bad in hang garbage endless bomb; do
+for bad in hang garbage endless bomb redirect; do
 	q "INSERT INTO parca.scrape_jobs (job_name, scrape_interval, scrape_timeout, path_prefix)
 	   VALUES ('$bad', '2 s', '3 s', '/$bad')"
 	q "INSERT INTO parca.scrape_targets VALUES ('$bad', '$A')"
@@ -81,10 +83,10 @@ done
 q "INSERT INTO parca.scrape_jobs (job_name, scrape_interval) VALUES ('down', '2 s')"
 q "INSERT INTO parca.scrape_targets VALUES ('down', '$DOWN')"
 q "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine')
-   WHERE job_name IN ('hang', 'garbage', 'endless', 'bomb', 'down')"
+   WHERE job_name IN ('hang', 'garbage', 'endless', 'bomb', 'redirect', 'down')"
 
-check "targets are listed at once, health unknown until scraped" \
-	wait_for 3 "SELECT count(*) = 11 FROM parca.targets"
+check "every endpoint is listed at once" \
+	wait_for 3 "SELECT count(*) = 12 FROM parca.targets"
 
 # Within a few intervals every enabled profile type of A arrives.
 check "all six profiles of the job arrive" \
@@ -145,8 +147,10 @@ check "an endless body is cut at parca.max_profile_size" \
 check "a gzip bomb is refused" \
 	wait_for 10 "SELECT health = 'down' AND last_error LIKE 'gzip response would inflate to 67108864 bytes%'
 	             FROM parca.targets WHERE job = 'bomb'"
+check "a redirect to another scheme than http(s) is not followed" \
+	wait_for 10 "SELECT health = 'down' AND last_error LIKE 'Protocol \"file\" not supported%' FROM parca.targets WHERE job = 'redirect'"
 check_eq "nothing is stored for the misbehaving targets" "0" \
-	"$(q "SELECT count(*) FROM parca.series WHERE labels->>'job' IN ('hang', 'garbage', 'endless', 'bomb', 'down')")"
+	"$(q "SELECT count(*) FROM parca.series WHERE labels->>'job' IN ('hang', 'garbage', 'endless', 'bomb', 'redirect', 'down')")"
 t1=$(q "SELECT max(last_scrape) FROM parca.targets WHERE job = 'go' AND url LIKE '%goroutine'")
 sleep 4.5
 check "the good target was scraped again meanwhile" \
@@ -164,7 +168,7 @@ check_eq "the worker survived all of it" "$pid0" "$(worker_pid)"
 # Configuration changes take effect without a restart.
 q "UPDATE parca.scrape_profiles SET enabled = false WHERE job_name = 'go' AND name IN ('block', 'mutex', 'heap')"
 q "INSERT INTO parca.scrape_targets VALUES ('go', '$B', '{\"env\": \"second\"}')"
-q "DELETE FROM parca.scrape_jobs WHERE job_name IN ('hang', 'garbage', 'endless', 'bomb')"
+q "DELETE FROM parca.scrape_jobs WHERE job_name IN ('hang', 'garbage', 'endless', 'bomb', 'redirect')"
 # Meanwhile, invalidations of the metastore tables (autovacuum's ANALYZE
 # sends them too; GRANT always does) arrive in the middle of ingesting the
 # new target's new series.
