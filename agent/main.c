@@ -60,7 +60,7 @@ usage(FILE *out)
 			"  --idle                 also report the idle task's samples\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
-			"  --verbose              log every flush\n"
+			"  --verbose              log every flush, and libbpf's messages\n"
 			"  --help                 show this help and exit\n"
 			"  --version              show the version and exit\n"
 			"\n"
