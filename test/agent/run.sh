@@ -180,7 +180,7 @@ sleep 0.5
 	--flush-interval 1 2>"$tmp/agent3.log" &
 agent_pid=$!
 sleep 1
-"$tmp/workload" spin 5 >"$tmp/spin3.out" &
+"$tmp/workload" spin 10 >"$tmp/spin3.out" &
 spin_pid=$!
 wait $spin_pid
 sleep 3
