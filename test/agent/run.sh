@@ -17,6 +17,7 @@ proxy_port=$((port + 1))
 tmp=$(mktemp -d)
 cleanup() {
 	[ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null
+	[ -n "${debug_file:-}" ] && rm -f "$debug_file"
 	rm -rf "$tmp"
 	stop_cluster
 }
@@ -24,6 +25,16 @@ trap cleanup EXIT
 
 gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
 g++ -O0 -g -fno-omit-frame-pointer -o "$tmp/workload_cpp" "$TEST_ROOT/agent/workload_cpp.cc"
+# The same program stripped, its DWARF and symbols in a separate debug file
+# where Debian puts them (a build id of its own, so nothing is shared with
+# the unstripped one).
+stripped_id=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
+gcc -O0 -g -fno-omit-frame-pointer -Wl,--build-id=0x$stripped_id -o "$tmp/stripped" \
+	"$TEST_ROOT/agent/workload.c"
+debug_file=/usr/lib/debug/.build-id/${stripped_id:0:2}/${stripped_id:2}.debug
+mkdir -p "$(dirname "$debug_file")"
+objcopy --only-keep-debug "$tmp/stripped" "$debug_file"
+strip --strip-all "$tmp/stripped"
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$port user=agent_test dbname=postgres"
 node=$(hostname)
@@ -80,7 +91,9 @@ spin_pid=$!
 sys_pid=$!
 "$tmp/workload_cpp" 2 &
 cpp_pid=$!
-wait $spin_pid $sys_pid $cpp_pid
+"$tmp/stripped" spin 2 >/dev/null &
+stripped_pid=$!
+wait $spin_pid $sys_pid $cpp_pid $stripped_pid
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -124,6 +137,15 @@ check_eq "PIE: spin's leaf addresses are file offsets inside spin, in the file's
 	      FROM agent_stacks s JOIN parca.locations l ON l.id = (parca_stack_location_ids(s.stack))[1]
 	      JOIN parca.mappings m ON m.id = l.mapping_id
 	      WHERE s.labels->>'pid' = '$spin_pid' AND s.names LIKE 'spin;%' GROUP BY 1, 2")"
+check "separate debug file: a stripped program's stacks are named" \
+	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$stripped_pid'
+	         AND names LIKE 'spin;c;b;a;main%'")" -gt 0 ]
+check_eq "separate debug file: with source file and line" "$TEST_ROOT/agent/workload.c:spin:48" \
+	"$(q "SELECT DISTINCT f.filename || ':' || f.name || ':' || f.start_line
+	      FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	      JOIN parca.locations l ON l.id = u.id
+	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	      WHERE s.labels->>'pid' = '$stripped_pid' AND f.name = 'spin'")"
 check_eq "C++: names demangled, system names as in the symbol table" \
 	"parca_test::Spinner::spin(int)|_ZN10parca_test7Spinner4spinEi" \
 	"$(q "SELECT DISTINCT f.name || '|' || f.system_name
