@@ -17,12 +17,24 @@ proxy_port=$((port + 1))
 tmp=$(mktemp -d)
 cleanup() {
 	[ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null
+	[ -n "${debug_file:-}" ] && rm -f "$debug_file"
 	rm -rf "$tmp"
 	stop_cluster
 }
 trap cleanup EXIT
 
 gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
+g++ -O0 -g -fno-omit-frame-pointer -o "$tmp/workload_cpp" "$TEST_ROOT/agent/workload_cpp.cc"
+# The same program stripped, its DWARF and symbols in a separate debug file
+# where Debian puts them (a build id of its own, so nothing is shared with
+# the unstripped one).
+stripped_id=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
+gcc -O0 -g -fno-omit-frame-pointer -Wl,--build-id=0x$stripped_id -o "$tmp/stripped" \
+	"$TEST_ROOT/agent/workload.c"
+debug_file=/usr/lib/debug/.build-id/${stripped_id:0:2}/${stripped_id:2}.debug
+mkdir -p "$(dirname "$debug_file")"
+objcopy --only-keep-debug "$tmp/stripped" "$debug_file"
+strip --strip-all "$tmp/stripped"
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$port user=agent_test dbname=postgres"
 node=$(hostname)
@@ -55,6 +67,18 @@ check_eq "a bad value exits with status 2" 2 $?
 "$agent" --label 'bad-name=x' 2>"$tmp/err" >/dev/null
 check "a bad label name is refused" grep -q "invalid label name" "$tmp/err"
 
+# (a copy the postgres user can reach wherever the clone lives)
+chmod 755 "$tmp"
+install -m 755 "$agent" "$tmp/parca-agent"
+runuser -u postgres -- "$tmp/parca-agent" --offline --duration 1 >/dev/null 2>"$tmp/err"
+check_eq "no privileges: exit status 1" 1 $?
+check "no privileges: said clearly" grep -q "not allowed to load BPF programs" "$tmp/err"
+# A kernel without BTF, as seen from a mount namespace that hides it.
+unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$agent' --offline --duration 1" \
+	>/dev/null 2>"$tmp/err"
+check_eq "no BTF: exit status 1" 1 $?
+check "no BTF: said clearly" grep -q "the kernel has no BTF" "$tmp/err"
+
 # --- a frame-pointer program and a syscall-heavy one, both cores busy;
 # the connection comes from the PG* variables
 PGUSER=agent_test "$agent" --flush-interval 2 --label suite=agent --label 'quote=a "b"' \
@@ -65,7 +89,11 @@ sleep 2
 spin_pid=$!
 "$tmp/workload" syscall 4 >"$tmp/sys.out" &
 sys_pid=$!
-wait $spin_pid $sys_pid
+"$tmp/workload_cpp" 2 &
+cpp_pid=$!
+"$tmp/stripped" spin 2 >/dev/null &
+stripped_pid=$!
+wait $spin_pid $sys_pid $cpp_pid $stripped_pid
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -85,9 +113,46 @@ check "spin: >= 90% of samples are spin;c;b;a;main" \
 check "spin: the chain ends at __libc_start_call_main, not [truncated]" \
 	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
 	         AND names = 'spin;c;b;a;main;__libc_start_call_main'")" -gt 0 ]
-check_eq "spin: source file and line of spin()" "workload.c:spin:48" \
-	"$(q "SELECT DISTINCT regexp_replace(filename, '.*/', '') || ':' || name || ':' || start_line
-	      FROM parca.functions WHERE name = 'spin' AND filename <> ''")"
+# (the agent sees the whole machine: only this process's functions)
+check_eq "spin: source file and line of spin()" "$TEST_ROOT/agent/workload.c:spin:48" \
+	"$(q "SELECT DISTINCT f.filename || ':' || f.name || ':' || f.start_line
+	      FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	      JOIN parca.locations l ON l.id = u.id
+	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	      WHERE s.labels->>'pid' = '$spin_pid' AND f.name = 'spin'")"
+
+# PIE and ASLR: spin's addresses are stored as offsets in the file, with
+# the file's build id.
+read -r sym size <<<"$(nm -S "$tmp/workload" | awk '$4 == "spin" { print "0x" $1, "0x" $2 }')"
+while read -r seg off va _ filesz _; do
+	if [ "$seg" = LOAD ] && (( sym >= va && sym < va + filesz )); then
+		spin_lo=$((sym - va + off))
+		spin_hi=$((spin_lo + size))
+	fi
+done < <(readelf -lW "$tmp/workload")
+build_id=$(readelf -n "$tmp/workload" | awk '/Build ID/ { print $3 }')
+check_eq "PIE: spin's leaf addresses are file offsets inside spin, in the file's mapping" \
+	"$tmp/workload|$build_id|t" \
+	"$(q "SELECT DISTINCT m.file, m.build_id, bool_and(l.address >= $spin_lo AND l.address < $spin_hi)
+	      FROM agent_stacks s JOIN parca.locations l ON l.id = (parca_stack_location_ids(s.stack))[1]
+	      JOIN parca.mappings m ON m.id = l.mapping_id
+	      WHERE s.labels->>'pid' = '$spin_pid' AND s.names LIKE 'spin;%' GROUP BY 1, 2")"
+check "separate debug file: a stripped program's stacks are named" \
+	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$stripped_pid'
+	         AND names LIKE 'spin;c;b;a;main%'")" -gt 0 ]
+check_eq "separate debug file: with source file and line" "$TEST_ROOT/agent/workload.c:spin:48" \
+	"$(q "SELECT DISTINCT f.filename || ':' || f.name || ':' || f.start_line
+	      FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	      JOIN parca.locations l ON l.id = u.id
+	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	      WHERE s.labels->>'pid' = '$stripped_pid' AND f.name = 'spin'")"
+check_eq "C++: names demangled, system names as in the symbol table" \
+	"parca_test::Spinner::spin(int)|_ZN10parca_test7Spinner4spinEi" \
+	"$(q "SELECT DISTINCT f.name || '|' || f.system_name
+	      FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	      JOIN parca.locations l ON l.id = u.id
+	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	      WHERE s.labels->>'pid' = '$cpp_pid' AND f.system_name LIKE '_ZN10parca_test%'")"
 
 sys_total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'")
 sys_kernel=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'
@@ -97,17 +162,28 @@ echo "# syscall: $sys_total samples for $sys_cpu CPU s (19 Hz: $expected), $sys_
 check "syscall: samples match 19 Hz x CPU seconds within 20%" within_20 "$sys_total" "$expected"
 check "syscall: most samples have kernel frames (do_syscall_64...) above the user chain" \
 	awk -v k="$sys_kernel" -v t="$sys_total" 'BEGIN { exit !(t > 0 && k >= 0.5 * t) }'
+check "shared library: frames in libc.so.6 are named (getrusage)" \
+	[ "$(q "SELECT count(*) FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	        JOIN parca.locations l ON l.id = u.id JOIN parca.mappings m ON m.id = l.mapping_id
+	        JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	        WHERE s.labels->>'pid' IN ('$sys_pid', '$spin_pid') AND m.file LIKE '%/libc.so.6'
+	          AND f.name LIKE '%getrusage%'")" -gt 0 ]
 
-labels=$(q "SELECT labels FROM parca.series WHERE labels->>'pid' = '$spin_pid'")
+# (the series of most samples: a sample between fork and exec has the
+# shell's thread name)
+labels=$(q "SELECT labels FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
+            GROUP BY labels ORDER BY sum(value) DESC LIMIT 1")
 echo "# labels: $labels"
 check_eq "labels: comm, pid, executable, thread_name, node, kernel_release, external" \
 	"workload|$spin_pid|$tmp/workload|workload|$node|$(uname -r)|agent|a \"b\"" \
-	"$(q "SELECT labels->>'comm', labels->>'pid', labels->>'executable', labels->>'thread_name',
-	       labels->>'node', labels->>'kernel_release', labels->>'suite', labels->>'quote'
-	      FROM parca.series WHERE labels->>'pid' = '$spin_pid'")"
-check_eq "profile type, period and duration" "$type|52631578|t" \
-	"$(q "SELECT DISTINCT profile_type, period, duration <= 4e9 FROM agent_stacks
-	      WHERE labels->>'pid' = '$spin_pid' AND duration > 1e9")"
+	"$(q "SELECT l->>'comm', l->>'pid', l->>'executable', l->>'thread_name',
+	       l->>'node', l->>'kernel_release', l->>'suite', l->>'quote'
+	      FROM (SELECT '$labels'::jsonb AS l) x")"
+check_eq "profile type and period" "$type|52631578" \
+	"$(q "SELECT DISTINCT profile_type, period FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")"
+check "duration: the flush windows, about 2 s" [ "$(q "SELECT percentile_cont(0.5) WITHIN GROUP
+	(ORDER BY duration) BETWEEN 1.9e9 AND 2.6e9 AND min(duration) > 0 AND max(duration) < 4e9
+	FROM (SELECT DISTINCT time, duration FROM agent_stacks) w")" = t ]
 check_eq "kernel mapping carries the kernel's build id or release" 1 \
 	"$(q "SELECT count(*) FROM parca.mappings WHERE file = '[kernel.kallsyms]' AND build_id <> ''")"
 check_eq "every stored location id is registered" 0 \
@@ -125,8 +201,12 @@ sleep 6
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
 echo "# PostgreSQL stopped at $(date -u +%T)"
 sleep 30
-runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
-echo "# PostgreSQL started at $(date -u +%T)"
+if runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null; then
+	echo "# PostgreSQL started at $(date -u +%T)"
+else
+	echo "# PostgreSQL did not start again:"
+	tail -5 "$PGDATA_DIR/log"
+fi
 wait $spin_pid
 sleep 1
 kill -TERM $agent_pid
@@ -155,7 +235,7 @@ sleep 0.5
 	--flush-interval 1 2>"$tmp/agent3.log" &
 agent_pid=$!
 sleep 1
-"$tmp/workload" spin 5 >"$tmp/spin3.out" &
+"$tmp/workload" spin 10 >"$tmp/spin3.out" &
 spin_pid=$!
 wait $spin_pid
 sleep 3
