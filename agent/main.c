@@ -147,10 +147,10 @@ log_summary(const char *when)
 
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
-			" truncated, %" PRIu64 " kernel only, %" PRIu64 " lost in a full ring "
+			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64 " lost in a full ring "
 			"buffer); written %" PRIu64 " in %" PRIu64 " batches; dropped %" PRIu64
 			" in %" PRIu64 " batches; backlog %d batches",
-			when, ps->samples, ps->complete, ps->truncated, ps->kernel_only,
+			when, ps->samples, ps->complete, ps->truncated, ps->failed, ps->kernel_only,
 			bpf_counters.lost, ws.values_written, ws.batches_written,
 			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
 }

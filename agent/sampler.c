@@ -41,9 +41,11 @@ static int
 on_ring_record(void *ctx, void *data, size_t size)
 {
 	Sampler    *s = ctx;
+	const struct parca_sample *sample = data;
 
-	if (size >= sizeof(struct parca_sample))
-		s->handler(data, s->arg);
+	if (size >= sizeof(struct parca_sample) &&
+		size >= sizeof(struct parca_sample) + sample->stack_len)
+		s->handler(sample, s->arg);
 	return 0;
 }
 
@@ -79,7 +81,8 @@ static size_t
 ring_size(int ncpus, int frequency)
 {
 	/* Room for two seconds of samples from every CPU, at least 256 kB. */
-	size_t		want = (size_t) ncpus * frequency * 2 * sizeof(struct parca_sample);
+	size_t		want = (size_t) ncpus * frequency * 2 *
+		(sizeof(struct parca_sample) + SAMPLE_STACK_COPY);
 	size_t		size = 256 * 1024;
 
 	while (size < want)

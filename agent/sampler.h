@@ -15,6 +15,7 @@
 
 typedef struct Sampler Sampler;
 
+/* sample is followed by sample->stack_len bytes of user stack. */
 typedef void (*SampleHandler) (const struct parca_sample *sample, void *arg);
 
 /*
