@@ -16,7 +16,8 @@
 
 static U64Map processes;		/* pid -> Process */
 
-#define MAPS_REREAD_NS 1000000000ull
+/* Often enough for a starting program, whose libraries appear one by one. */
+#define MAPS_REREAD_NS 100000000ull
 
 static void
 free_maps(Process *p)
@@ -37,6 +38,7 @@ free_process(Process *p)
 	free_maps(p);
 	free(p->labels);
 	free(p->executable);
+	free(p->comm);
 	free(p);
 }
 
@@ -254,6 +256,7 @@ read_process(uint32_t pid, const char *thread_comm)
 	Buf			labels = {0};
 
 	p->pid = pid;
+	p->comm = xstrdup(thread_comm);
 	p->start_time = read_start_time(pid);
 	p->executable = read_exe(pid);
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
@@ -286,6 +289,27 @@ process_get(uint32_t pid, const char *thread_comm)
 {
 	Process    *p = u64map_get(&processes, pid);
 
+	/*
+	 * A thread named otherwise than when the process was read may belong
+	 * to a new program the process exec'd: read it again now, or the
+	 * samples of a short-lived program would meet the old mappings.
+	 */
+	if (p != NULL && strcmp(thread_comm, p->comm) != 0)
+	{
+		char	   *exe = read_exe(pid);
+
+		if (strcmp(exe, p->executable) != 0)
+		{
+			free_process(u64map_remove(&processes, pid));
+			p = NULL;
+		}
+		else
+		{
+			free(p->comm);
+			p->comm = xstrdup(thread_comm);
+		}
+		free(exe);
+	}
 	if (p == NULL)
 	{
 		p = read_process(pid, thread_comm);

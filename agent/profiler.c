@@ -168,29 +168,24 @@ truncated_location(void)
 static bool
 is_stack_bottom(uint64_t location_id)
 {
-	static const char *const bottoms[] = {
-		"_start", "__libc_start_main", "__libc_start_call_main",
-		"start_thread", "clone", "clone3", "__clone", "__clone3",
-		"runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.rt0_go.abi0",
-	};
 	MsLocation *loc = ms_get_location(location_id);
 	MsFunction *f;
 
 	if (loc == NULL || loc->nlines == 0)
 		return false;
 	f = ms_get_function(loc->function_ids[loc->nlines - 1]);
-	for (size_t i = 0; f && i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
-		if (strcmp(f->system_name, bottoms[i]) == 0)
-			return true;
-	return false;
+	return f && unwind_is_bottom(f->system_name);
 }
 
 /*
  * The user frames of the pcs (leaf first): the location of each, until
- * one lies outside the process's mappings (then false).
+ * one lies outside the process's mappings (then false).  When
+ * return_addresses, the pcs after the first are return addresses and the
+ * frame names the call before each.
  */
 static bool
-add_user_frames(Process *p, const uint64_t *pcs, int npcs, uint64_t *frames, int *n)
+add_user_frames(Process *p, const uint64_t *pcs, int npcs, bool return_addresses,
+				uint64_t *frames, int *n)
 {
 	for (int i = 0; i < npcs; i++)
 	{
@@ -200,8 +195,7 @@ add_user_frames(Process *p, const uint64_t *pcs, int npcs, uint64_t *frames, int
 		if (m == NULL)
 			return false;
 		offset = pcs[i] - m->start + m->pgoff;
-		/* A return address: name the call instruction before it. */
-		if (i > 0)
+		if (i > 0 && return_addresses)
 			offset--;
 		frames[(*n)++] = user_location(p, m, offset)->id;
 	}
@@ -219,7 +213,7 @@ user_frames_cfi(Process *p, const struct parca_sample *s, uint64_t *frames, int 
 	int			npcs;
 	UnwindOutcome outcome = unwind_stack(p, s, pcs, SAMPLE_MAX_USER_FRAMES, &npcs);
 
-	if (!add_user_frames(p, pcs, npcs, frames, n))
+	if (!add_user_frames(p, pcs, npcs, false, frames, n))
 		outcome = UNWIND_FAILED;
 	if (outcome == UNWIND_COMPLETE)
 		stats.complete++;
@@ -244,7 +238,8 @@ user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *
 {
 	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
 	int			first_user = *n;
-	bool		ok = add_user_frames(p, (const uint64_t *) s->ustack, nuser, frames, n);
+	bool		ok = add_user_frames(p, (const uint64_t *) s->ustack, nuser, true,
+								   frames, n);
 
 	if (ok && s->unwind_end != UNWIND_END_DEPTH && *n > first_user &&
 		!ms_get_location(frames[*n - 1])->symbolized)

@@ -21,8 +21,9 @@
  *	- failed, when a pc lies in no mapping, a rule needs an unknown
  *	  register or reads below the copy, or the stack pointer does not grow
  *	  (outside signal frames, which may switch stacks).
- * Code without CFI (JIT code, hand-written assembly, Go, whose binaries
- * have only .debug_frame) is stepped over by its frame pointer when the
+ * The CFI is the file's .eh_frame, or its .debug_frame when it has none
+ * (Go binaries).  Code without CFI (JIT code, hand-written assembly) is
+ * stepped over by its frame pointer when the
  * register is known; a zero frame pointer ends the stack there.
  *
  * Files are kept open (mmap'd, libdw's parsed CFI with them) by device and
@@ -57,7 +58,8 @@
 typedef struct UnwindFile
 {
 	Elf		   *elf;			/* NULL: could not be opened */
-	Dwarf_CFI  *cfi;			/* .eh_frame; NULL if none */
+	Dwarf_CFI  *cfi;			/* .eh_frame, else .debug_frame; NULL if none */
+	Dwarf	   *dwarf;			/* owns cfi when it is .debug_frame */
 	GElf_Phdr  *loads;			/* PT_LOAD segments */
 	size_t		nloads;
 } UnwindFile;
@@ -121,12 +123,20 @@ load_elf(UnwindFile *f, Elf *elf)
 			f->loads[f->nloads++] = ph;
 	}
 	f->cfi = dwarf_getcfi_elf(elf);
+	if (f->cfi == NULL)
+	{
+		f->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (f->dwarf)
+			f->cfi = dwarf_getcfi(f->dwarf);
+	}
 }
 
 static void
 close_file(UnwindFile *f)
 {
-	if (f->cfi)
+	if (f->dwarf)
+		dwarf_end(f->dwarf);
+	else if (f->cfi)
 		dwarf_cfi_end(f->cfi);
 	if (f->elf)
 		elf_end(f->elf);
@@ -233,6 +243,59 @@ file_for(Process *p, uint64_t pc, uint64_t *vaddr)
 		}
 	}
 	return NULL;
+}
+
+bool
+unwind_is_bottom(const char *name)
+{
+	static const char *const bottoms[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main",
+		"start_thread", "clone", "clone3", "__clone", "__clone3",
+		"runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.rt0_go.abi0",
+	};
+
+	for (size_t i = 0; i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
+		if (strcmp(name, bottoms[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Is the function at vaddr, by the file's symbol table (else its dynamic
+ * one), where stacks begin?  A linear scan: asked only when a walk fails.
+ */
+static bool
+is_bottom_symbol(UnwindFile *f, uint64_t vaddr)
+{
+	for (int pass = 0; pass < 2; pass++)
+	{
+		Elf_Scn    *scn = NULL;
+
+		while ((scn = elf_nextscn(f->elf, scn)) != NULL)
+		{
+			GElf_Shdr	sh;
+			Elf_Data   *data;
+
+			if (gelf_getshdr(scn, &sh) == NULL ||
+				sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) ||
+				sh.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
+				continue;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++)
+			{
+				GElf_Sym	sym;
+				const char *name;
+
+				if (gelf_getsym(data, i, &sym) == NULL ||
+					GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+					vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size)
+					continue;
+				name = elf_strptr(f->elf, sh.sh_link, sym.st_name);
+				return name && unwind_is_bottom(name);
+			}
+			return false;
+		}
+	}
+	return false;
 }
 
 static Status
@@ -540,6 +603,8 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 	Regs		r = {{0}, (1u << REG_RBP) | (1u << REG_RSP) | (1u << REG_RIP)};
 	bool		return_address = false;
 	int			n = 0;
+	UnwindFile *prev_f = NULL;
+	uint64_t	prev_vaddr = 0;
 
 	r.v[REG_RIP] = s->uip;
 	r.v[REG_RSP] = s->usp;
@@ -547,7 +612,7 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 	for (;;)
 	{
 		uint64_t	pc = r.v[REG_RIP];
-		uint64_t	vaddr;
+		uint64_t	vaddr = 0;
 		UnwindFile *f;
 		Dwarf_Frame *frame = NULL;
 		bool		signal_frame = false;
@@ -558,10 +623,10 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 			*npcs = n;
 			return UNWIND_TRUNCATED;
 		}
-		pcs[n++] = pc;
-		/* A return address: look up the call before it. */
+		/* A return address: the call is before it. */
 		if (return_address)
 			pc--;
+		pcs[n++] = pc;
 		f = file_for(p, pc, &vaddr);
 		if (f == NULL && process_find_mapping(p, pc) == NULL)
 			rc = ST_BAD;
@@ -572,15 +637,40 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 		}
 		else
 			rc = step_fp(&r, &st);
+		/* A signal trampoline is named by its own address (__restore_rt). */
+		if (signal_frame && return_address)
+			pcs[n - 1] = pc + 1;
+		/*
+		 * Go's stacks end in goexit, whose "caller" is not a real one: a
+		 * walk that fails there or right above it is complete.
+		 */
+		if (rc == ST_BAD && f && is_bottom_symbol(f, vaddr))
+			rc = ST_END;
+		else if (rc == ST_BAD && prev_f && is_bottom_symbol(prev_f, prev_vaddr))
+		{
+			n--;
+			rc = ST_END;
+		}
 		if (rc == ST_OK && r.v[REG_RIP] == 0)
 			rc = ST_END;
 		if (rc != ST_OK)
 		{
+			if (rc != ST_END)
+			{
+				const ExecMapping *m = process_find_mapping(p, pc);
+
+				log_msg(LOG_DEBUG, "unwind: pid %u: %s after %d frames, at %s+%#llx",
+						s->pid, rc == ST_BEYOND ? "stack deeper than the copy" : "failed",
+						n, m ? m->file : "(no mapping)",
+						(unsigned long long) (m ? pc - m->start + m->pgoff : pc));
+			}
 			*npcs = n;
 			return rc == ST_END ? UNWIND_COMPLETE :
 				rc == ST_BEYOND ? UNWIND_TRUNCATED : UNWIND_FAILED;
 		}
 		/* After a signal frame, the pc is where the signal struck. */
 		return_address = !signal_frame;
+		prev_f = f;
+		prev_vaddr = vaddr;
 	}
 }
