@@ -58,6 +58,9 @@ usage(FILE *out)
 			"  --buffer-size=BYTES    bound of the unwritten backlog; k, M, G suffixes\n"
 			"                         (default 16M); beyond it the oldest data is dropped\n"
 			"  --idle                 also report the idle task's samples\n"
+			"  --frame-pointers-only  walk user stacks by frame pointers only: no stack\n"
+			"                         copies, no CFI unwinding (cheaper; wrong for code\n"
+			"                         built without frame pointers)\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush\n"
@@ -161,7 +164,7 @@ main(int argc, char **argv)
 	enum
 	{
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_NODE,
-		OPT_DURATION, OPT_BUFFER, OPT_IDLE, OPT_OFFLINE, OPT_VERBOSE,
+		OPT_DURATION, OPT_BUFFER, OPT_IDLE, OPT_FP_ONLY, OPT_OFFLINE, OPT_VERBOSE,
 		OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
@@ -173,6 +176,7 @@ main(int argc, char **argv)
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
 		{"idle", no_argument, NULL, OPT_IDLE},
+		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
 		{"help", no_argument, NULL, OPT_HELP},
@@ -185,6 +189,7 @@ main(int argc, char **argv)
 	double		duration_s = 0;
 	size_t		buffer_size = 16 * 1024 * 1024;
 	bool		report_idle = false;
+	bool		fp_only = false;
 	bool		offline = false;
 	bool		verbose = false;
 	char		node[256] = "";
@@ -230,6 +235,9 @@ main(int argc, char **argv)
 			case OPT_IDLE:
 				report_idle = true;
 				break;
+			case OPT_FP_ONLY:
+				fp_only = true;
+				break;
 			case OPT_OFFLINE:
 				offline = true;
 				break;
@@ -274,7 +282,7 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	sampler = sampler_start(frequency, report_idle, profiler_on_sample, NULL,
+	sampler = sampler_start(frequency, report_idle, !fp_only, profiler_on_sample, NULL,
 							err, sizeof(err));
 	if (sampler == NULL)
 	{

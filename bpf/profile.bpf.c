@@ -31,6 +31,7 @@ char		LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the agent before loading. */
 const volatile bool report_idle = false;
+const volatile bool copy_stack = true;	/* false: --frame-pointers-only */
 
 /* Wake the agent only when this much data waits (it also polls). */
 const volatile __u64 wakeup_bytes = 64 * 1024;
@@ -216,7 +217,8 @@ on_sample(struct bpf_perf_event_data *ctx)
 			s->ubp = BPF_CORE_READ(regs, bp);
 		}
 		unwind_user(s, s->uip, s->usp, s->ubp);
-		copy_user_stack(b, s->usp);
+		if (copy_stack)
+			copy_user_stack(b, s->usp);
 	}
 
 	avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
