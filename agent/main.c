@@ -23,6 +23,7 @@
 #include "profiler.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "unwind.h"
 #include "util.h"
 #include "writer.h"
 
@@ -326,6 +327,8 @@ main(int argc, char **argv)
 			Batch	   *b;
 
 			batch_id = id > batch_id ? id : batch_id + 1;
+			/* Unwinding's files go before symbolization opens its own. */
+			unwind_close_files();
 			profiler_resolve();
 			if (offline)
 				agg_print_folded(stdout);

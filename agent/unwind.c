@@ -27,8 +27,9 @@
  * register is known; a zero frame pointer ends the stack there.
  *
  * Files are kept open (mmap'd, libdw's parsed CFI with them) by device and
- * inode, at most MAX_FILES; past that all are closed and reopened on
- * demand.  [vdso] is the agent's own: the kernel maps the same image into
+ * inode, at most MAX_FILES and until the next flush (unwind_close_files);
+ * then all are closed and reopened on demand, so that the pages of files
+ * no longer sampled leave the agent's resident memory.  [vdso] is the agent's own: the kernel maps the same image into
  * every process.
  */
 #include "unwind.h"
@@ -60,6 +61,8 @@ typedef struct UnwindFile
 	Elf		   *elf;			/* NULL: could not be opened */
 	Dwarf_CFI  *cfi;			/* .eh_frame, else .debug_frame; NULL if none */
 	Dwarf	   *dwarf;			/* owns cfi when it is .debug_frame */
+	Elf		   *frame_elf;		/* the in-memory ELF dwarf reads */
+	char	   *frame_image;	/* its bytes */
 	GElf_Phdr  *loads;			/* PT_LOAD segments */
 	size_t		nloads;
 } UnwindFile;
@@ -106,6 +109,78 @@ unwind_outcome_name(UnwindOutcome outcome)
 	return "failed";
 }
 
+/*
+ * CFI from .debug_frame, for files without .eh_frame (Go binaries).  libdw
+ * reads .debug_frame only as part of a Dwarf, and opening one on the file
+ * would decompress every debug section (megabytes for a Go program): it is
+ * opened on a small ELF image in memory holding the decompressed
+ * .debug_frame alone.
+ */
+static void
+load_debug_frame(UnwindFile *f, Elf *elf)
+{
+	static const char names[] = "\0.shstrtab\0.debug_frame";
+	size_t		shstrndx;
+	Elf_Scn    *scn = NULL;
+	Elf_Data   *data = NULL;
+	GElf_Ehdr	orig;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	size_t		size;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || gelf_getehdr(elf, &orig) == NULL ||
+		orig.e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+	{
+		GElf_Shdr	shdr;
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) == NULL ||
+			(name = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL ||
+			strcmp(name, ".debug_frame") != 0)
+			continue;
+		if ((shdr.sh_flags & SHF_COMPRESSED) == 0 || elf_compress(scn, 0, 0) >= 0)
+			data = elf_getdata(scn, NULL);
+		break;
+	}
+	if (data == NULL || data->d_size == 0)
+		return;
+
+	/* Header, names, .debug_frame, then section headers (null, names, frame). */
+	size = sizeof(Elf64_Ehdr) + sizeof(names) + data->d_size;
+	size = (size + 7) & ~(size_t) 7;
+	f->frame_image = xcalloc(1, size + 3 * sizeof(Elf64_Shdr));
+	eh = (Elf64_Ehdr *) f->frame_image;
+	memcpy(eh->e_ident, orig.e_ident, EI_NIDENT);
+	eh->e_type = orig.e_type;
+	eh->e_machine = orig.e_machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = size;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 1;
+	memcpy(f->frame_image + sizeof(Elf64_Ehdr), names, sizeof(names));
+	memcpy(f->frame_image + sizeof(Elf64_Ehdr) + sizeof(names), data->d_buf, data->d_size);
+	sh = (Elf64_Shdr *) (f->frame_image + size);
+	sh[1].sh_name = 1;
+	sh[1].sh_type = SHT_STRTAB;
+	sh[1].sh_offset = sizeof(Elf64_Ehdr);
+	sh[1].sh_size = sizeof(names);
+	sh[1].sh_addralign = 1;
+	sh[2].sh_name = 11;
+	sh[2].sh_type = SHT_PROGBITS;
+	sh[2].sh_offset = sizeof(Elf64_Ehdr) + sizeof(names);
+	sh[2].sh_size = data->d_size;
+	sh[2].sh_addralign = 1;
+	f->frame_elf = elf_memory(f->frame_image, size + 3 * sizeof(Elf64_Shdr));
+	if (f->frame_elf)
+		f->dwarf = dwarf_begin_elf(f->frame_elf, DWARF_C_READ, NULL);
+	if (f->dwarf)
+		f->cfi = dwarf_getcfi(f->dwarf);
+}
+
 static void
 load_elf(UnwindFile *f, Elf *elf)
 {
@@ -124,11 +199,7 @@ load_elf(UnwindFile *f, Elf *elf)
 	}
 	f->cfi = dwarf_getcfi_elf(elf);
 	if (f->cfi == NULL)
-	{
-		f->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		if (f->dwarf)
-			f->cfi = dwarf_getcfi(f->dwarf);
-	}
+		load_debug_frame(f, elf);
 }
 
 static void
@@ -138,6 +209,9 @@ close_file(UnwindFile *f)
 		dwarf_end(f->dwarf);
 	else if (f->cfi)
 		dwarf_cfi_end(f->cfi);
+	if (f->frame_elf)
+		elf_end(f->frame_elf);
+	free(f->frame_image);
 	if (f->elf)
 		elf_end(f->elf);
 	free(f->loads);
@@ -165,6 +239,17 @@ open_mapping(const Process *p, const ExecMapping *m)
 	return -1;
 }
 
+void
+unwind_close_files(void)
+{
+	size_t		pos = 0;
+	void	   *v;
+
+	while (u64map_next(&files, &pos, NULL, &v))
+		close_file(v);
+	u64map_clear(&files);
+}
+
 static UnwindFile *
 get_file(const Process *p, const ExecMapping *m)
 {
@@ -176,14 +261,7 @@ get_file(const Process *p, const ExecMapping *m)
 	if (f)
 		return f;
 	if (files.count >= MAX_FILES)
-	{
-		size_t		pos = 0;
-		void	   *v;
-
-		while (u64map_next(&files, &pos, NULL, &v))
-			close_file(v);
-		u64map_clear(&files);
-	}
+		unwind_close_files();
 	f = xcalloc(1, sizeof(UnwindFile));
 	fd = open_mapping(p, m);
 	if (fd >= 0)

@@ -10,8 +10,10 @@
  *   nofp recurse SECONDS   recurse() 200 deep, then spin there
  *   nofp signal SECONDS    a SIGPROF handler burning CPU on top of
  *                          spin_outer: handler <- (signal frame) <- spin_outer <- main
+ *   nofp thread SECONDS    spin in a second thread: spin <- worker <- (thread start)
  *   nofp short MS          spin for MS milliseconds of CPU time and exit
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,12 +127,20 @@ spin_outer(void)
 	__asm__ volatile ("");
 }
 
+NOINLINE static void *
+worker(void *arg)
+{
+	spin();
+	__asm__ volatile ("");
+	return arg;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc != 3)
 	{
-		fprintf(stderr, "usage: nofp qsort|deflate|recurse|signal SECONDS | nofp short MS\n");
+		fprintf(stderr, "usage: nofp qsort|deflate|recurse|signal|thread SECONDS | nofp short MS\n");
 		return 2;
 	}
 	target = atof(argv[2]);
@@ -142,6 +152,13 @@ main(int argc, char **argv)
 		recurse(200);
 	else if (strcmp(argv[1], "signal") == 0)
 		spin_outer();
+	else if (strcmp(argv[1], "thread") == 0)
+	{
+		pthread_t	t;
+
+		pthread_create(&t, NULL, worker, NULL);
+		pthread_join(t, NULL);
+	}
 	else if (strcmp(argv[1], "short") == 0)
 	{
 		target /= 1000;

@@ -2,7 +2,8 @@
 # parca-agent on code built without frame pointers (CFI unwinding, see
 # docs/agent.md): full chains through our -O2 -fomit-frame-pointer code,
 # libc's qsort (with a callback) and libz's deflate down to _start; a
-# signal handler's stack through the signal frame; a 300 ms program is
+# signal handler's stack through the signal frame; a thread's down to its
+# start; a 300 ms program is
 # present and symbolized; a 200-deep recursion is cut at 127 frames and
 # marked truncated; the outcome label; and the share of samples whose
 # stacks perf --call-graph dwarf (an independent unwinder) agrees with.
@@ -24,7 +25,7 @@ trap cleanup EXIT
 
 cflags="-O2 -g -fomit-frame-pointer"
 gcc $cflags -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
-gcc $cflags -o "$tmp/nofp" "$TEST_ROOT/unwind/nofp.c" -lz
+gcc $cflags -o "$tmp/nofp" "$TEST_ROOT/unwind/nofp.c" -lz -lpthread
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$PGPORT user=agent_test dbname=postgres"
 
@@ -80,7 +81,9 @@ recurse_pid=$!
 wait $deflate_job $recurse_pid
 "$tmp/nofp" signal 2 >/dev/null &
 signal_pid=$!
-wait $signal_pid
+"$tmp/nofp" thread 2 >/dev/null &
+thread_pid=$!
+wait $signal_pid $thread_pid
 "$tmp/nofp" short 300 >/dev/null &
 short_pid=$!
 wait $short_pid
@@ -131,6 +134,12 @@ handler=$(samples "$signal_pid" "names LIKE 'handler;%'")
 echo "# signal: $through of $handler samples in the handler go through __restore_rt to spin;spin_outer;main"
 check "signal: >= 90% of the handler's samples go through the signal frame to _start" \
 	at_least 90 "$through" "$handler"
+
+# --- a thread: down to the thread start
+total=$(samples "$thread_pid" "labels->>'unwind' IS NOT NULL")
+through=$(samples "$thread_pid" "names ~ '(^|;)spin;worker;start_thread;clone3\$'")
+echo "# thread: $through of $total samples run spin;worker;start_thread;clone3"
+check "thread: >= 90% of samples end at the thread start (clone3)" at_least 90 "$through" "$total"
 
 # --- a 300 ms program (its pid's samples before the exec are the shell's)
 total=$(samples "$short_pid" "labels->>'comm' = 'nofp'")
