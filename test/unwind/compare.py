@@ -13,11 +13,13 @@ leaf first, as stored: normalized, calls minus one).
 A stack is a list of (file name, address) pairs; kernel frames are left
 out of both.  Prints two shares of the agent's samples, as percentages with
 one decimal, then the sample counts (agent, perf):
-  exact: the share whose whole stack perf saw too (perf samples far more
-         often, so it sees nearly every stack the agent can, unless there
-         are very many, as with the paths through a deep recursion);
-  edges: the share whose every (frame, its caller) pair perf saw too, and
-         whose outermost frame is one perf ended a stack with.
+  exact: the share whose unwound frames (all but the leaf, the sampled pc,
+         which comes from the registers and may be any instruction) perf
+         saw as the unwound frames of one of its samples; perf samples far
+         more often, so it sees nearly every such chain the agent can, unless
+         there are very many, as with the paths through a deep recursion;
+  edges: the share whose every (frame, its caller) pair past the leaf perf
+         saw too, and whose outermost frame is one perf ended a stack with.
 """
 import collections
 import os
@@ -59,16 +61,21 @@ def agent_stacks(path):
 def main():
     perf = perf_stacks(sys.argv[1])
     agent = agent_stacks(sys.argv[2])
+    chains = set()
     edges = set()
     bottoms = set()
     for stack in perf:
-        edges.update(zip(stack, stack[1:]))
+        chains.add(stack[1:])
+        edges.update(zip(stack[1:], stack[2:]))
         bottoms.add(stack[-1])
     total = sum(agent.values())
-    exact = sum(n for stack, n in agent.items() if stack in perf)
+    exact = sum(n for stack, n in agent.items() if stack[1:] in chains)
     consistent = sum(n for stack, n in agent.items()
-                     if stack[-1] in bottoms and all(e in edges for e in zip(stack, stack[1:])))
+                     if stack[-1] in bottoms and all(e in edges for e in zip(stack[1:], stack[2:])))
     pct = lambda n: 100.0 * n / total if total else 0.0
+    for stack, n in agent.most_common():
+        if stack[1:] not in chains:
+            sys.stderr.write('%d not seen by perf: %s\n' % (n, ' '.join('%s+%x' % f for f in stack)))
     print('%.1f %.1f %d %d' % (pct(exact), pct(consistent), total, sum(perf.values())))
 
 
