@@ -16,8 +16,14 @@
 
 static U64Map processes;		/* pid -> Process */
 
-/* Often enough for a starting program, whose libraries appear one by one. */
-#define MAPS_REREAD_NS 100000000ull
+/*
+ * How soon the mappings may be read again: often during a program's first
+ * second, while its libraries appear one by one (a short-lived program
+ * must be caught then), rarely afterwards, when a pc outside them is more
+ * likely garbage from a failed unwind than a new library.
+ */
+#define MAPS_REREAD_YOUNG_NS 100000000ull
+#define MAPS_REREAD_NS 1000000000ull
 
 static void
 free_maps(Process *p)
@@ -256,6 +262,7 @@ read_process(uint32_t pid, const char *thread_comm)
 	Buf			labels = {0};
 
 	p->pid = pid;
+	p->read_ns = now_monotonic_ns();
 	p->comm = xstrdup(thread_comm);
 	p->start_time = read_start_time(pid);
 	p->executable = read_exe(pid);
@@ -334,7 +341,9 @@ process_find_mapping(Process *p, uint64_t addr)
 	const ExecMapping *m = find_in(p, addr);
 
 	if (m == NULL && p->executable[0] != '\0' &&
-		now_monotonic_ns() - p->maps_read_ns >= MAPS_REREAD_NS)
+		now_monotonic_ns() - p->maps_read_ns >=
+		(now_monotonic_ns() - p->read_ns < 1000000000ull ?
+		 MAPS_REREAD_YOUNG_NS : MAPS_REREAD_NS))
 	{
 		read_maps(p);
 		m = find_in(p, addr);
