@@ -10,6 +10,9 @@
  *   nofp recurse SECONDS   recurse() 200 deep, then spin there
  *   nofp signal SECONDS    a SIGPROF handler burning CPU on top of
  *                          spin_outer: handler <- (signal frame) <- spin_outer <- main
+ *   nofp plt SECONDS       call a tiny library function in a loop, so that
+ *                          samples land in its PLT stub too:
+ *                          zlibVersion|stub <- plt_loop <- main
  *   nofp thread SECONDS    spin in a second thread: spin <- worker <- (thread start)
  *   nofp short MS          spin for MS milliseconds of CPU time and exit
  */
@@ -127,6 +130,14 @@ spin_outer(void)
 	__asm__ volatile ("");
 }
 
+NOINLINE static void
+plt_loop(void)
+{
+	while (cpu_seconds() < target)
+		for (int i = 0; i < 1000000; i++)
+			sink += (unsigned long) zlibVersion();
+}
+
 NOINLINE static void *
 worker(void *arg)
 {
@@ -140,7 +151,7 @@ main(int argc, char **argv)
 {
 	if (argc != 3)
 	{
-		fprintf(stderr, "usage: nofp qsort|deflate|recurse|signal|thread SECONDS | nofp short MS\n");
+		fprintf(stderr, "usage: nofp qsort|deflate|recurse|signal|plt|thread SECONDS | nofp short MS\n");
 		return 2;
 	}
 	target = atof(argv[2]);
@@ -152,6 +163,8 @@ main(int argc, char **argv)
 		recurse(200);
 	else if (strcmp(argv[1], "signal") == 0)
 		spin_outer();
+	else if (strcmp(argv[1], "plt") == 0)
+		plt_loop();
 	else if (strcmp(argv[1], "thread") == 0)
 	{
 		pthread_t	t;

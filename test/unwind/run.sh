@@ -3,7 +3,7 @@
 # docs/agent.md): full chains through our -O2 -fomit-frame-pointer code,
 # libc's qsort (with a callback) and libz's deflate down to _start; a
 # signal handler's stack through the signal frame; a thread's down to its
-# start; a 300 ms program is
+# start; samples in PLT stubs; a 300 ms program is
 # present and symbolized; a 200-deep recursion is cut at 127 frames and
 # marked truncated; the outcome label; and the share of samples whose
 # stacks perf --call-graph dwarf (an independent unwinder) agrees with.
@@ -84,6 +84,9 @@ signal_pid=$!
 "$tmp/nofp" thread 2 >/dev/null &
 thread_pid=$!
 wait $signal_pid $thread_pid
+"$tmp/nofp" plt 3 >/dev/null &
+plt_pid=$!
+wait $plt_pid
 "$tmp/nofp" short 300 >/dev/null &
 short_pid=$!
 wait $short_pid
@@ -141,12 +144,27 @@ through=$(samples "$thread_pid" "names ~ '(^|;)spin;worker;start_thread;(__)?clo
 echo "# thread: $through of $total samples run spin;worker;start_thread;__clone3"
 check "thread: >= 90% of samples end at the thread start (clone3)" at_least 90 "$through" "$total"
 
-# --- a 300 ms program (its pid's samples before the exec are the shell's)
-total=$(samples "$short_pid" "labels->>'comm' = 'nofp'")
+# --- PLT stubs: samples in the stub (its file offsets, from readelf) unwind
+# through it (the stub's CFI is an expression on the pc)
+read -r plt_start plt_size < <(readelf -SW "$tmp/nofp" | awk '$2 == ".plt" { print $5, $6 }')
+plt_start=$((16#$plt_start))
+plt_size=$((16#$plt_size))
+total=$(samples "$plt_pid")
+complete=$(samples "$plt_pid" "names ~ '(^|;)plt_loop;$root\$' AND labels->>'unwind' = 'complete'")
+in_stub=$(samples "$plt_pid" "split_part(split_part(user_frames, ';', 1), '@', 2)::bigint
+                               BETWEEN $plt_start AND $plt_start + $plt_size - 1
+                             AND names ~ '(^|;)plt_loop;$root\$'")
+echo "# plt: $complete of $total samples complete through plt_loop;main, $in_stub of them in the PLT stub"
+check "plt: >= 95% of samples complete through plt_loop;main" at_least 95 "$complete" "$total"
+check "plt: samples in the PLT stub unwind to main too" [ "$in_stub" -gt 0 ]
+
+# --- a 300 ms program (its pid's samples before the exec are the shell's;
+# those in its exit, after its memory is gone, have no user stack)
+total=$(samples "$short_pid" "labels->>'comm' = 'nofp' AND labels ? 'unwind'")
 named=$(samples "$short_pid" "labels->>'comm' = 'nofp' AND names ~ '(^|;)spin;$root\$'")
 echo "# 300 ms program: $total samples, $named with spin;$root (kernel frames above allowed)"
 q "SELECT value, labels->>'comm', names FROM stacks WHERE labels->>'pid' = '$short_pid'" | sed 's/^/#   /'
-# (a sample may land in the dynamic loader's start-up)
+# (one may land in the dynamic loader's start-up)
 short_ok() { [ "$total" -ge 3 ] && at_least 80 "$named" "$total"; }
 check "short-lived: present and symbolized (>= 3 samples, >= 80% spin;main;...)" short_ok
 
