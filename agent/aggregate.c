@@ -32,7 +32,6 @@ typedef struct Entry
 
 static U64Map series_map;		/* hash(labels) -> Series */
 static U64Map entries;			/* hash(series, stack) -> Entry */
-static uint64_t nsamples;
 
 void
 agg_add(const char *labels, const char *title, const uint64_t *frames, int nframes)
@@ -49,9 +48,9 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 		s->title = xstrdup(title);
 		u64map_put(&series_map, series_key, s);
 	}
+	/* entry_key() computes the same key from an entry. */
 	key = parca_hash64(frames, nframes * sizeof(uint64_t)) ^ series_key;
 	e = u64map_get(&entries, key);
-	/* entry_key() computes the same key from an entry. */
 	if (e == NULL)
 	{
 		e = xmalloc(sizeof(Entry) + nframes * sizeof(uint64_t));
@@ -62,7 +61,6 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 		u64map_put(&entries, key, e);
 	}
 	e->count++;
-	nsamples++;
 }
 
 static uint64_t
@@ -108,12 +106,6 @@ agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t coun
 			u64map_put(&entries, entry_key(e), e);
 	}
 	free(undecided);
-}
-
-uint64_t
-agg_samples(void)
-{
-	return nsamples;
 }
 
 /* A folded line and its count, for printing. */
@@ -233,7 +225,6 @@ agg_reset(void)
 		free(v);
 	u64map_clear(&series_map);
 	u64map_clear(&entries);
-	nsamples = 0;
 }
 
 /* Array literal builders: elements are added with a separating comma. */

@@ -29,9 +29,6 @@ extern void agg_add(const char *labels, const char *title,
 extern void agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes,
 											  int64_t count));
 
-/* Number of samples counted since the last take. */
-extern uint64_t agg_samples(void);
-
 /*
  * Print the counted stacks in folded form ("title;root;...;leaf count"),
  * most frequent first.

@@ -64,7 +64,7 @@ usage(FILE *out)
 			"                         built without frame pointers)\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
-			"  --verbose              log every flush\n"
+			"  --verbose              log every flush, and libbpf's messages\n"
 			"  --help                 show this help and exit\n"
 			"  --version              show the version and exit\n"
 			"\n"
@@ -151,11 +151,12 @@ log_summary(const char *when)
 
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
-			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64 " lost in a full ring "
-			"buffer); written %" PRIu64 " in %" PRIu64 " batches; dropped %" PRIu64
-			" in %" PRIu64 " batches; backlog %d batches",
+			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64
+			" lost in a full ring buffer, %" PRIu64 " idle skipped); written %" PRIu64
+			" in %" PRIu64 " batches; dropped %" PRIu64 " in %" PRIu64
+			" batches; backlog %d batches",
 			when, ps->samples, ps->complete, ps->truncated, ps->failed, ps->kernel_only,
-			bpf_counters.lost, ws.values_written, ws.batches_written,
+			bpf_counters.lost, bpf_counters.idle, ws.values_written, ws.batches_written,
 			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
 }
 

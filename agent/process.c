@@ -374,10 +374,15 @@ process_sweep(void)
 	{
 		Process    *p = v;
 		bool		keep = p->seen;
+		uint64_t	start_time = keep ? read_start_time(p->pid) : 0;
 
-		if (keep && p->start_time != read_start_time(p->pid))
+		/*
+		 * A process that exited is kept one more interval: its last samples
+		 * may still be in the ring.  Another start time is another process.
+		 */
+		if (start_time != 0 && start_time != p->start_time)
 			keep = false;
-		if (keep)
+		if (keep && start_time != 0)
 		{
 			char	   *exe = read_exe(p->pid);
 

@@ -70,7 +70,12 @@ kernel_location(uint64_t addr)
 	{
 		const char *module = "";
 		const char *name = kernel_symbol(addr, &module);
-		FrameLine	line = {name, name, "", 0, 0};
+		char		file[160] = "";
+		FrameLine	line = {name, name, file, 0, 0};
+
+		/* A module's functions name it as their file: "[ext4]". */
+		if (module[0] != '\0')
+			snprintf(file, sizeof(file), "[%s]", module);
 
 		loc = ms_location(build_id, KERNEL_FILE, addr, name ? 1 : 0, &line, true);
 	}

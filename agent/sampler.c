@@ -29,10 +29,11 @@ struct Sampler
 	void	   *arg;
 };
 
+/* libbpf's own messages (the verifier's log among them) with --verbose. */
 static int
 libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || !log_enabled(LOG_DEBUG))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

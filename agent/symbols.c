@@ -58,6 +58,7 @@ typedef struct Session
 	FuncSym    *syms;			/* sorted by address */
 	int			nsyms;
 	bool		syms_loaded;
+	bool		use_dwarf;		/* DWARF is there and not compressed */
 } Session;
 
 static U64Map files;			/* hash(dev, ino) -> FileInfo */
@@ -122,8 +123,69 @@ symbols_build_id(const char *open_path, uint64_t dev, uint64_t ino)
 	return file_info(open_path, dev, ino)->build_id;
 }
 
+/*
+ * What the ELF file says about its DWARF: 1 if it has uncompressed
+ * .debug_info, 0 if compressed, -1 if none.
+ */
+static int
+dwarf_state(Elf *elf)
+{
+	size_t		shstrndx;
+	Elf_Scn    *scn = NULL;
+
+	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -1;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+	{
+		GElf_Shdr	shdr;
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) == NULL ||
+			(name = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL)
+			continue;
+		if (strcmp(name, ".zdebug_info") == 0)
+			return 0;
+		if (strcmp(name, ".debug_info") == 0 && shdr.sh_type != SHT_NOBITS)
+			return (shdr.sh_flags & SHF_COMPRESSED) ? 0 : 1;
+	}
+	return -1;
+}
+
+/*
+ * Whether to read the file's DWARF: only when it is not compressed, in the
+ * file or in its separate debug file (found by build id, as libdwfl would).
+ * libdw decompresses every debug section of a file when it first reads
+ * it, which costs tens of milliseconds and megabytes each time a file is
+ * opened again (Debian's -dbg files, Go binaries); uncompressed DWARF is
+ * read in place from the mapped file.  Without DWARF, names come from the
+ * symbol table, and the stored build id and address let the server
+ * symbolize fully later.
+ */
+static bool
+dwarf_is_cheap(Elf *elf, const char *build_id)
+{
+	int			state = dwarf_state(elf);
+	char		path[256];
+	int			fd;
+	Elf		   *debug;
+
+	if (state >= 0 || strlen(build_id) < 3)
+		return state == 1;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 build_id, build_id + 2);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	debug = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	state = dwarf_state(debug);
+	if (debug)
+		elf_end(debug);
+	close(fd);
+	return state == 1;
+}
+
 static Session *
-session_open(const char *open_path)
+session_open(const char *open_path, const char *build_id)
 {
 	Session    *s = xcalloc(1, sizeof(Session));
 	int			fd = open(open_path, O_RDONLY | O_CLOEXEC);
@@ -144,6 +206,7 @@ session_open(const char *open_path)
 	else if (fd >= 0)
 		close(fd);
 	elf = s->mod ? dwfl_module_getelf(s->mod, &bias) : NULL;
+	s->use_dwarf = dwarf_is_cheap(elf, build_id);
 	if (elf && elf_getphdrnum(elf, &nphdr) == 0)
 	{
 		s->segs = xcalloc(nphdr, sizeof(LoadSegment));
@@ -182,7 +245,7 @@ session_get(const char *open_path, uint64_t dev, uint64_t ino)
 
 	if (s == NULL)
 	{
-		s = session_open(open_path);
+		s = session_open(open_path, build_id);
 		u64map_put(&sessions, key, s);
 	}
 	return s;
@@ -327,7 +390,7 @@ symbols_lookup(const char *open_path, uint64_t dev, uint64_t ino,
 		return 0;
 
 	/* DWARF: the chain of inlined frames down to the containing function. */
-	cu = dwfl_module_addrdie(s->mod, addr, &dwbias);
+	cu = s->use_dwarf ? dwfl_module_addrdie(s->mod, addr, &dwbias) : NULL;
 	if (cu)
 	{
 		Dwarf_Die  *scopes = NULL;

@@ -69,6 +69,12 @@ log_set_level(int level)
 	log_level = level;
 }
 
+bool
+log_enabled(int level)
+{
+	return level <= log_level;
+}
+
 void
 log_msg(int level, const char *fmt,...)
 {

@@ -25,6 +25,7 @@ enum
 	LOG_DEBUG
 };
 extern void log_set_level(int level);
+extern bool log_enabled(int level);
 extern void log_msg(int level, const char *fmt,...) __attribute__((format(printf, 2, 3)));
 
 /* Nanoseconds from CLOCK_MONOTONIC and CLOCK_REALTIME. */
