@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # parca-agent on code built without frame pointers (CFI unwinding, see
 # docs/agent.md): full chains through our -O2 -fomit-frame-pointer code,
-# libc's qsort (with a callback) and libz's deflate down to _start; a
-# signal handler's stack through the signal frame; a thread's down to its
-# start; samples in PLT stubs; a 300 ms program is
-# present and symbolized; a 200-deep recursion is cut at 127 frames and
-# marked truncated; the outcome label; and the share of samples whose
-# stacks perf --call-graph dwarf (an independent unwinder) agrees with.
+# libc's qsort with a callback (also from a frame-pointer build: a mixed
+# stack) and libz's deflate, down to _start; a signal handler's stack
+# through the signal frame; a thread's down to its start; samples in PLT
+# stubs; a 300 ms program present and symbolized; a 200-deep recursion cut
+# at 127 frames and marked truncated; the outcome label; and the share of
+# samples whose stacks perf --call-graph dwarf (an independent unwinder)
+# agrees with.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -26,6 +27,8 @@ trap cleanup EXIT
 cflags="-O2 -g -fomit-frame-pointer"
 gcc $cflags -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
 gcc $cflags -o "$tmp/nofp" "$TEST_ROOT/unwind/nofp.c" -lz -lpthread
+# the same with frame pointers, for a mixed stack (ours, libc's, ours)
+gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/withfp" "$TEST_ROOT/unwind/nofp.c" -lz -lpthread
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$PGPORT user=agent_test dbname=postgres"
 
@@ -88,7 +91,9 @@ thread_pid=$!
 wait $signal_pid $thread_pid
 "$tmp/nofp" plt 3 >/dev/null &
 plt_pid=$!
-wait $plt_pid
+"$tmp/withfp" qsort 3 >/dev/null &
+mixed_pid=$!
+wait $plt_pid $mixed_pid
 "$tmp/nofp" short 300 >/dev/null &
 short_pid=$!
 wait $short_pid
@@ -124,6 +129,16 @@ echo "# qsort: $through of $total samples run from libc's msort_with_tmp through
 check "qsort: >= 80% of samples go from libc through sort_loop;main to _start" \
 	at_least 80 "$through" "$total"
 check "qsort: the callback's stacks run compare;msort_with_tmp;...;sort_loop;main" [ "$callback" -gt 0 ]
+
+# --- mixed: a frame-pointer program, libc without them, the callback with them
+total=$(samples "$mixed_pid" "labels ? 'unwind'")
+callback=$(samples "$mixed_pid" "names ~ '^compare;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+through=$(samples "$mixed_pid" "names ~ ';msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+echo "# mixed: $through of $total samples of the frame-pointer build go through libc to _start, $callback from the callback"
+check "mixed: >= 80% of samples go from libc through sort_loop;main to _start" \
+	at_least 80 "$through" "$total"
+check "mixed: the callback (frame pointers) over libc (none) over sort_loop (frame pointers)" \
+	[ "$callback" -gt 0 ]
 
 # --- zlib's deflate (libz, no frame pointers, no debug information)
 total=$(samples "$deflate_pid")
