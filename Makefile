@@ -19,7 +19,7 @@ DATA_built = $(EXTENSION)--$(EXTVERSION).sql
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -Wall -Wextra -Werror -Wno-unused-parameter \
-	-Wno-missing-field-initializers -Wno-sign-compare
+	-Wno-missing-field-initializers -Wno-sign-compare -MMD -MP
 SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml
 
 # Tests: pg_regress cases under test/regress, run by scripts/test.sh
@@ -28,8 +28,12 @@ REGRESS = $(sort $(basename $(notdir $(wildcard test/regress/sql/*.sql))))
 REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress \
 	--temp-config=test/regress/parca.conf
 
-EXTRA_CLEAN = $(PROTO_C) $(PROTO_H) test/regress/results \
+EXTRA_CLEAN = $(PROTO_C) $(PROTO_H) $(OBJS:.o=.d) test/regress/results \
 	test/regress/regression.diffs test/regress/regression.out
+
+# No LLVM bitcode: the hot paths run with JIT off, and one compiler per
+# object keeps the dependency files (-MMD) unambiguous.
+override with_llvm = no
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -43,6 +47,9 @@ $(PROTO_C) $(PROTO_H): src/pprof/profile.proto
 	cd src/pprof && protoc-c --c_out=. profile.proto
 
 $(filter-out $(PROTO_C:.c=.o),$(OBJS)): $(PROTO_H)
+
+# Header dependencies, written by the compiler (-MMD) beside each object.
+-include $(OBJS:.o=.d)
 
 .PHONY: bench
 bench: all

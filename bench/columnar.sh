@@ -13,42 +13,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROWS=${BENCH_ROWS:-10000000}
-PORT=${PARCA_BENCH_PORT:-54415}
-PG_BIN=$(pg_config --bindir)
+source test/lib.sh
 work=$(mktemp -d /tmp/parca-bench.XXXXXX)
 datadir=/dev/shm
 [ -d "$datadir" ] && [ -w "$datadir" ] || datadir=$work
 data=$(mktemp "$datadir/parca-bench-samples.XXXXXX")
-chown postgres: "$work"
-
-cleanup() {
-	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$work" "$data"
-}
-trap cleanup EXIT
 
 cc -O2 -o "$work/gen_samples" bench/gen_samples.c -lm
 echo "generating $ROWS rows..."
 "$work/gen_samples" "$ROWS" 50 > "$data"
 chmod 644 "$data"
 
-runuser -u postgres -- "$PG_BIN/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$work'
-shared_preload_libraries = 'parca'
-shared_buffers = 2GB
-work_mem = 256MB
-max_wal_size = 8GB
-checkpoint_timeout = 30min
-max_parallel_workers_per_gather = 0
-jit = off
-CONF
-runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/data" -l "$work/log" -w start >/dev/null
-export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -X -v ON_ERROR_STOP=1 -qAt -c "$1"; }
-q "CREATE EXTENSION parca"
+start_cluster "${PARCA_BENCH_PORT:-54415}" "shared_buffers = 2GB" "work_mem = 256MB" \
+	"max_wal_size = 8GB" "checkpoint_timeout = 30min" "max_parallel_workers_per_gather = 0" "jit = off"
+cleanup() {
+	stop_cluster
+	rm -rf "$work" "$data"
+}
+trap cleanup EXIT
 q "CREATE TABLE bench_heap (LIKE parca.samples)"
 q "CREATE TABLE bench_columnar (LIKE parca.samples) USING parca_columnar"
 
@@ -85,13 +67,13 @@ bpr[heap]=$(q "SELECT round(pg_total_relation_size('bench_heap')::numeric / $row
 bpr[columnar]=$(q "SELECT round((pg_total_relation_size('bench_columnar') +
 	(SELECT sum(pg_column_size(s.*)) FROM parca.columnar_stripes s))::numeric / $rows, 2)")
 
-group="SELECT count(*) FROM (SELECT stack, sum(value) FROM bench_T GROUP BY stack) x"
+group="SELECT stack, sum(value) FROM bench_T GROUP BY stack"
 read -r tmin tspan <<<"$(q "SELECT extract(epoch FROM min(time)), extract(epoch FROM max(time) - min(time)) FROM bench_heap" | tr '|' ' ')"
 from="to_timestamp($tmin + $tspan * 0.5)"
 to="to_timestamp($tmin + $tspan * 0.51)"
-range="SELECT count(*) FROM (SELECT stack, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY stack) x"
+range="SELECT stack, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY stack"
 range_rows=$(q "SELECT count(*) FROM bench_heap WHERE time >= $from AND time < $to")
-series="SELECT count(*) FROM (SELECT series_id, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY series_id) x"
+series="SELECT series_id, sum(value) FROM bench_T WHERE time >= $from AND time < $to GROUP BY series_id"
 
 for t in heap columnar; do
 	group_s[$t]=$(best_of_3 "${group//bench_T/bench_$t}")

@@ -36,6 +36,19 @@ cold_ms=$(printf '%s\n' "${cold[@]}" | sort -n | sed -n 3p)
 reset_store
 q "SELECT $ingest" >/dev/null
 warm_ms=$(timed 20 "$ingest")
+# CPU time of the backend per warm call (utime + stime from /proc), which
+# other load on the machine hardly changes, unlike wall time.
+ticks=$(getconf CLK_TCK)
+{
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv BACKEND_PID :pid"
+	echo "SELECT $ingest;"
+	echo "\\! awk '{ print \$14 + \$15 }' /proc/\$BACKEND_PID/stat > $stage/cpu0"
+	for i in $(seq 50); do echo "SELECT $ingest;"; done
+	echo "\\! awk '{ print \$14 + \$15 }' /proc/\$BACKEND_PID/stat > $stage/cpu1"
+} | psql -X -q -v ON_ERROR_STOP=1 -f - >/dev/null
+warm_cpu_ms=$(awk -v a="$(cat "$stage/cpu0")" -v b="$(cat "$stage/cpu1")" -v t="$ticks" \
+	'BEGIN { printf "%.2f", (b - a) * 1000 / t / 50 }')
 new_session=()
 for i in 1 2 3 4 5; do
 	new_session+=("$(timed 1 "$ingest")")
@@ -63,6 +76,8 @@ echo "parca_ingest_pprof, parca/alloc_objects.pb.gz (4,661 samples x 4 types, 9,
 printf '  %-44s %8s ms\n' "cold (empty metastore, new session)" "$cold_ms"
 printf '  %-44s %8s ms   (target <= 10; Parca normalizer ~29)\n' "warm (locations known, same session)" "$warm_ms"
 printf '  %-44s %8s ms\n' "warm (locations known, new session)" "$new_session_ms"
+printf '  %-44s %8s ms   (backend CPU time, 50 calls)\n' "warm, CPU time per call" "$warm_cpu_ms"
+echo "  (wall times include waiting for a CPU: load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores)"
 echo "storage, the profile 100 times at $times distinct times (samples table: ${am:-heap}):"
 printf '  %s rows, %s bytes, %s bytes/row\n' "$rows" "$bytes" "$(( bytes / rows ))"
 rm -rf "$stage"

@@ -15,7 +15,10 @@
 #              BENCH_QUERY_SERIES series (default 10), binary COPY.
 # The default is generator when bench/gen_samples.c exists, else pprof.
 # go tool pprof merges BENCH_QUERY_PPROF_FILES copies of large.cpu (default
-# 20; it needs about 7 MB of memory per file).
+# 20; it needs about 7 MB of memory per file).  After the heap figures the
+# samples table is rewritten with ALTER TABLE ... SET ACCESS METHOD
+# parca_columnar and parca_query is timed again (BENCH_QUERY_COLUMNAR=0
+# skips that).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../test/lib.sh"
@@ -66,7 +69,6 @@ case "$data" in
 		   FROM generate_series(1, $gen_series) i" >/dev/null
 		# the generator numbers its series from 1: shift onto the ids just made
 		first=$(q "SELECT min(id) FROM parca.series WHERE profile_type LIKE 'gen:%'")
-		q "CREATE TEMP TABLE IF NOT EXISTS g (LIKE parca.samples)" >/dev/null
 		"$work/gen_samples" "$gen_rows" "$gen_series" |
 			psql -X -q -c "BEGIN" -c "CREATE TEMP TABLE g (LIKE parca.samples)" \
 				-c "COPY g FROM STDIN (FORMAT binary)" \
@@ -81,17 +83,32 @@ q "VACUUM ANALYZE parca.samples" >/dev/null
 ids=$(q "SELECT parca_series_ids('$selector')")
 rows=$(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$ids')")
 total_rows=$(q "SELECT count(*) FROM parca.samples")
-echo "data: $data; $rows rows selected by $selector, $total_rows rows in parca.samples (heap, $(q "SELECT pg_size_pretty(pg_table_size('parca.samples'))"))"
+table_info() {
+	q "SELECT a.amname || ', ' || pg_size_pretty(pg_table_size('parca.samples'))
+	   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'parca.samples'::regclass"
+}
+echo "data: $data; $rows rows selected by $selector, $total_rows rows in parca.samples ($(table_info))"
 
 ms=$(best_ms "SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))")
 stacks=$(q "SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))")
 echo "parca_query:                $ms ms, $(per_second "$rows" "$ms") ($stacks distinct stacks)"
 ms=$(best_ms "SELECT count(*) FROM (SELECT stack, sum(value * period) FROM parca.samples
               WHERE series_id = ANY ('$ids') AND time BETWEEN '-infinity' AND 'infinity' GROUP BY stack) s")
-echo "SQL GROUP BY stack (heap):  $ms ms, $(per_second "$rows" "$ms")"
+echo "SQL GROUP BY stack:         $ms ms, $(per_second "$rows" "$ms")"
 ms=$(best_ms "SELECT parca_profile_stacks(parca_merge(stack, value * period)) FROM parca.samples
               WHERE series_id = ANY ('$ids') AND time BETWEEN '-infinity' AND 'infinity'")
 echo "SQL parca_merge aggregate:  $ms ms, $(per_second "$rows" "$ms")"
+
+if [ "${BENCH_QUERY_COLUMNAR:-1}" = 1 ]; then
+	q "ALTER TABLE parca.samples SET ACCESS METHOD parca_columnar" >/dev/null
+	q "VACUUM ANALYZE parca.samples" >/dev/null
+	echo "parca.samples rewritten: $(table_info)"
+	ms=$(best_ms "SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))")
+	echo "parca_query (columnar):     $ms ms, $(per_second "$rows" "$ms")"
+	ms=$(best_ms "SELECT count(*) FROM (SELECT stack, sum(value * period) FROM parca.samples
+	              WHERE series_id = ANY ('$ids') AND time BETWEEN '-infinity' AND 'infinity' GROUP BY stack) s")
+	echo "SQL GROUP BY stack (col.):  $ms ms, $(per_second "$rows" "$ms")"
+fi
 
 files=()
 for i in $(seq 1 "$pprof_files"); do files+=("$large"); done

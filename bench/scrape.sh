@@ -44,6 +44,10 @@ snapshot() {
 }
 
 pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker'")
+if [ -z "$pid" ]; then
+	echo "scrape bench: no server or no scrape worker"
+	exit 1
+fi
 echo "scrape bench: $targets targets x 5 profiles every 10 s; worker pid $pid; warm-up 30 s, then $seconds s"
 sleep 30
 snapshot
@@ -89,3 +93,46 @@ psql -X -c "SELECT profile, count(*) AS scrapes,
   FROM bench_scrapes WHERE last_scrape >= '$start_ts' GROUP BY profile ORDER BY profile"
 q "SELECT 'errors: ' || string_agg(DISTINCT last_error, '; ') FROM bench_scrapes
    WHERE last_scrape >= '$start_ts' AND last_error IS NOT NULL"
+
+# The ingestion part: each endpoint's current profile ingested 50 times by
+# a backend (a transaction each, same labels), CPU time from /proc/self/stat.
+mkdir -p "$tmp/replay"
+for pair in memory:allocs block:block goroutine:goroutine mutex:mutex process_cpu:profile?seconds=1; do
+	curl -sf "http://127.0.0.1:$http/debug/pprof/${pair#*:}" -o "$tmp/replay/${pair%%:*}" ||
+		echo "could not fetch ${pair#*:}"
+done
+chmod -R a+rX "$tmp"
+psql -X -qAt -v ON_ERROR_STOP=1 >"$tmp/replay.out" <<EOF
+SET synchronous_commit = off;   -- as the worker has them
+SET jit = off;
+CREATE TEMP TABLE ticks (profile text, n int, ticks bigint);
+CREATE FUNCTION pg_temp.cpu_ticks() RETURNS bigint LANGUAGE sql AS
+\$\$ SELECT s[14]::bigint + s[15]::bigint FROM string_to_array(pg_read_file('/proc/self/stat'), ' ') s \$\$;
+DO \$\$
+DECLARE
+    name text;
+    data bytea;
+    t0 bigint;
+BEGIN
+    FOREACH name IN ARRAY ARRAY['memory', 'block', 'goroutine', 'mutex', 'process_cpu'] LOOP
+        data := pg_read_binary_file('$tmp/replay/' || name);
+        t0 := pg_temp.cpu_ticks();
+        FOR i IN 0..49 LOOP
+            PERFORM parca_ingest_pprof(data, name,
+                jsonb_build_object('job', 'bench', 'instance', '127.0.0.1:' || ($http + i), '__name__', name));
+            COMMIT;
+        END LOOP;
+        INSERT INTO ticks VALUES (name, 50, pg_temp.cpu_ticks() - t0);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+SELECT sum(ticks::numeric / n) FROM ticks;
+EOF
+ticks_per_round=$(tail -n 1 "$tmp/replay.out")
+# a round is one scrape of each of the five profiles: every target does one per 10 s
+printf "of which ingestion (the same profiles replayed through parca_ingest_pprof by a backend): %.2f %% of one core\n" \
+	"$(echo "100 * $ticks_per_round / $clk * $targets / 10" | bc -l)"
+backend_kb() { q "SELECT (regexp_match(pg_read_file('/proc/self/status'), '$1:\\s+(\\d+)'))[1]"; }
+printf "for comparison, a fresh backend of this server: VmRSS %.1f MB, RssFile %.1f MB\n" \
+	"$(echo "$(backend_kb VmRSS) / 1024" | bc -l)" "$(echo "$(backend_kb RssFile) / 1024" | bc -l)"

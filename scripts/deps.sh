@@ -14,6 +14,7 @@ packages=(
 	golang-go python3
 	linux-perf openssl libc6-dbg
 	chromium nodejs
+	curl bc
 )
 missing=()
 for p in "${packages[@]}"; do

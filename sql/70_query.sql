@@ -95,7 +95,8 @@ CREATE FUNCTION parca_labels_text(labels jsonb) RETURNS text
     FROM jsonb_each_text(labels)
 $$;
 
--- Time series for Grafana: per step bucket (aligned to start) and series,
+-- Time series for Grafana: per step bucket (aligned to start, or to
+-- 2000-01-01 when start is -infinity) and series,
 -- the total value (samples:count in the period unit) and, for delta types,
 -- the value per second of profiled time.  With sum_by, series are summed
 -- by those labels.
@@ -111,7 +112,7 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
                           FROM unnest(sum_by) k WHERE s.labels ? k) END AS key
         FROM parca_series(selector) s
     ), per_profile AS (
-        SELECT date_bin(step, x.time, start) AS bucket, sel.key, x.series_id, x.time,
+        SELECT date_bin(step, x.time, CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket, sel.key, x.series_id, x.time,
                sum(CASE WHEN split_part(sel.profile_type, ':', 2) = 'samples'
                          AND split_part(sel.profile_type, ':', 3) = 'count'
                         THEN x.value * x.period ELSE x.value END) AS v,

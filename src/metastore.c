@@ -8,7 +8,10 @@
  * ids this transaction wrote wait in a pending list and join the cache
  * only when the transaction commits (a subtransaction abort drops its
  * own), so the cache never names a row that was rolled back.  A relcache
- * invalidation of any metastore table (TRUNCATE, DROP) empties the cache.
+ * invalidation of any metastore table (TRUNCATE, DROP) empties the cache:
+ * the callback only notes the relation (it may run in the middle of an
+ * ingest, where nothing may be freed), and the caches are checked at the
+ * next entry point.
  */
 #include "postgres.h"
 
@@ -65,6 +68,12 @@ static HTAB *pending_ids = NULL;
 static Oid	stacktrace_oid = InvalidOid;
 static Oid	stacktrace_array_oid = InvalidOid;
 
+/* Relations invalidated since the caches were last checked. */
+#define MAX_NOTED_INVALIDATIONS 16
+static Oid	noted_relids[MAX_NOTED_INVALIDATIONS];
+static int	n_noted_relids = 0;
+static bool all_invalidated = false;
+
 static void
 reset_caches(void)
 {
@@ -80,18 +89,30 @@ reset_caches(void)
 static void
 relcache_callback(Datum arg, Oid relid)
 {
-	Oid			nsp;
-
 	if (id_cache == NULL && series_cache == NULL)
 		return;
-	if (relid == InvalidOid)
+	if (relid == InvalidOid || n_noted_relids == MAX_NOTED_INVALIDATIONS)
+		all_invalidated = true;
+	else
+		noted_relids[n_noted_relids++] = relid;
+}
+
+/* Did a metastore table (or one no longer there) change since last time? */
+static bool
+metastore_invalidated(void)
+{
+	bool		invalidated = all_invalidated;
+
+	for (int i = 0; i < n_noted_relids && !invalidated; i++)
 	{
-		reset_caches();
-		return;
+		Oid			nsp = get_rel_namespace(noted_relids[i]);
+		char	   *name = OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
+
+		invalidated = name == NULL || strcmp(name, "parca") == 0;
 	}
-	nsp = get_rel_namespace(relid);
-	if (!OidIsValid(nsp) || strcmp(get_namespace_name(nsp), "parca") == 0)
-		reset_caches();
+	n_noted_relids = 0;
+	all_invalidated = false;
+	return invalidated;
 }
 
 static void
@@ -182,7 +203,11 @@ xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
-			apply_pending();
+			/* No catalog look-ups here: after any invalidation, keep nothing. */
+			if (n_noted_relids > 0 || all_invalidated)
+				forget_pending(0);
+			else
+				apply_pending();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -210,6 +235,9 @@ static void
 ensure_caches(void)
 {
 	HASHCTL		ctl;
+
+	if ((n_noted_relids > 0 || all_invalidated) && metastore_invalidated())
+		reset_caches();
 
 	if (cache_cxt == NULL)
 	{

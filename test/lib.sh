@@ -27,7 +27,15 @@ start_cluster() {
 		echo "fsync = off"
 		for line in "$@"; do echo "$line"; done
 	} >> "$PGDATA_DIR/data/postgresql.conf"
-	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+	# the port may be held, up to a minute (TIME_WAIT), as the local end of
+	# some client's connection: the 54xxx ports are in the ephemeral range
+	local try
+	for try in $(seq 1 40); do
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start \
+			>/dev/null 2>&1 && break
+		[ "$try" = 40 ] && { tail -5 "$PGDATA_DIR/log" >&2; return 1; }
+		sleep 2
+	done
 	export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 	trap stop_cluster EXIT
 	q "CREATE EXTENSION parca" >/dev/null

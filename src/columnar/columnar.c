@@ -23,6 +23,7 @@ int			columnar_compression_level = 3;
 int			columnar_write_memory_kb = 256 * 1024;
 int			columnar_inline_stripe_bytes = 256 * 1024;
 bool		columnar_enable_custom_scan = true;
+bool		columnar_enable_aggregate = true;
 
 static object_access_hook_type prev_object_access_hook;
 
@@ -83,8 +84,14 @@ columnar_init(void)
 							 NULL,
 							 &columnar_enable_custom_scan, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("parca.columnar_enable_aggregate",
+							 "Use the Columnar Aggregate node (GROUP BY inside the scan).",
+							 NULL,
+							 &columnar_enable_aggregate, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	columnar_write_init();
 	columnar_customscan_init();
+	columnar_agg_init();
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = columnar_object_access;
 }

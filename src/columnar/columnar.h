@@ -53,6 +53,7 @@ extern int	columnar_compression_level;
 extern int	columnar_write_memory_kb;
 extern int	columnar_inline_stripe_bytes;
 extern bool columnar_enable_custom_scan;
+extern bool columnar_enable_aggregate;
 
 /* Per-table options (parca.columnar_options, else the settings). */
 typedef struct ColumnarOptions
@@ -232,6 +233,9 @@ extern bool columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnul
 extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs);
 extern void columnar_read_rescan(ColumnarReadState *rs);
 extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
+extern void columnar_read_keep_dicts(ColumnarReadState *rs);
+extern void columnar_read_filter_rows(ColumnarReadState *rs);
+extern bool columnar_read_value_is_dict(ColumnarReadState *rs, AttrNumber attno);
 extern void columnar_read_end(ColumnarReadState *rs);
 extern bool columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull);
 extern int64 columnar_read_total_rows(ColumnarReadState *rs);
@@ -258,6 +262,12 @@ struct ColumnarPredicate
 /* ---- columnar_customscan.c ---- */
 
 extern void columnar_customscan_init(void);
+extern bool columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno,
+									  int *strategy, Oid *cmpproc, int *valarg);
+
+/* ---- columnar_agg.c ---- */
+
+extern void columnar_agg_init(void);
 
 /* ---- columnar_tableam.c ---- */
 

@@ -90,8 +90,8 @@ static const CustomExecMethods exec_methods = {
  * A chunk predicate from a clause, or false.  Sets the column, strategy,
  * comparison function, and which argument is the value.
  */
-static bool
-clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *strategy,
+bool
+columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *strategy,
 				 Oid *cmpproc, int *valarg)
 {
 	OpExpr	   *op;
@@ -189,7 +189,7 @@ columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
 		int			valarg;
 
 		pull_varattnos((Node *) ri->clause, rel->relid, &attrs);
-		if (clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
+		if (columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
 			preds = lappend(preds, ri);
 	}
 
@@ -256,7 +256,7 @@ plan_columnar_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		int			valarg;
 
 		if (!list_member_ptr(clauses, ri) ||
-			!clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
+			!columnar_clause_predicate(ri->clause, rel->relid, &attno, &strategy, &cmpproc, &valarg))
 			continue;
 		pred_clauses = lappend(pred_clauses, ri->clause);
 		pred_info = lappend(pred_info,

@@ -216,71 +216,162 @@ decode_rle(const char *p, const char *end, int64 *v, int n)
 	}
 }
 
+static inline int
+varint_size(uint64 v)
+{
+	int			n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Bytes of encode_for() over n values spanning [min, max]. */
+static int64
+for_size(int64 min, int64 max, int n)
+{
+	uint64		diff = (uint64) max - (uint64) min;
+	int			width = diff == 0 ? 0 : 64 - __builtin_clzll(diff);
+
+	if (width > 56)
+		width = 64;
+	return 9 + ((int64) n * width + 7) / 8;
+}
+
+/*
+ * Sizes of the encodings of v[0..n) as one pass: min/max (FOR) and runs
+ * (RLE).  The first value opens the first run.
+ */
+typedef struct IntStats
+{
+	int64		min;
+	int64		max;
+	int64		rle;			/* bytes of encode_rle() */
+} IntStats;
+
+static inline void
+stats_init(IntStats *st, int64 first)
+{
+	st->min = st->max = first;
+	st->rle = 0;
+}
+
+static inline void
+stats_run(IntStats *st, int64 value, int64 len)
+{
+	st->rle += varint_size(zigzag(value)) + varint_size((uint64) len);
+}
+
 /*
  * Encode n >= 1 values the smallest way; append to out, return the
  * encoding.  allow_delta is false for dictionary indexes (order-free).
+ * The sizes of all encodings are computed in one pass; only the smallest
+ * is written.
  */
 int
 columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delta)
 {
-	StringInfoData best;
-	StringInfoData cand;
-	int			best_enc = ENC_FOR;
-	int64	   *d = NULL;
+	IntStats	plain,
+				delta,
+				dod;
+	int64		run = 1,
+				drun = 1;
+	int64		d = 0,
+				prevd = 0,
+				dd;
+	int64		sizes[ENC_COUNT];
+	int			best = ENC_FOR;
+	int64	   *tmp;
 
-	initStringInfo(&best);
-	initStringInfo(&cand);
-	encode_for(values, n, &best);
-
-	encode_rle(values, n, &cand);
-	if (cand.len < best.len)
+	stats_init(&plain, values[0]);
+	stats_init(&delta, n > 1 ? (int64) ((uint64) values[1] - (uint64) values[0]) : 0);
+	stats_init(&dod, 0);
+	for (int i = 1; i < n; i++)
 	{
-		StringInfoData t = best;
+		int64		v = values[i];
 
-		best = cand;
-		cand = t;
-		best_enc = ENC_RLE;
-	}
-
-	if (allow_delta && n > 2)
-	{
-		d = palloc(sizeof(int64) * n);
-		for (int i = 1; i < n; i++)
-			d[i] = (int64) ((uint64) values[i] - (uint64) values[i - 1]);
-
-		for (int e = ENC_DELTA_FOR; e <= ENC_DOD_FOR; e++)
+		if (v < plain.min)
+			plain.min = v;
+		if (v > plain.max)
+			plain.max = v;
+		if (v == values[i - 1])
+			run++;
+		else
 		{
-			resetStringInfo(&cand);
-			appendBinaryStringInfo(&cand, (const char *) &values[0], sizeof(int64));
-			if (e == ENC_DELTA_FOR)
-				encode_for(d + 1, n - 1, &cand);
-			else if (e == ENC_DELTA_RLE)
-				encode_rle(d + 1, n - 1, &cand);
+			stats_run(&plain, values[i - 1], run);
+			run = 1;
+		}
+		d = (int64) ((uint64) v - (uint64) values[i - 1]);
+		if (i >= 2)
+		{
+			if (d < delta.min)
+				delta.min = d;
+			if (d > delta.max)
+				delta.max = d;
+			if (d == prevd)
+				drun++;
 			else
 			{
-				int64	   *dd = palloc(sizeof(int64) * n);
-
-				appendBinaryStringInfo(&cand, (const char *) &d[1], sizeof(int64));
-				for (int i = 2; i < n; i++)
-					dd[i] = (int64) ((uint64) d[i] - (uint64) d[i - 1]);
-				encode_for(dd + 2, n - 2, &cand);
-				pfree(dd);
+				stats_run(&delta, prevd, drun);
+				drun = 1;
 			}
-			if (cand.len < best.len)
-			{
-				StringInfoData t = best;
-
-				best = cand;
-				cand = t;
-				best_enc = e;
-			}
+			dd = (int64) ((uint64) d - (uint64) prevd);
+			if (i == 2)
+				dod.min = dod.max = dd;
+			else if (dd < dod.min)
+				dod.min = dd;
+			else if (dd > dod.max)
+				dod.max = dd;
 		}
-		pfree(d);
+		prevd = d;
 	}
-	appendBinaryStringInfo(out, best.data, best.len);
-	pfree(best.data);
-	pfree(cand.data);
-	return best_enc;
+	stats_run(&plain, values[n - 1], run);
+	if (n > 1)
+		stats_run(&delta, prevd, drun);
+
+	sizes[ENC_FOR] = for_size(plain.min, plain.max, n);
+	sizes[ENC_RLE] = plain.rle;
+	if (allow_delta && n > 2)
+	{
+		sizes[ENC_DELTA_FOR] = 8 + for_size(delta.min, delta.max, n - 1);
+		sizes[ENC_DELTA_RLE] = 8 + delta.rle;
+		sizes[ENC_DOD_FOR] = 16 + for_size(dod.min, dod.max, n - 2);
+	}
+	for (int e = ENC_RLE; e <= (allow_delta && n > 2 ? ENC_DOD_FOR : ENC_RLE); e++)
+		if (sizes[e] < sizes[best])
+			best = e;
+
+	switch (best)
+	{
+		case ENC_FOR:
+			encode_for(values, n, out);
+			break;
+		case ENC_RLE:
+			encode_rle(values, n, out);
+			break;
+		default:
+			tmp = palloc(sizeof(int64) * n);
+			for (int i = 1; i < n; i++)
+				tmp[i] = (int64) ((uint64) values[i] - (uint64) values[i - 1]);
+			appendBinaryStringInfo(out, (const char *) &values[0], sizeof(int64));
+			if (best == ENC_DELTA_FOR)
+				encode_for(tmp + 1, n - 1, out);
+			else if (best == ENC_DELTA_RLE)
+				encode_rle(tmp + 1, n - 1, out);
+			else
+			{
+				appendBinaryStringInfo(out, (const char *) &tmp[1], sizeof(int64));
+				for (int i = n - 1; i >= 2; i--)
+					tmp[i] = (int64) ((uint64) tmp[i] - (uint64) tmp[i - 1]);
+				encode_for(tmp + 2, n - 2, out);
+			}
+			pfree(tmp);
+			break;
+	}
+	return best;
 }
 
 void

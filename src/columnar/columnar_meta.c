@@ -347,14 +347,16 @@ columnar_delete_stripe(ItemPointer meta_tid)
 }
 
 /*
- * Forget every stripe of a storage (TRUNCATE, DROP).  Transactional: a
- * rolled-back TRUNCATE keeps them.  Quietly does nothing while the
- * extension itself is being dropped.
+ * Delete the rows of parca.<table> whose column attno equals value (by
+ * eqproc), through index <index>, as this transaction sees them.
+ * Transactional; quietly does nothing while the extension itself is being
+ * dropped.
  */
-void
-columnar_delete_storage(int64 storage_id)
+static void
+delete_matching(const char *table, const char *index, AttrNumber attno,
+				RegProcedure eqproc, Datum value)
 {
-	Oid			relid = columnar_relid("columnar_stripes", true);
+	Oid			relid = columnar_relid(table, true);
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -363,36 +365,28 @@ columnar_delete_storage(int64 storage_id)
 	if (!OidIsValid(relid))
 		return;
 	rel = table_open(relid, RowExclusiveLock);
-	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
-				Int64GetDatum(storage_id));
-	scan = systable_beginscan(rel, columnar_relid("columnar_stripes_pkey", false),
-							  true, SnapshotSelf, 1, &key);
+	ScanKeyInit(&key, attno, BTEqualStrategyNumber, eqproc, value);
+	scan = systable_beginscan(rel, columnar_relid(index, false), true, SnapshotSelf, 1, &key);
 	while ((tup = systable_getnext(scan)) != NULL)
 		simple_heap_delete(rel, &tup->t_self);
 	systable_endscan(scan);
 	table_close(rel, RowExclusiveLock);
 }
 
+/* Forget every stripe of a storage (TRUNCATE, DROP). */
+void
+columnar_delete_storage(int64 storage_id)
+{
+	delete_matching("columnar_stripes", "columnar_stripes_pkey", Anum_stripe_storage_id,
+					F_INT8EQ, Int64GetDatum(storage_id));
+}
+
+/* Forget a dropped table's options. */
 void
 columnar_delete_options(Oid relid)
 {
-	Oid			optrel = columnar_relid("columnar_options", true);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-
-	if (!OidIsValid(optrel))
-		return;
-	rel = table_open(optrel, RowExclusiveLock);
-	ScanKeyInit(&key, Anum_options_relid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, columnar_relid("columnar_options_pkey", false),
-							  true, SnapshotSelf, 1, &key);
-	while ((tup = systable_getnext(scan)) != NULL)
-		simple_heap_delete(rel, &tup->t_self);
-	systable_endscan(scan);
-	table_close(rel, RowExclusiveLock);
+	delete_matching("columnar_options", "columnar_options_pkey", Anum_options_relid,
+					F_OIDEQ, ObjectIdGetDatum(relid));
 }
 
 /*

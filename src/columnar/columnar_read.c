@@ -60,6 +60,9 @@ struct ColumnarReadState
 	RowMapEntry *map;
 	int			nmap;
 	int64	   *cumulative;		/* [nstripes + 1] rows before stripe i */
+	bool		keep_dicts;		/* dictionaries live until the end */
+	bool		filter_rows;	/* return only rows the predicates pass */
+	bool		group_all_pass; /* the current group passes as a whole */
 	/* statistics */
 	int64		groups_read;
 	int64		groups_skipped;
@@ -186,6 +189,42 @@ columnar_read_stats(ColumnarReadState *rs, int64 *groups_read,
 	*groups_read = rs->groups_read;
 	*groups_skipped = rs->groups_skipped;
 	*blocks_read = rs->blocks_read;
+}
+
+/*
+ * Keep every stripe's dictionaries until the end of the scan, so that the
+ * values returned from them stay valid (and equal values from one stripe
+ * share one pointer).
+ */
+void
+columnar_read_keep_dicts(ColumnarReadState *rs)
+{
+	rs->keep_dicts = true;
+}
+
+/* Return only the rows that pass every predicate (their columns are read). */
+void
+columnar_read_filter_rows(ColumnarReadState *rs)
+{
+	ListCell   *lc;
+
+	rs->filter_rows = true;
+	foreach(lc, rs->predicates)
+	{
+		ColumnarPredicate *p = lfirst(lc);
+
+		rs->needed[p->attno - 1] = true;
+	}
+}
+
+/* Whether the value of attno in the row last returned is a dictionary entry. */
+bool
+columnar_read_value_is_dict(ColumnarReadState *rs, AttrNumber attno)
+{
+	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
+
+	return attno <= s->natts &&
+		COLUMNAR_CHUNK(s, attno - 1, rs->cur_group)->encoding == ENC_DICT;
 }
 
 int64
@@ -345,8 +384,13 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
 	if (rs->dict_stripe != rs->cur_stripe)
 	{
-		MemoryContextReset(rs->dict_cxt);
-		memset(rs->dicts, 0, sizeof(char **) * rs->natts);
+		if (rs->keep_dicts)
+			rs->dicts = MemoryContextAllocZero(rs->dict_cxt, sizeof(char **) * rs->natts);
+		else
+		{
+			MemoryContextReset(rs->dict_cxt);
+			memset(rs->dicts, 0, sizeof(char **) * rs->natts);
+		}
 		rs->dict_stripe = rs->cur_stripe;
 	}
 	if (rs->dicts[att] == NULL)
@@ -481,12 +525,47 @@ decode_group(ColumnarReadState *rs, int g)
 	rs->groups_read++;
 }
 
-/* Does a predicate rule out chunk group g of stripe s? */
+static inline int
+predicate_cmp(ColumnarPredicate *p, Datum v)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
+}
+
+/* Does value v pass predicate p (v op value)? */
+static inline bool
+predicate_passes(ColumnarPredicate *p, Datum v)
+{
+	int			c;
+
+	if (p->isnull)
+		return false;
+	c = predicate_cmp(p, v);
+	switch (p->strategy)
+	{
+		case BTLessStrategyNumber:
+			return c < 0;
+		case BTLessEqualStrategyNumber:
+			return c <= 0;
+		case BTEqualStrategyNumber:
+			return c == 0;
+		case BTGreaterEqualStrategyNumber:
+			return c >= 0;
+		case BTGreaterStrategyNumber:
+			return c > 0;
+	}
+	return true;
+}
+
+/*
+ * Does a predicate rule out chunk group g of stripe s?  If not, sets
+ * *all_pass when min/max show that every row passes every predicate.
+ */
 static bool
-group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g)
+group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g, bool *all_pass)
 {
 	ListCell   *lc;
 
+	*all_pass = true;
 	foreach(lc, rs->predicates)
 	{
 		ColumnarPredicate *p = lfirst(lc);
@@ -499,42 +578,48 @@ group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g)
 		if (p->isnull)
 			return true;		/* strict operator, NULL constant */
 		if (a >= s->natts)
+		{
+			*all_pass = false;
 			continue;
+		}
 		ch = COLUMNAR_CHUNK(s, a, g);
 		if (ch->encoding == ENC_ALL_NULL)
 			return true;
 		if (!ch->has_minmax)
+		{
+			*all_pass = false;
 			continue;
+		}
 		typlen = TupleDescAttr(rs->desc, a)->attlen;
 		min = columnar_int_to_datum(ch->min, typlen);
 		max = columnar_int_to_datum(ch->max, typlen);
-#define CMP(x) DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, (x), p->value))
-		switch (p->strategy)
-		{
-			case BTLessStrategyNumber:
-				if (CMP(min) >= 0)
-					return true;
-				break;
-			case BTLessEqualStrategyNumber:
-				if (CMP(min) > 0)
-					return true;
-				break;
-			case BTEqualStrategyNumber:
-				if (CMP(min) > 0 || CMP(max) < 0)
-					return true;
-				break;
-			case BTGreaterEqualStrategyNumber:
-				if (CMP(max) < 0)
-					return true;
-				break;
-			case BTGreaterStrategyNumber:
-				if (CMP(max) <= 0)
-					return true;
-				break;
-		}
-#undef CMP
+		if (!predicate_passes(p, min) && !predicate_passes(p, max) &&
+			p->strategy != BTEqualStrategyNumber)
+			return true;
+		if (p->strategy == BTEqualStrategyNumber &&
+			(predicate_cmp(p, min) > 0 || predicate_cmp(p, max) < 0))
+			return true;
+		if (ch->nnulls > 0 || !predicate_passes(p, min) || !predicate_passes(p, max))
+			*all_pass = false;
 	}
 	return false;
+}
+
+/* Does the row at r of the decoded group pass every predicate? */
+static bool
+row_passes(ColumnarReadState *rs, int r)
+{
+	ListCell   *lc;
+
+	foreach(lc, rs->predicates)
+	{
+		ColumnarPredicate *p = lfirst(lc);
+		int			a = p->attno - 1;
+
+		if (rs->nulls[a][r] || !predicate_passes(p, rs->vals[a][r]))
+			return false;
+	}
+	return true;
 }
 
 /* Position the row number cursor at row index of the current stripe. */
@@ -592,6 +677,7 @@ emit(ColumnarReadState *rs, int r, Datum *values, bool *isnull)
 bool
 columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum)
 {
+next:
 	while (rs->group_row >= rs->group_nrows)
 	{
 		ColumnarStripe *s;
@@ -606,7 +692,7 @@ columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *ro
 			rs->cur_group = -1;
 			continue;
 		}
-		if (group_excluded(rs, s, rs->cur_group))
+		if (group_excluded(rs, s, rs->cur_group, &rs->group_all_pass))
 		{
 			rs->groups_skipped++;
 			continue;
@@ -614,6 +700,12 @@ columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *ro
 		decode_group(rs, rs->cur_group);
 		rs->group_row = 0;
 		seek_row_number(rs, (int64) rs->cur_group * s->group_rows);
+	}
+	if (rs->filter_rows && !rs->group_all_pass && !row_passes(rs, rs->group_row))
+	{
+		next_row_number(rs);
+		rs->group_row++;
+		goto next;
 	}
 	emit(rs, rs->group_row, values, isnull);
 	*rownum = next_row_number(rs);

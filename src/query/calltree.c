@@ -151,31 +151,32 @@ calltree_sort(CallTree *t)
 	pfree(kids);
 }
 
-static int64
-node_weight(const CallNode *n)
+/* A node's rank for trimming, compact so that sorting stays in cache. */
+typedef struct TrimKey
 {
-	return Abs(n->value) + Abs(n->value_right);
-}
+	int64		weight;			/* |value| + |value_right| */
+	int32		depth;
+	int32		node;
+} TrimKey;
 
+/* Heaviest first; parents before equally heavy children; then by index. */
 static int
-cmp_by_weight(const void *a, const void *b)
+cmp_trim_keys(const void *a, const void *b)
 {
-	const CallNode *x = &sort_tree->nodes[*(const int *) a];
-	const CallNode *y = &sort_tree->nodes[*(const int *) b];
-	int64		wx = node_weight(x);
-	int64		wy = node_weight(y);
+	const TrimKey *x = a;
+	const TrimKey *y = b;
 
-	if (wx != wy)
-		return wx > wy ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
-	return *(const int *) a - *(const int *) b;
+	return x->node - y->node;
 }
 
 int
 calltree_trim(CallTree *t, int max_nodes, int64 *folded_value)
 {
-	int		   *order;
+	TrimKey    *keys;
 	bool	   *keep;
 	int			nfolded = 0;
 
@@ -183,15 +184,19 @@ calltree_trim(CallTree *t, int max_nodes, int64 *folded_value)
 	if (max_nodes <= 0 || t->nnodes <= max_nodes)
 		return 0;
 
-	/* The heaviest max_nodes nodes (parents before equal children). */
-	order = palloc(sizeof(int) * t->nnodes);
-	for (int i = 0; i < t->nnodes; i++)
-		order[i] = i;
-	sort_tree = t;
-	qsort(order + 1, t->nnodes - 1, sizeof(int), cmp_by_weight);
+	/* The heaviest max_nodes nodes, the root first whatever its weight. */
+	keys = palloc(sizeof(TrimKey) * (t->nnodes - 1));
+	for (int i = 1; i < t->nnodes; i++)
+	{
+		keys[i - 1].weight = Abs(t->nodes[i].value) + Abs(t->nodes[i].value_right);
+		keys[i - 1].depth = t->nodes[i].depth;
+		keys[i - 1].node = i;
+	}
+	qsort(keys, t->nnodes - 1, sizeof(TrimKey), cmp_trim_keys);
 	keep = palloc0(sizeof(bool) * t->nnodes);
-	for (int i = 0; i < max_nodes; i++)
-		keep[order[i]] = true;
+	keep[0] = true;
+	for (int i = 0; i < max_nodes - 1; i++)
+		keep[keys[i].node] = true;
 
 	/*
 	 * Nodes are created after their parents, so one pass in index order
@@ -217,7 +222,7 @@ calltree_trim(CallTree *t, int max_nodes, int64 *folded_value)
 			*folded_value += n->value + n->value_right;
 		}
 	}
-	pfree(order);
+	pfree(keys);
 	pfree(keep);
 	return nfolded;
 }

@@ -18,14 +18,14 @@
 #include "profile.h"
 
 static int64
-profile_total(const struct varlena *profile, bool *is_diff)
+profile_total(const struct varlena *profile, ProfileMeta *meta)
 {
 	ProfileReader r;
 	ProfileSample s;
 	int64		total = 0;
 
 	profile_reader_init(&r, profile);
-	*is_diff = r.meta.is_diff;
+	*meta = r.meta;
 	while (profile_reader_next(&r, &s))
 		total += s.value;
 	return total;
@@ -39,20 +39,26 @@ parca_diff(PG_FUNCTION_ARGS)
 	struct varlena *base = PG_GETARG_PROFILE_P(0);
 	struct varlena *compared = PG_GETARG_PROFILE_P(1);
 	bool		absolute = PG_GETARG_BOOL(2);
-	bool		base_diff;
-	bool		compared_diff;
-	int64		base_total = profile_total(base, &base_diff);
-	int64		compared_total = profile_total(compared, &compared_diff);
+	ProfileMeta base_meta;
+	ProfileMeta compared_meta;
+	int64		base_total = profile_total(base, &base_meta);
+	int64		compared_total = profile_total(compared, &compared_meta);
 	double		scale = 1.0;
 	ProfileBuilder *b;
 	ProfileReader r;
 	ProfileSample s;
 	ProfileMeta meta;
 
-	if (base_diff || compared_diff)
+	if (base_meta.is_diff || compared_meta.is_diff)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parca_diff takes two plain profiles, not a diff")));
+	if (base_meta.profile_type[0] && compared_meta.profile_type[0] &&
+		strcmp(base_meta.profile_type, compared_meta.profile_type) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot compare a profile of type \"%s\" with one of type \"%s\"",
+						base_meta.profile_type, compared_meta.profile_type)));
 	if (!absolute && base_total != 0)
 		scale = (double) compared_total / (double) base_total;
 

@@ -3,11 +3,11 @@
  *		parca_query(): merging the samples a selector picks in a time range.
  *
  * The selector is resolved against parca.series first (a small table),
- * giving the set of series ids.  The samples are then read by one query
- * whose WHERE clause carries the time range and the series ids, so that
- * the planner can push them into the scan (parallel workers, a columnar
- * scan skipping chunks by time); its rows are not materialized but fed
- * one by one to a DestReceiver that adds them to a ProfileBuilder.
+ * giving the set of series ids.  The samples are then merged by one
+ * aggregate query (parca_merge, in C) whose WHERE clause carries the time
+ * range and the series ids, so that the planner can push them into the
+ * scan (a columnar scan skipping chunks by time) and run the merge in
+ * parallel workers.
  * samples:count types are reported in the period unit, value x period,
  * as Parca does, and the result's profile type says so.
  *
@@ -32,8 +32,6 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/params.h"
-#include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -44,75 +42,6 @@
 #include "query/selector.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
-
-/* Series id -> group index (0 when not grouping), -1 when not selected. */
-typedef struct SeriesMap
-{
-	int64		min_id;
-	int64		span;			/* dense: groups[id - min_id] */
-	int32	   *dense;
-	int			nsorted;		/* sparse: binary search */
-	int64	   *sorted_ids;
-	int32	   *sorted_groups;
-} SeriesMap;
-
-static inline int32
-series_group(const SeriesMap *m, int64 id)
-{
-	if (m->dense)
-	{
-		uint64		off = (uint64) (id - m->min_id);
-
-		return off < (uint64) m->span ? m->dense[off] : -1;
-	}
-	else
-	{
-		int			lo = 0;
-		int			hi = m->nsorted - 1;
-
-		while (lo <= hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (m->sorted_ids[mid] == id)
-				return m->sorted_groups[mid];
-			if (m->sorted_ids[mid] < id)
-				lo = mid + 1;
-			else
-				hi = mid - 1;
-		}
-		return -1;
-	}
-}
-
-/* ids are ascending (selector_find_series orders them). */
-static void
-series_map_init(SeriesMap *m, const SeriesMatch *series, const int32 *groups, int n)
-{
-	memset(m, 0, sizeof(SeriesMap));
-	if (n == 0)
-		return;
-	m->min_id = series[0].id;
-	m->span = series[n - 1].id - series[0].id + 1;
-	if (m->span <= 4 * (int64) n + 65536)
-	{
-		m->dense = palloc(sizeof(int32) * m->span);
-		memset(m->dense, 0xff, sizeof(int32) * m->span);
-		for (int i = 0; i < n; i++)
-			m->dense[series[i].id - m->min_id] = groups[i];
-	}
-	else
-	{
-		m->nsorted = n;
-		m->sorted_ids = palloc(sizeof(int64) * n);
-		m->sorted_groups = palloc(sizeof(int32) * n);
-		for (int i = 0; i < n; i++)
-		{
-			m->sorted_ids[i] = series[i].id;
-			m->sorted_groups[i] = groups[i];
-		}
-	}
-}
 
 /* name:sample_type:sample_unit:pt:pu[:delta] -> name:pt:pu:pt:pu[:delta] */
 static char *
@@ -182,134 +111,88 @@ group_label(List *names, char **values)
 	return buf.data;
 }
 
-/* Receives the selected sample rows and adds them to a profile. */
-typedef struct MergeReceiver
-{
-	DestReceiver pub;
-	ProfileBuilder *b;
-	const SeriesMap *map;
-	const uint64 *group_frames; /* NULL unless grouping */
-	bool		scale_by_period;
-	int64		period;			/* of the first row */
-	int64		rows;
-	uint64	   *buf;			/* a stack plus its group frame */
-} MergeReceiver;
-
-static bool
-merge_receive(TupleTableSlot *slot, DestReceiver *self)
-{
-	MergeReceiver *r = (MergeReceiver *) self;
-	Datum	   *v;
-	int32		group;
-	int64		value;
-	int64		period;
-	struct varlena *raw;
-	struct varlena *stack;
-	int			nframes;
-
-	CHECK_FOR_INTERRUPTS();
-	slot_getallattrs(slot);
-	v = slot->tts_values;
-	/* columns: series_id, stack, value, period */
-	group = series_group(r->map, DatumGetInt64(v[0]));
-	if (group < 0)
-		return true;
-	value = DatumGetInt64(v[2]);
-	period = DatumGetInt64(v[3]);
-	if (r->period == 0)
-		r->period = period;
-	if (r->scale_by_period)
-		value *= period;
-	raw = (struct varlena *) DatumGetPointer(v[1]);
-	stack = DatumGetStackTraceP(PointerGetDatum(raw));
-	nframes = stacktrace_nframes(stack);
-	if (r->group_frames)
-	{
-		memcpy(r->buf, stacktrace_frames_ptr(stack), sizeof(uint64) * nframes);
-		r->buf[nframes] = r->group_frames[group];
-		profile_builder_add(r->b, (const char *) r->buf, nframes + 1, value, 0);
-	}
-	else
-		profile_builder_add(r->b, stacktrace_frames_ptr(stack), nframes, value, 0);
-	if (stack != raw)
-		pfree(stack);
-	r->rows++;
-	return true;
-}
-
-static void
-merge_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-static void
-merge_shutdown(DestReceiver *self)
-{
-}
-
-static void
-merge_destroy(DestReceiver *self)
-{
-}
-
 /*
- * Adds the samples of the mapped series in [start, stop] to b.  The scan is
- * an ordinary query, so the planner pushes the time range and the series
- * down to whatever scan suits the table (parallel workers, a columnar
- * scan that skips chunks by their time range); its rows go straight into
- * the builder through a DestReceiver, never materialized.  The caller is
+ * Adds the samples of the given series in [start, stop] to b, with the
+ * group's root frame on top of each stack when grouping (groups[i] is the
+ * group of series[i]).  The merge is one aggregate query, parca_merge
+ * over the samples table, planned like any other: the time range and the
+ * series reach whatever scan the table's access method offers (a columnar
+ * scan that skips chunks by time), and on a large table the planner runs
+ * it in parallel workers, each merging its share in C, combined at the
+ * end.  Grouping groups by the series' group, so that each group's stacks
+ * are merged before their root frame is added here.  The caller is
  * connected to SPI.
  */
-static int64
-scan_samples(ProfileBuilder *b, const SeriesMap *map, const SeriesMatch *series, int nseries,
+static void
+scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
 			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
 			 bool scale_by_period, int64 *period)
 {
-	MergeReceiver r;
-	SPIExecuteOptions opts;
-	ParamListInfo params = makeParamList(3);
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
+	Datum	   *grps = palloc(sizeof(Datum) * nseries);
+	Oid			types[5] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INT8ARRAYOID, BOOLOID, INT4ARRAYOID};
+	Datum		args[5];
+	uint64	   *buf = NULL;
 	int			ret;
 
 	for (int i = 0; i < nseries; i++)
-		ids[i] = Int64GetDatum(series[i].id);
-	params->params[0].value = TimestampTzGetDatum(start);
-	params->params[0].ptype = TIMESTAMPTZOID;
-	params->params[1].value = TimestampTzGetDatum(stop);
-	params->params[1].ptype = TIMESTAMPTZOID;
-	params->params[2].value = PointerGetDatum(construct_array(ids, nseries, INT8OID, 8, true,
-															  TYPALIGN_DOUBLE));
-	params->params[2].ptype = INT8ARRAYOID;
-	for (int i = 0; i < 3; i++)
 	{
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
+		ids[i] = Int64GetDatum(series[i].id);
+		grps[i] = Int32GetDatum(groups[i]);
 	}
+	args[0] = TimestampTzGetDatum(start);
+	args[1] = TimestampTzGetDatum(stop);
+	args[2] = PointerGetDatum(construct_array(ids, nseries, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	args[3] = BoolGetDatum(scale_by_period);
+	args[4] = PointerGetDatum(construct_array(grps, nseries, INT4OID, 4, true, TYPALIGN_INT));
 
-	memset(&r, 0, sizeof(r));
-	r.pub.receiveSlot = merge_receive;
-	r.pub.rStartup = merge_startup;
-	r.pub.rShutdown = merge_shutdown;
-	r.pub.rDestroy = merge_destroy;
-	r.pub.mydest = DestNone;
-	r.b = b;
-	r.map = map;
-	r.group_frames = group_frames;
-	r.scale_by_period = scale_by_period;
-	r.buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+	if (group_frames == NULL)
+		ret = SPI_execute_with_args("SELECT 0, parca_merge(stack, CASE WHEN $4 THEN value * period ELSE value END),"
+									" min(period)"
+									" FROM parca.samples"
+									" WHERE time >= $1 AND time <= $2 AND series_id = ANY ($3)",
+									4, types, args, NULL, true, 0);
+	else
+		ret = SPI_execute_with_args("SELECT g.grp, parca_merge(x.stack, CASE WHEN $4 THEN x.value * x.period ELSE x.value END),"
+									" min(x.period)"
+									" FROM parca.samples x JOIN unnest($3, $5) AS g(id, grp) ON g.id = x.series_id"
+									" WHERE x.time >= $1 AND x.time <= $2 AND x.series_id = ANY ($3)"
+									" GROUP BY g.grp",
+									5, types, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
 
-	memset(&opts, 0, sizeof(opts));
-	opts.params = params;
-	opts.read_only = true;
-	opts.dest = &r.pub;
-	ret = SPI_execute_extended("SELECT series_id, stack, value, period FROM parca.samples"
-							   " WHERE time >= $1 AND time <= $2 AND series_id = ANY ($3)",
-							   &opts);
-	/* SPI says UTILITY for a SELECT whose rows went to a DestNone receiver */
-	if (ret != SPI_OK_SELECT && ret != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(ret));
-	*period = r.period;
-	return r.rows;
+	if (group_frames)
+		buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		HeapTuple	tup = SPI_tuptable->vals[row];
+		bool		isnull;
+		int32		group = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		Datum		merged = SPI_getbinval(tup, desc, 2, &isnull);
+		Datum		min_period;
+		ProfileReader r;
+		ProfileSample smp;
+
+		if (isnull)
+			continue;			/* no rows in range */
+		min_period = SPI_getbinval(tup, desc, 3, &isnull);
+		if (!isnull && *period == 0)
+			*period = DatumGetInt64(min_period);
+		profile_reader_init(&r, (struct varlena *) PG_DETOAST_DATUM(merged));
+		while (profile_reader_next(&r, &smp))
+		{
+			if (group_frames == NULL)
+			{
+				profile_builder_add(b, smp.frames, smp.nframes, smp.value, 0);
+				continue;
+			}
+			memcpy(buf, smp.frames, sizeof(uint64) * smp.nframes);
+			buf[smp.nframes] = group_frames[group];
+			profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
+		}
+	}
 }
 
 /*
@@ -438,7 +321,6 @@ parca_query(PG_FUNCTION_ARGS)
 	int			nseries;
 	int32	   *groups;
 	uint64	   *group_frames = NULL;
-	SeriesMap	map;
 	ProfileBuilder *b;
 	ProfileMeta meta;
 	bool		scale;
@@ -519,12 +401,11 @@ parca_query(PG_FUNCTION_ARGS)
 	}
 	else
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
-	series_map_init(&map, series, groups, nseries);
 
 	scale = profile_type_is_sample_count(sel->profile_type);
 	b = profile_builder_create(cxt);
 	if (nseries > 0)
-		scan_samples(b, &map, series, nseries, group_frames, start, stop, scale, &period);
+		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &period);
 	MemoryContextSwitchTo(cxt);
 	meta.profile_type = scale ? period_unit_type(sel->profile_type) : sel->profile_type;
 	meta.period = period;

@@ -79,8 +79,7 @@ intern(Symbols *syms, const char *s, const char *file)
 uint64 *
 profile_location_ids(const struct varlena *profile, int *nids)
 {
-	HASHCTL		ctl;
-	HTAB	   *seen;
+	locmap_hash *seen = locmap_create(CurrentMemoryContext, 4096, NULL);	/* as a set */
 	ProfileReader r;
 	ProfileSample s;
 	uint64	   *ids;
@@ -88,11 +87,6 @@ profile_location_ids(const struct varlena *profile, int *nids)
 	int			cap = 1024;
 	bool		found;
 
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(uint64);
-	ctl.hcxt = CurrentMemoryContext;
-	seen = hash_create("parca profile locations", 4096, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ids = palloc(sizeof(uint64) * cap);
 	profile_reader_init(&r, profile);
 	while (profile_reader_next(&r, &s))
@@ -101,7 +95,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 		{
 			uint64		id = profile_sample_frame(&s, i);
 
-			hash_search(seen, &id, HASH_ENTER, &found);
+			locmap_insert(seen, id, &found);
 			if (found)
 				continue;
 			if (n == cap)
@@ -112,7 +106,7 @@ profile_location_ids(const struct varlena *profile, int *nids)
 			ids[n++] = id;
 		}
 	}
-	hash_destroy(seen);
+	locmap_destroy(seen);
 	*nids = n;
 	return ids;
 }

@@ -61,6 +61,7 @@ static int	nrunning = 0;		/* transfers added and not yet finished */
 static dlist_head transfers = DLIST_STATIC_INIT(transfers);
 static size_t buffered = 0;		/* bytes of all response buffers */
 static ScrapeTransfer *big = NULL;	/* may exceed the shared budget */
+static int	npaused = 0;
 static int	epoll_fd = -1;
 static TimestampTz curl_deadline = DT_NOEND;	/* when libcurl wants a call */
 
@@ -180,6 +181,7 @@ write_body(char *data, size_t size, size_t nmemb, void *arg)
 	if (r == RESERVE_LATER)
 	{
 		t->paused = true;
+		npaused++;
 		return CURL_WRITEFUNC_PAUSE;
 	}
 	if (r == RESERVE_FAILED)
@@ -195,6 +197,8 @@ resume_paused(void)
 {
 	dlist_mutable_iter iter;
 
+	if (npaused == 0)
+		return;
 	dlist_foreach_modify(iter, &transfers)
 	{
 		ScrapeTransfer *t = dlist_container(ScrapeTransfer, node, iter.cur);
@@ -202,6 +206,7 @@ resume_paused(void)
 		if (t->paused)
 		{
 			t->paused = false;
+			npaused--;
 			curl_easy_pause(t->easy, CURLPAUSE_CONT);
 		}
 	}
@@ -213,6 +218,8 @@ transfer_free(ScrapeTransfer *t)
 	curl_multi_remove_handle(multi, t->easy);
 	curl_easy_cleanup(t->easy);
 	dlist_delete(&t->node);
+	if (t->paused)
+		npaused--;
 	if (big == t)
 		big = NULL;
 	if (t->buf != NULL)
@@ -225,17 +232,18 @@ transfer_free(ScrapeTransfer *t)
 	nrunning--;
 }
 
-/* Start scraping a target; a failure to start is recorded on the target. */
+/* Start scraping a target (what can go wrong here is out of memory). */
 void
 scrape_http_start(ScrapeTarget *target)
 {
-	ScrapeTransfer *t = MemoryContextAllocZero(TopMemoryContext, sizeof(ScrapeTransfer));
+	ScrapeTransfer *t;
 	CURL	   *easy = curl_easy_init();
 
 	if (easy == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not create a libcurl handle")));
+	t = MemoryContextAllocZero(TopMemoryContext, sizeof(ScrapeTransfer));
 	t->easy = easy;
 	t->target = target;
 	t->started = GetCurrentTimestamp();

@@ -54,6 +54,11 @@ static TimestampTz next_extension_check = 0;
 static TimestampTz next_file_sd_check = 0;
 static bool said_missing = false;	/* logged that the extension is missing */
 
+/* when start_due() must look at the targets again */
+static TimestampTz next_pass = 0;
+static bool pass_needed = true;
+static bool slot_wanted = false;	/* a due target waits for a free slot */
+
 static int
 target_cmp(const void *a, const void *b)
 {
@@ -123,6 +128,7 @@ adopt_targets(ScrapeTarget *newt, int newn, MemoryContext newcxt)
 	targets_cxt = newcxt;
 	targets = newt;
 	ntargets = newn;
+	pass_needed = true;
 	scrape_state_publish_all(targets, ntargets);
 }
 
@@ -286,13 +292,23 @@ record(ScrapeTarget *t, ScrapeResult *res)
 	scrape_state_publish(t);
 }
 
-/* Start what is due; returns how long the loop may sleep, in ms. */
+/*
+ * Start what is due; returns how long the loop may sleep, in ms.  The
+ * targets are looked at only when one may be due: at the earliest due time
+ * seen, after a scrape that has a successor waiting ends, and after a
+ * reload.
+ */
 static int
 start_due(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	int64		wait_us = 1000 * 1000;
+	TimestampTz earliest = DT_NOEND;
 
+	if (!pass_needed && now < next_pass)
+		return (int) Min((next_pass - now + 999) / 1000, 1000);
+
+	pass_needed = false;
+	slot_wanted = false;
 	for (int i = 0; i < ntargets; i++)
 	{
 		ScrapeTarget *t = &targets[i];
@@ -303,14 +319,20 @@ start_due(void)
 			t->due = true;
 			t->next_due += interval_us * ((now - t->next_due) / interval_us + 1);
 		}
-		if (t->due && t->transfer == NULL && scrape_http_running() < scrape_concurrency)
+		if (t->due && t->transfer == NULL)
 		{
-			t->due = false;
-			scrape_http_start(t);
+			if (scrape_http_running() < scrape_concurrency)
+			{
+				t->due = false;
+				scrape_http_start(t);
+			}
+			else
+				slot_wanted = true;
 		}
-		wait_us = Min(wait_us, t->next_due - now);
+		earliest = Min(earliest, t->next_due);
 	}
-	return (int) Max(wait_us / 1000, 1);
+	next_pass = earliest;
+	return (int) Max(Min((earliest - now) / 1000, 1000), 1);
 }
 
 static void
@@ -321,6 +343,8 @@ finish_done(void)
 
 	while ((t = scrape_http_next_done(&res)) != NULL)
 	{
+		if (t->due || slot_wanted)
+			pass_needed = true;
 		if (res.body != NULL)
 		{
 			ingest(t, &res);
@@ -345,6 +369,8 @@ parca_scrape_worker_main(Datum arg)
 	pgstat_report_appname("parca scrape worker");
 	/* a scrape lost in a crash is one interval of one target */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	/* profiles are small: compiling a query would cost more than running it */
+	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
 	scrape_state_attach_worker();
 	scrape_http_init();

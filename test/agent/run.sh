@@ -23,6 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$TEST_ROOT/agent/workload.c"
+g++ -O0 -g -fno-omit-frame-pointer -o "$tmp/workload_cpp" "$TEST_ROOT/agent/workload_cpp.cc"
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$port user=agent_test dbname=postgres"
 node=$(hostname)
@@ -77,7 +78,9 @@ sleep 2
 spin_pid=$!
 "$tmp/workload" syscall 4 >"$tmp/sys.out" &
 sys_pid=$!
-wait $spin_pid $sys_pid
+"$tmp/workload_cpp" 2 &
+cpp_pid=$!
+wait $spin_pid $sys_pid $cpp_pid
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -105,6 +108,30 @@ check_eq "spin: source file and line of spin()" "$TEST_ROOT/agent/workload.c:spi
 	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
 	      WHERE s.labels->>'pid' = '$spin_pid' AND f.name = 'spin'")"
 
+# PIE and ASLR: spin's addresses are stored as offsets in the file, with
+# the file's build id.
+read -r sym size <<<"$(nm -S "$tmp/workload" | awk '$4 == "spin" { print "0x" $1, "0x" $2 }')"
+while read -r seg off va _ filesz _; do
+	if [ "$seg" = LOAD ] && (( sym >= va && sym < va + filesz )); then
+		spin_lo=$((sym - va + off))
+		spin_hi=$((spin_lo + size))
+	fi
+done < <(readelf -lW "$tmp/workload")
+build_id=$(readelf -n "$tmp/workload" | awk '/Build ID/ { print $3 }')
+check_eq "PIE: spin's leaf addresses are file offsets inside spin, in the file's mapping" \
+	"$tmp/workload|$build_id|t" \
+	"$(q "SELECT DISTINCT m.file, m.build_id, bool_and(l.address >= $spin_lo AND l.address < $spin_hi)
+	      FROM agent_stacks s JOIN parca.locations l ON l.id = (parca_stack_location_ids(s.stack))[1]
+	      JOIN parca.mappings m ON m.id = l.mapping_id
+	      WHERE s.labels->>'pid' = '$spin_pid' AND s.names LIKE 'spin;%' GROUP BY 1, 2")"
+check_eq "C++: names demangled, system names as in the symbol table" \
+	"parca_test::Spinner::spin(int)|_ZN10parca_test7Spinner4spinEi" \
+	"$(q "SELECT DISTINCT f.name || '|' || f.system_name
+	      FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	      JOIN parca.locations l ON l.id = u.id
+	      JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	      WHERE s.labels->>'pid' = '$cpp_pid' AND f.system_name LIKE '_ZN10parca_test%'")"
+
 sys_total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'")
 sys_kernel=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$sys_pid'
                 AND leaf_file = '[kernel.kallsyms]' AND names ~ '^[^;]*;.*do_syscall_64;.*;spin;c;b;a;main'")
@@ -113,6 +140,12 @@ echo "# syscall: $sys_total samples for $sys_cpu CPU s (19 Hz: $expected), $sys_
 check "syscall: samples match 19 Hz x CPU seconds within 20%" within_20 "$sys_total" "$expected"
 check "syscall: most samples have kernel frames (do_syscall_64...) above the user chain" \
 	awk -v k="$sys_kernel" -v t="$sys_total" 'BEGIN { exit !(t > 0 && k >= 0.5 * t) }'
+check "shared library: frames in libc.so.6 are named (getrusage)" \
+	[ "$(q "SELECT count(*) FROM agent_stacks s, unnest(parca_stack_location_ids(s.stack)) AS u(id)
+	        JOIN parca.locations l ON l.id = u.id JOIN parca.mappings m ON m.id = l.mapping_id
+	        JOIN parca.functions f ON f.id = ANY (l.function_ids)
+	        WHERE s.labels->>'pid' IN ('$sys_pid', '$spin_pid') AND m.file LIKE '%/libc.so.6'
+	          AND f.name LIKE '%getrusage%'")" -gt 0 ]
 
 # (the series of most samples: a sample between fork and exec has the
 # shell's thread name)

@@ -37,7 +37,15 @@ kill_cluster() {
 }
 
 restart_cluster() {
-	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start >/dev/null
+	local try
+	# (see start_cluster: the port may be held for a while by a client)
+	for try in $(seq 1 40); do
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start \
+			>/dev/null 2>&1 && return 0
+		sleep 2
+	done
+	tail -5 "$PGDATA_DIR/log"
+	return 1
 }
 
 # 1. kill -9 of the postmaster in the middle of a large COPY
@@ -121,8 +129,11 @@ check_eq "pg_dump/pg_restore: integrity check" "50000" \
 standby=$PGDATA_DIR/standby
 runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PGPORT" -U postgres \
 	-D "$standby" -R -X stream -c fast >/dev/null
+# the standby listens on its Unix socket only: no TCP port to collide
 {
 	echo "port = $STANDBY_PORT"
+	echo "listen_addresses = ''"
+	echo "unix_socket_directories = '$standby'"
 	echo "hot_standby = on"
 } >> "$standby/postgresql.conf"
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$standby" -l "$PGDATA_DIR/standby.log" -w start >/dev/null
@@ -136,16 +147,16 @@ q "COPY rep FROM '$data' WITH (format binary)"
 q "INSERT INTO rep SELECT * FROM rep LIMIT 7"
 lsn=$(q "SELECT pg_current_wal_lsn()")
 for _ in $(seq 1 100); do
-	done_=$(psql -X -qAt -p "$STANDBY_PORT" -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")
+	done_=$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")
 	[ "$done_" = t ] && break
 	sleep 0.1
 done
 check_eq "standby: same rows as the primary" \
 	"$(q "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM rep")" \
-	"$(psql -X -qAt -p "$STANDBY_PORT" -c "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM rep")"
+	"$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM rep")"
 check_eq "standby: integrity check" "200007" \
-	"$(psql -X -qAt -p "$STANDBY_PORT" -c "SELECT rows FROM parca_columnar_check('rep')")"
-explain=$(psql -X -qAt -p "$STANDBY_PORT" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM rep WHERE time < '2026-01-01 00:00:30+00'")
+	"$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "SELECT rows FROM parca_columnar_check('rep')")"
+explain=$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM rep WHERE time < '2026-01-01 00:00:30+00'")
 check "standby: chunk skipping works there too" grep -q 'Chunk Groups Skipped: [1-9]' <<<"$explain"
 
 rm -f "$gen"

@@ -202,6 +202,30 @@ check_eq "relative diff: both sides have the compared total" t "$(q "
 	                             parca_query('$ptype{fixture=\"parca/many/$late\"}', '-infinity', 'infinity')) AS d)
 	SELECT abs((value - \"valueRight\") - \"valueRight\") <= parca_profile_stacks(d) FROM d, parca_icicle(d) WHERE level = 0")"
 
+# ---- the same answers when the samples are stored in parca_columnar
+digest() {
+	psql -X -qAt -c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
+		FROM parca_top(parca_query('$1', '$2', '$3'))"
+}
+checks=()
+while IFS='|' read -r ptype rel; do
+	checks+=("$ptype{fixture=\"$rel\"}")
+done < <(q "SELECT DISTINCT profile_type, labels->>'fixture' FROM parca.series
+	WHERE labels->>'fixture' IN ('google-pprof/large.cpu', 'parca/alloc_objects.pb.gz', 'parca/profile1.pb.gz')
+	ORDER BY 1, 2")
+first=$(q "SELECT min(time) FROM parca.samples")
+declare -A before
+for c in "${checks[@]}"; do
+	before[$c]="$(digest "$c" -infinity infinity) $(digest "$c" -infinity "$first")"
+done
+if q "ALTER TABLE parca.samples SET ACCESS METHOD parca_columnar" >/dev/null 2>"$work/err"; then
+	for c in "${checks[@]}"; do
+		check_eq "parca_columnar: same top for $c" "${before[$c]}" "$(digest "$c" -infinity infinity) $(digest "$c" -infinity "$first")"
+	done
+else
+	check "samples table moved to parca_columnar ($(head -c 200 "$work/err"))" false
+fi
+
 # ---- the flame graph in a real browser
 q "SELECT parca_flamegraph_svg(parca_query('$sel', '-infinity', 'infinity'), 'large.cpu')" > "$work/flame.svg"
 chmod a+r "$work/flame.svg"

@@ -115,6 +115,8 @@ SELECT level, value - "valueRight" AS base, "valueRight" AS compared, label
 FROM d, parca_icicle(parca_diff(early, late, absolute => true)) WHERE level <= 2;
 SELECT function, flat, cum FROM d, parca_top(parca_diff(early, late, absolute => true));
 SELECT parca_diff(parca_diff(early, late), late) FROM d;
+INSERT INTO parca.series (profile_type, labels) VALUES ('qtree:alloc_space:bytes:space:bytes', '{"qtest": "tree"}');
+SELECT parca_diff(early, parca_query('qtree:alloc_space:bytes:space:bytes', now(), now())) FROM d;
 SELECT icicle_check(parca_diff(early, late)) FROM d;
 
 -- SVG: well-formed enough for an XML parser, one group per frame
@@ -129,7 +131,11 @@ SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '20
                                 '2024-01-01 00:00:30+00', '20 seconds');
 SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01 00:00:00+00',
                                 '2024-01-01 00:00:30+00', '1 minute', '{job}');
+-- an unbounded range: buckets aligned to 2000-01-01
+SELECT "time", value FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity',
+                                            '1 day', '{}');
 
 DROP FUNCTION icicle_check(profile, int);
-DELETE FROM parca.samples WHERE series_id IN (SELECT id FROM parca.series WHERE labels->>'qtest' = 'tree');
+-- parca.samples is columnar: rows go by TRUNCATE, not DELETE
+TRUNCATE parca.samples;
 DELETE FROM parca.series WHERE labels->>'qtest' = 'tree';
