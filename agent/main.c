@@ -23,6 +23,7 @@
 #include "profiler.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "unwind.h"
 #include "util.h"
 #include "writer.h"
 
@@ -58,6 +59,9 @@ usage(FILE *out)
 			"  --buffer-size=BYTES    bound of the unwritten backlog; k, M, G suffixes\n"
 			"                         (default 16M); beyond it the oldest data is dropped\n"
 			"  --idle                 also report the idle task's samples\n"
+			"  --frame-pointers-only  walk user stacks by frame pointers only: no stack\n"
+			"                         copies, no CFI unwinding (cheaper; wrong for code\n"
+			"                         built without frame pointers)\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
@@ -147,10 +151,11 @@ log_summary(const char *when)
 
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
-			" truncated, %" PRIu64 " kernel only, %" PRIu64 " lost in a full ring "
-			"buffer, %" PRIu64 " idle skipped); written %" PRIu64 " in %" PRIu64
-			" batches; dropped %" PRIu64 " in %" PRIu64 " batches; backlog %d batches",
-			when, ps->samples, ps->complete, ps->truncated, ps->kernel_only,
+			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64
+			" lost in a full ring buffer, %" PRIu64 " idle skipped); written %" PRIu64
+			" in %" PRIu64 " batches; dropped %" PRIu64 " in %" PRIu64
+			" batches; backlog %d batches",
+			when, ps->samples, ps->complete, ps->truncated, ps->failed, ps->kernel_only,
 			bpf_counters.lost, bpf_counters.idle, ws.values_written, ws.batches_written,
 			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
 }
@@ -161,7 +166,7 @@ main(int argc, char **argv)
 	enum
 	{
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_NODE,
-		OPT_DURATION, OPT_BUFFER, OPT_IDLE, OPT_OFFLINE, OPT_VERBOSE,
+		OPT_DURATION, OPT_BUFFER, OPT_IDLE, OPT_FP_ONLY, OPT_OFFLINE, OPT_VERBOSE,
 		OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
@@ -173,6 +178,7 @@ main(int argc, char **argv)
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
 		{"idle", no_argument, NULL, OPT_IDLE},
+		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
 		{"help", no_argument, NULL, OPT_HELP},
@@ -185,6 +191,7 @@ main(int argc, char **argv)
 	double		duration_s = 0;
 	size_t		buffer_size = 16 * 1024 * 1024;
 	bool		report_idle = false;
+	bool		fp_only = false;
 	bool		offline = false;
 	bool		verbose = false;
 	char		node[256] = "";
@@ -230,6 +237,9 @@ main(int argc, char **argv)
 			case OPT_IDLE:
 				report_idle = true;
 				break;
+			case OPT_FP_ONLY:
+				fp_only = true;
+				break;
 			case OPT_OFFLINE:
 				offline = true;
 				break;
@@ -274,7 +284,7 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	sampler = sampler_start(frequency, report_idle, profiler_on_sample, NULL,
+	sampler = sampler_start(frequency, report_idle, !fp_only, profiler_on_sample, NULL,
 							err, sizeof(err));
 	if (sampler == NULL)
 	{
@@ -318,6 +328,8 @@ main(int argc, char **argv)
 			Batch	   *b;
 
 			batch_id = id > batch_id ? id : batch_id + 1;
+			/* Unwinding's files go before symbolization opens its own. */
+			unwind_close_files();
 			profiler_resolve();
 			if (offline)
 				agg_print_folded(stdout);

@@ -16,6 +16,13 @@
 
 static U64Map processes;		/* pid -> Process */
 
+/*
+ * How soon the mappings may be read again: often during a program's first
+ * second, while its libraries appear one by one (a short-lived program
+ * must be caught then), rarely afterwards, when a pc outside them is more
+ * likely garbage from a failed unwind than a new library.
+ */
+#define MAPS_REREAD_YOUNG_NS 100000000ull
 #define MAPS_REREAD_NS 1000000000ull
 
 static void
@@ -37,6 +44,7 @@ free_process(Process *p)
 	free_maps(p);
 	free(p->labels);
 	free(p->executable);
+	free(p->comm);
 	free(p);
 }
 
@@ -254,6 +262,8 @@ read_process(uint32_t pid, const char *thread_comm)
 	Buf			labels = {0};
 
 	p->pid = pid;
+	p->read_ns = now_monotonic_ns();
+	p->comm = xstrdup(thread_comm);
 	p->start_time = read_start_time(pid);
 	p->executable = read_exe(pid);
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
@@ -286,6 +296,27 @@ process_get(uint32_t pid, const char *thread_comm)
 {
 	Process    *p = u64map_get(&processes, pid);
 
+	/*
+	 * A thread named otherwise than when the process was read may belong
+	 * to a new program the process exec'd: read it again now, or the
+	 * samples of a short-lived program would meet the old mappings.
+	 */
+	if (p != NULL && strcmp(thread_comm, p->comm) != 0)
+	{
+		char	   *exe = read_exe(pid);
+
+		if (strcmp(exe, p->executable) != 0)
+		{
+			free_process(u64map_remove(&processes, pid));
+			p = NULL;
+		}
+		else
+		{
+			free(p->comm);
+			p->comm = xstrdup(thread_comm);
+		}
+		free(exe);
+	}
 	if (p == NULL)
 	{
 		p = read_process(pid, thread_comm);
@@ -310,7 +341,9 @@ process_find_mapping(Process *p, uint64_t addr)
 	const ExecMapping *m = find_in(p, addr);
 
 	if (m == NULL && p->executable[0] != '\0' &&
-		now_monotonic_ns() - p->maps_read_ns >= MAPS_REREAD_NS)
+		now_monotonic_ns() - p->maps_read_ns >=
+		(now_monotonic_ns() - p->read_ns < 1000000000ull ?
+		 MAPS_REREAD_YOUNG_NS : MAPS_REREAD_NS))
 	{
 		read_maps(p);
 		m = find_in(p, addr);

@@ -3,11 +3,13 @@
  *		What the agent knows about each sampled process: its executable
  *		mappings (with build ids) and its labels.
  *
- * Read from /proc when a process is first sampled, while it still runs;
- * the mappings are read again when a sample lands outside them (a library
- * loaded since), at most once per second per process.  Processes not
- * sampled since the previous sweep are forgotten, as are those whose pid
- * was reused or that exec'd another program.
+ * Read from /proc when a process is first sampled, while it still runs,
+ * and again at once when it exec'd another program (noticed by a thread
+ * name that changed); the mappings are read again when a sample lands
+ * outside them (a library loaded since), at most every 100 ms during the
+ * first second after the process was read, every second afterwards.
+ * Processes not sampled since the previous sweep are forgotten, as are
+ * those whose pid was reused or that exec'd another program.
  */
 #ifndef AGENT_PROCESS_H
 #define AGENT_PROCESS_H
@@ -34,10 +36,12 @@ typedef struct Process
 	uint32_t	pid;
 	char	   *labels;			/* JSON members: "comm":"...","pid":"...",... */
 	char	   *executable;		/* "" for kernel threads */
+	char	   *comm;			/* name of the last sampled thread */
 	uint64_t	start_time;		/* from /proc/PID/stat, to notice pid reuse */
 	ExecMapping *maps;
 	int			nmaps;
 	uint64_t	maps_read_ns;
+	uint64_t	read_ns;		/* when the process was first read */
 	bool		seen;			/* sampled since the last sweep */
 } Process;
 

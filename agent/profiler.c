@@ -26,6 +26,7 @@
 #include "metastore.h"
 #include "process.h"
 #include "symbols.h"
+#include "unwind.h"
 #include "util.h"
 
 #define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + 1)
@@ -172,21 +173,90 @@ truncated_location(void)
 static bool
 is_stack_bottom(uint64_t location_id)
 {
-	static const char *const bottoms[] = {
-		"_start", "__libc_start_main", "__libc_start_call_main",
-		"start_thread", "clone", "clone3", "__clone", "__clone3",
-		"runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.rt0_go.abi0",
-	};
 	MsLocation *loc = ms_get_location(location_id);
 	MsFunction *f;
 
 	if (loc == NULL || loc->nlines == 0)
 		return false;
 	f = ms_get_function(loc->function_ids[loc->nlines - 1]);
-	for (size_t i = 0; f && i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
-		if (strcmp(f->system_name, bottoms[i]) == 0)
-			return true;
-	return false;
+	return f && unwind_is_bottom(f->system_name);
+}
+
+/*
+ * The user frames of the pcs (leaf first): the location of each, until
+ * one lies outside the process's mappings (then false).  When
+ * return_addresses, the pcs after the first are return addresses and the
+ * frame names the call before each.
+ */
+static bool
+add_user_frames(Process *p, const uint64_t *pcs, int npcs, bool return_addresses,
+				uint64_t *frames, int *n)
+{
+	for (int i = 0; i < npcs; i++)
+	{
+		const ExecMapping *m = process_find_mapping(p, pcs[i]);
+		uint64_t	offset;
+
+		if (m == NULL)
+			return false;
+		offset = pcs[i] - m->start + m->pgoff;
+		if (i > 0 && return_addresses)
+			offset--;
+		frames[(*n)++] = user_location(p, m, offset)->id;
+	}
+	return true;
+}
+
+/*
+ * User frames unwound by CFI on the sample's stack copy (agent/unwind.c);
+ * returns the outcome's name, the sample's "unwind" label.
+ */
+static const char *
+user_frames_cfi(Process *p, const struct parca_sample *s, uint64_t *frames, int *n)
+{
+	uint64_t	pcs[SAMPLE_MAX_USER_FRAMES];
+	int			npcs;
+	UnwindOutcome outcome = unwind_stack(p, s, pcs, SAMPLE_MAX_USER_FRAMES, &npcs);
+
+	if (!add_user_frames(p, pcs, npcs, false, frames, n))
+		outcome = UNWIND_FAILED;
+	if (outcome == UNWIND_COMPLETE)
+		stats.complete++;
+	else
+	{
+		frames[(*n)++] = truncated_location();
+		if (outcome == UNWIND_TRUNCATED)
+			stats.truncated++;
+		else
+			stats.failed++;
+	}
+	return unwind_outcome_name(outcome);
+}
+
+/*
+ * User frames walked by frame pointers in BPF (no stack copy).  Complete
+ * or truncated is known now if the last frame has its lines, else decided
+ * at the flush (profiler_decide).
+ */
+static void
+user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *n)
+{
+	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
+	int			first_user = *n;
+	bool		ok = add_user_frames(p, (const uint64_t *) s->ustack, nuser, true,
+								   frames, n);
+
+	if (ok && s->unwind_end != UNWIND_END_DEPTH && *n > first_user &&
+		!ms_get_location(frames[*n - 1])->symbolized)
+		frames[(*n)++] = AGG_UNDECIDED;
+	else if (ok && s->unwind_end != UNWIND_END_DEPTH && *n > first_user &&
+			 is_stack_bottom(frames[*n - 1]))
+		stats.complete++;
+	else
+	{
+		frames[(*n)++] = truncated_location();
+		stats.truncated++;
+	}
 }
 
 void
@@ -195,12 +265,11 @@ profiler_on_sample(const struct parca_sample *s, void *arg)
 	uint64_t	frames[MAX_FRAMES];
 	int			n = 0;
 	int			nkernel = s->nkernel < SAMPLE_MAX_KERNEL_FRAMES ? s->nkernel : SAMPLE_MAX_KERNEL_FRAMES;
-	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
 	char		comm[sizeof(s->comm) + 1];
 	Process    *p;
 	Buf			labels = {0};
 	char		title[64];
-	bool		truncated = false;
+	const char *outcome = NULL;
 
 	memcpy(comm, s->comm, sizeof(s->comm));
 	comm[sizeof(s->comm)] = '\0';
@@ -212,44 +281,18 @@ profiler_on_sample(const struct parca_sample *s, void *arg)
 
 	if (s->unwind_end == UNWIND_END_NONE)
 		stats.kernel_only++;
+	else if (s->stack_len > 0)
+		outcome = user_frames_cfi(p, s, frames, &n);
 	else
-	{
-		int			first_user = n;
-
-		for (int i = 0; i < nuser; i++)
-		{
-			const ExecMapping *m = process_find_mapping(p, s->ustack[i]);
-			uint64_t	offset;
-
-			if (m == NULL)
-			{
-				truncated = true;
-				break;
-			}
-			offset = s->ustack[i] - m->start + m->pgoff;
-			/* A return address: name the call instruction before it. */
-			if (i > 0)
-				offset--;
-			frames[n++] = user_location(p, m, offset)->id;
-		}
-		/*
-		 * Complete or truncated: known now if the last frame has its lines,
-		 * else decided at the flush (profiler_decide).
-		 */
-		if (!truncated && s->unwind_end != UNWIND_END_DEPTH && n > first_user &&
-			!ms_get_location(frames[n - 1])->symbolized)
-			frames[n++] = AGG_UNDECIDED;
-		else if (!truncated && s->unwind_end != UNWIND_END_DEPTH && n > first_user &&
-				 is_stack_bottom(frames[n - 1]))
-			stats.complete++;
-		else
-		{
-			frames[n++] = truncated_location();
-			stats.truncated++;
-		}
-	}
+		user_frames_fp(p, s, frames, &n);
 
 	buf_printf(&labels, "{%s,%s", common, p->labels);
+	if (outcome)
+	{
+		buf_append(&labels, ",\"unwind\":\"", 11);
+		buf_append(&labels, outcome, strlen(outcome));
+		buf_append(&labels, "\"", 1);
+	}
 	buf_append(&labels, ",\"thread_name\":\"", 16);
 	buf_json_escape(&labels, comm);
 	buf_append(&labels, "\"}", 3);

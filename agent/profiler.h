@@ -16,7 +16,8 @@ typedef struct ProfilerStats
 	uint64_t	samples;
 	uint64_t	kernel_only;	/* kernel threads, idle */
 	uint64_t	complete;		/* user stack walked to its bottom */
-	uint64_t	truncated;		/* user stack marked [truncated] */
+	uint64_t	truncated;		/* user stack cut (depth, stack copy) */
+	uint64_t	failed;			/* user stack unwinding failed */
 } ProfilerStats;
 
 /*

@@ -42,9 +42,11 @@ static int
 on_ring_record(void *ctx, void *data, size_t size)
 {
 	Sampler    *s = ctx;
+	const struct parca_sample *sample = data;
 
-	if (size >= sizeof(struct parca_sample))
-		s->handler(data, s->arg);
+	if (size >= sizeof(struct parca_sample) &&
+		size >= sizeof(struct parca_sample) + sample->stack_len)
+		s->handler(sample, s->arg);
 	return 0;
 }
 
@@ -77,10 +79,11 @@ read_online_cpus(int ncpus)
 }
 
 static size_t
-ring_size(int ncpus, int frequency)
+ring_size(int ncpus, int frequency, bool copy_stack)
 {
 	/* Room for two seconds of samples from every CPU, at least 256 kB. */
-	size_t		want = (size_t) ncpus * frequency * 2 * sizeof(struct parca_sample);
+	size_t		want = (size_t) ncpus * frequency * 2 *
+		(sizeof(struct parca_sample) + (copy_stack ? SAMPLE_STACK_COPY : 0));
 	size_t		size = 256 * 1024;
 
 	while (size < want)
@@ -89,7 +92,7 @@ ring_size(int ncpus, int frequency)
 }
 
 Sampler *
-sampler_start(int frequency, bool report_idle, SampleHandler handler,
+sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler handler,
 			  void *arg, char *err, size_t errlen)
 {
 	Sampler    *s = xcalloc(1, sizeof(Sampler));
@@ -121,8 +124,10 @@ sampler_start(int frequency, bool report_idle, SampleHandler handler,
 		goto fail;
 	}
 	s->skel->rodata->report_idle = report_idle;
-	s->skel->rodata->wakeup_bytes = ring_size(s->ncpus, frequency) / 2;
-	bpf_map__set_max_entries(s->skel->maps.samples, ring_size(s->ncpus, frequency));
+	s->skel->rodata->copy_stack = copy_stack;
+	s->skel->rodata->wakeup_bytes = ring_size(s->ncpus, frequency, copy_stack) / 2;
+	bpf_map__set_max_entries(s->skel->maps.samples,
+							 ring_size(s->ncpus, frequency, copy_stack));
 	rc = profile_bpf__load(s->skel);
 	if (rc != 0)
 	{

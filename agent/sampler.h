@@ -15,13 +15,15 @@
 
 typedef struct Sampler Sampler;
 
+/* sample is followed by sample->stack_len bytes of user stack. */
 typedef void (*SampleHandler) (const struct parca_sample *sample, void *arg);
 
 /*
- * Start sampling every online CPU at frequency Hz.  On failure returns NULL
+ * Start sampling every online CPU at frequency Hz; copy_stack: send a copy
+ * of the top of the user stack with each sample, for CFI unwinding.  On failure returns NULL
  * and writes a message saying why (no BTF, no privileges, ...) into err.
  */
-extern Sampler *sampler_start(int frequency, bool report_idle,
+extern Sampler *sampler_start(int frequency, bool report_idle, bool copy_stack,
 							  SampleHandler handler, void *arg,
 							  char *err, size_t errlen);
 

@@ -19,6 +19,12 @@
 #define UNWIND_END_DEPTH	2	/* SAMPLE_MAX_USER_FRAMES reached */
 #define UNWIND_END_NONE		3	/* no user stack: kernel thread or idle */
 
+/*
+ * Most bytes of the user stack copied with a sample, from the stack
+ * pointer up, for the agent's CFI unwinder (agent/unwind.c).  A power of 2.
+ */
+#define SAMPLE_STACK_COPY	16384
+
 struct parca_sample
 {
 	__u32		pid;			/* process (tgid) */
@@ -30,6 +36,13 @@ struct parca_sample
 	char		comm[16];		/* the thread's name */
 	__u64		kstack[SAMPLE_MAX_KERNEL_FRAMES];	/* leaf first */
 	__u64		ustack[SAMPLE_MAX_USER_FRAMES]; /* leaf first: pc, then return addresses */
+	/* The user registers and the copy of the stack that follows the record. */
+	__u64		uip;
+	__u64		usp;
+	__u64		ubp;
+	__u32		stack_len;		/* bytes copied from usp up (0: none) */
+	__u32		pad;
+	/* __u8 stack[stack_len] follows */
 };
 
 /* Indexes of the BPF program's per-CPU counters. */

@@ -1,0 +1,754 @@
+/*
+ * unwind.c
+ *		CFI unwinding of user stacks on the copy the BPF program sends; see
+ *		unwind.h.
+ *
+ * For each frame, the program counter's mapping gives the file and the
+ * address in it (the ELF virtual address, through the file's PT_LOAD
+ * segments); libdw finds the frame's rules in the file's .eh_frame
+ * (dwarf_cfi_addrframe); this file evaluates them on the registers known
+ * so far and on the stack copy: the canonical frame address (CFA, which on
+ * x86-64 is also the caller's stack pointer), then the caller's registers,
+ * the return address among them.  Rules are DWARF expressions; the subset
+ * compilers, linkers (PLT entries) and glibc (signal trampolines) emit is
+ * evaluated here.
+ *
+ * The walk ends:
+ *	- complete, where the CFI says the return address is undefined (glibc's
+ *	  _start and the thread start in clone/clone3 say so) or is zero;
+ *	- truncated, after max frames, or when a rule reads above the end of
+ *	  the stack copy (a stack deeper than the copy);
+ *	- failed, when a pc lies in no mapping, a rule needs an unknown
+ *	  register or reads below the copy, or the stack pointer does not grow
+ *	  (outside signal frames, which may switch stacks).
+ * The CFI is the file's .eh_frame, or its .debug_frame when it has none
+ * (Go binaries).  Code without CFI (JIT code, hand-written assembly) is
+ * stepped over by its frame pointer when the
+ * register is known; a zero frame pointer ends the stack there.
+ *
+ * Files are kept open (mmap'd, libdw's parsed CFI with them) by device and
+ * inode, at most MAX_FILES and until the next flush (unwind_close_files);
+ * then all are closed and reopened on demand, so that the pages of files
+ * no longer sampled leave the agent's resident memory.  [vdso] is the agent's own: the kernel maps the same image into
+ * every process.
+ */
+#include "unwind.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/ids.h"
+#include "util.h"
+
+/* DWARF register numbers on x86-64. */
+#define NREGS		17
+#define REG_RBP		6
+#define REG_RSP		7
+#define REG_RIP		16			/* the return address column */
+
+#define MAX_FILES	256
+
+typedef struct UnwindFile
+{
+	Elf		   *elf;			/* NULL: could not be opened */
+	Dwarf_CFI  *cfi;			/* .eh_frame, else .debug_frame; NULL if none */
+	Dwarf	   *dwarf;			/* owns cfi when it is .debug_frame */
+	Elf		   *frame_elf;		/* the in-memory ELF dwarf reads */
+	char	   *frame_image;	/* its bytes */
+	GElf_Phdr  *loads;			/* PT_LOAD segments */
+	size_t		nloads;
+} UnwindFile;
+
+typedef struct Regs
+{
+	uint64_t	v[NREGS];
+	uint32_t	known;			/* bit per register */
+} Regs;
+
+/* The stack copy: len bytes that were at start in the process. */
+typedef struct Stack
+{
+	uint64_t	start;
+	const uint8_t *data;
+	uint64_t	len;
+} Stack;
+
+/* Results of reading, evaluating and stepping. */
+typedef enum Status
+{
+	ST_OK,
+	ST_END,						/* the stack's bottom */
+	ST_BEYOND,					/* needs stack above the copy */
+	ST_BAD						/* cannot go on */
+} Status;
+
+static U64Map files;			/* hash(dev, ino) -> UnwindFile */
+static UnwindFile vdso;
+static bool vdso_loaded;
+
+const char *
+unwind_outcome_name(UnwindOutcome outcome)
+{
+	switch (outcome)
+	{
+		case UNWIND_COMPLETE:
+			return "complete";
+		case UNWIND_TRUNCATED:
+			return "truncated";
+		case UNWIND_FAILED:
+			break;
+	}
+	return "failed";
+}
+
+/*
+ * CFI from .debug_frame, for files without .eh_frame (Go binaries).  libdw
+ * reads .debug_frame only as part of a Dwarf, and opening one on the file
+ * would decompress every debug section (megabytes for a Go program): it is
+ * opened on a small ELF image in memory holding the decompressed
+ * .debug_frame alone.
+ */
+static void
+load_debug_frame(UnwindFile *f, Elf *elf)
+{
+	static const char names[] = "\0.shstrtab\0.debug_frame";
+	size_t		shstrndx;
+	Elf_Scn    *scn = NULL;
+	Elf_Data   *data = NULL;
+	GElf_Ehdr	orig;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	size_t		size;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || gelf_getehdr(elf, &orig) == NULL ||
+		orig.e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+	{
+		GElf_Shdr	shdr;
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) == NULL ||
+			(name = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL ||
+			strcmp(name, ".debug_frame") != 0)
+			continue;
+		if ((shdr.sh_flags & SHF_COMPRESSED) == 0 || elf_compress(scn, 0, 0) >= 0)
+			data = elf_getdata(scn, NULL);
+		break;
+	}
+	if (data == NULL || data->d_size == 0)
+		return;
+
+	/* Header, names, .debug_frame, then section headers (null, names, frame). */
+	size = sizeof(Elf64_Ehdr) + sizeof(names) + data->d_size;
+	size = (size + 7) & ~(size_t) 7;
+	f->frame_image = xcalloc(1, size + 3 * sizeof(Elf64_Shdr));
+	eh = (Elf64_Ehdr *) f->frame_image;
+	memcpy(eh->e_ident, orig.e_ident, EI_NIDENT);
+	eh->e_type = orig.e_type;
+	eh->e_machine = orig.e_machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = size;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 1;
+	memcpy(f->frame_image + sizeof(Elf64_Ehdr), names, sizeof(names));
+	memcpy(f->frame_image + sizeof(Elf64_Ehdr) + sizeof(names), data->d_buf, data->d_size);
+	sh = (Elf64_Shdr *) (f->frame_image + size);
+	sh[1].sh_name = 1;
+	sh[1].sh_type = SHT_STRTAB;
+	sh[1].sh_offset = sizeof(Elf64_Ehdr);
+	sh[1].sh_size = sizeof(names);
+	sh[1].sh_addralign = 1;
+	sh[2].sh_name = 11;
+	sh[2].sh_type = SHT_PROGBITS;
+	sh[2].sh_offset = sizeof(Elf64_Ehdr) + sizeof(names);
+	sh[2].sh_size = data->d_size;
+	sh[2].sh_addralign = 1;
+	f->frame_elf = elf_memory(f->frame_image, size + 3 * sizeof(Elf64_Shdr));
+	if (f->frame_elf)
+		f->dwarf = dwarf_begin_elf(f->frame_elf, DWARF_C_READ, NULL);
+	if (f->dwarf)
+		f->cfi = dwarf_getcfi(f->dwarf);
+}
+
+static void
+load_elf(UnwindFile *f, Elf *elf)
+{
+	size_t		n;
+
+	f->elf = elf;
+	if (elf == NULL || elf_getphdrnum(elf, &n) != 0)
+		return;
+	f->loads = xcalloc(n ? n : 1, sizeof(GElf_Phdr));
+	for (size_t i = 0; i < n; i++)
+	{
+		GElf_Phdr	ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
+			f->loads[f->nloads++] = ph;
+	}
+	f->cfi = dwarf_getcfi_elf(elf);
+	if (f->cfi == NULL)
+		load_debug_frame(f, elf);
+}
+
+static void
+close_file(UnwindFile *f)
+{
+	if (f->dwarf)
+		dwarf_end(f->dwarf);
+	else if (f->cfi)
+		dwarf_cfi_end(f->cfi);
+	if (f->frame_elf)
+		elf_end(f->frame_elf);
+	free(f->frame_image);
+	if (f->elf)
+		elf_end(f->elf);
+	free(f->loads);
+	free(f);
+}
+
+/* The mapping's file: through the process, or the same file here if it exited. */
+static int
+open_mapping(const Process *p, const ExecMapping *m)
+{
+	char		path[4200];
+	struct stat st;
+	int			fd;
+
+	process_open_path(p, m, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	fd = open(m->file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->ino &&
+		major(st.st_dev) == (m->dev >> 32) && minor(st.st_dev) == (m->dev & 0xffffffff))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+void
+unwind_close_files(void)
+{
+	size_t		pos = 0;
+	void	   *v;
+
+	while (u64map_next(&files, &pos, NULL, &v))
+		close_file(v);
+	u64map_clear(&files);
+}
+
+static UnwindFile *
+get_file(const Process *p, const ExecMapping *m)
+{
+	uint64_t	key_parts[2] = {m->dev, m->ino};
+	uint64_t	key = parca_hash64(key_parts, sizeof(key_parts));
+	UnwindFile *f = u64map_get(&files, key);
+	int			fd;
+
+	if (f)
+		return f;
+	if (files.count >= MAX_FILES)
+		unwind_close_files();
+	f = xcalloc(1, sizeof(UnwindFile));
+	fd = open_mapping(p, m);
+	if (fd >= 0)
+	{
+		/* Mapped, so the descriptor is not needed afterwards. */
+		Elf		   *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+		if (elf)
+			elf_cntl(elf, ELF_C_FDDONE);
+		close(fd);
+		load_elf(f, elf);
+	}
+	u64map_put(&files, key, f);
+	return f;
+}
+
+static UnwindFile *
+get_vdso(void)
+{
+	if (!vdso_loaded)
+	{
+		const Elf64_Ehdr *eh = (const Elf64_Ehdr *) getauxval(AT_SYSINFO_EHDR);
+
+		vdso_loaded = true;
+		if (eh)
+			load_elf(&vdso, elf_memory((char *) eh, eh->e_shoff +
+									   (size_t) eh->e_shnum * eh->e_shentsize));
+	}
+	return &vdso;
+}
+
+/* The file holding pc and pc's ELF virtual address in it, or NULL. */
+static UnwindFile *
+file_for(Process *p, uint64_t pc, uint64_t *vaddr)
+{
+	const ExecMapping *m = process_find_mapping(p, pc);
+	UnwindFile *f;
+	uint64_t	off;
+
+	if (m == NULL)
+		return NULL;
+	if (strcmp(m->file, "[vdso]") == 0)
+		f = get_vdso();
+	else if (m->is_file)
+		f = get_file(p, m);
+	else
+		return NULL;
+	off = pc - m->start + m->pgoff;
+	for (size_t i = 0; i < f->nloads; i++)
+	{
+		const GElf_Phdr *ph = &f->loads[i];
+
+		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz)
+		{
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+bool
+unwind_is_bottom(const char *name)
+{
+	static const char *const bottoms[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main",
+		"start_thread", "clone", "clone3", "__clone", "__clone3",
+		"runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.rt0_go.abi0",
+	};
+
+	for (size_t i = 0; i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
+		if (strcmp(name, bottoms[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Is the function at vaddr, by the file's symbol table (else its dynamic
+ * one), where stacks begin?  A linear scan: asked only when a walk fails.
+ */
+static bool
+is_bottom_symbol(UnwindFile *f, uint64_t vaddr)
+{
+	for (int pass = 0; pass < 2; pass++)
+	{
+		Elf_Scn    *scn = NULL;
+
+		while ((scn = elf_nextscn(f->elf, scn)) != NULL)
+		{
+			GElf_Shdr	sh;
+			Elf_Data   *data;
+
+			if (gelf_getshdr(scn, &sh) == NULL ||
+				sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) ||
+				sh.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
+				continue;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++)
+			{
+				GElf_Sym	sym;
+				const char *name;
+
+				if (gelf_getsym(data, i, &sym) == NULL ||
+					GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+					vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size)
+					continue;
+				name = elf_strptr(f->elf, sh.sh_link, sym.st_name);
+				return name && unwind_is_bottom(name);
+			}
+			return false;
+		}
+	}
+	return false;
+}
+
+static Status
+read_word(const Stack *st, uint64_t addr, uint64_t *out)
+{
+	if (addr >= st->start && st->len >= 8 && addr - st->start <= st->len - 8)
+	{
+		memcpy(out, st->data + (addr - st->start), 8);
+		return ST_OK;
+	}
+	return addr >= st->start + st->len && addr >= st->start ? ST_BEYOND : ST_BAD;
+}
+
+/*
+ * Evaluate a DWARF expression.  *is_value says whether the result is the
+ * value itself (DW_OP_stack_value, a register name) or its address.
+ */
+static Status
+eval(const Dwarf_Op *ops, size_t nops, const Regs *r, uint64_t cfa,
+	 const Stack *st, uint64_t *out, bool *is_value)
+{
+	uint64_t	stack[16];
+	int			sp = 0;
+
+	*is_value = false;
+	for (size_t i = 0; i < nops; i++)
+	{
+		uint8_t		a = ops[i].atom;
+		uint64_t	number = ops[i].number;
+		int			reg = -1;
+		uint64_t	x;
+		Status		rc;
+
+		if (sp >= 14)
+			return ST_BAD;
+		if (a >= DW_OP_lit0 && a <= DW_OP_lit31)
+		{
+			stack[sp++] = a - DW_OP_lit0;
+			continue;
+		}
+		if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx ||
+			(a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx)
+		{
+			bool		breg = (a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx;
+
+			if (a == DW_OP_bregx || a == DW_OP_regx)
+				reg = (int) number;
+			else
+				reg = a - (breg ? DW_OP_breg0 : DW_OP_reg0);
+			if (reg < 0 || reg >= NREGS || !(r->known & (1u << reg)))
+				return ST_BAD;
+			if (breg)
+				stack[sp++] = r->v[reg] + (a == DW_OP_bregx ? ops[i].number2 : number);
+			else
+			{
+				stack[sp++] = r->v[reg];
+				*is_value = true;
+			}
+			continue;
+		}
+		switch (a)
+		{
+			case DW_OP_const1u:
+			case DW_OP_const1s:
+			case DW_OP_const2u:
+			case DW_OP_const2s:
+			case DW_OP_const4u:
+			case DW_OP_const4s:
+			case DW_OP_const8u:
+			case DW_OP_const8s:
+			case DW_OP_constu:
+			case DW_OP_consts:
+				/* libdw sign-extends the signed forms into number. */
+				stack[sp++] = number;
+				break;
+			case DW_OP_call_frame_cfa:
+				stack[sp++] = cfa;
+				break;
+			case DW_OP_dup:
+				if (sp < 1)
+					return ST_BAD;
+				stack[sp] = stack[sp - 1];
+				sp++;
+				break;
+			case DW_OP_over:
+				if (sp < 2)
+					return ST_BAD;
+				stack[sp] = stack[sp - 2];
+				sp++;
+				break;
+			case DW_OP_drop:
+				if (sp < 1)
+					return ST_BAD;
+				sp--;
+				break;
+			case DW_OP_swap:
+				if (sp < 2)
+					return ST_BAD;
+				x = stack[sp - 1];
+				stack[sp - 1] = stack[sp - 2];
+				stack[sp - 2] = x;
+				break;
+			case DW_OP_deref:
+				if (sp < 1)
+					return ST_BAD;
+				rc = read_word(st, stack[sp - 1], &stack[sp - 1]);
+				if (rc != ST_OK)
+					return rc;
+				break;
+			case DW_OP_plus_uconst:
+				if (sp < 1)
+					return ST_BAD;
+				stack[sp - 1] += number;
+				break;
+			case DW_OP_neg:
+			case DW_OP_not:
+				if (sp < 1)
+					return ST_BAD;
+				stack[sp - 1] = a == DW_OP_neg ? -stack[sp - 1] : ~stack[sp - 1];
+				break;
+			case DW_OP_plus:
+			case DW_OP_minus:
+			case DW_OP_mul:
+			case DW_OP_and:
+			case DW_OP_or:
+			case DW_OP_xor:
+			case DW_OP_shl:
+			case DW_OP_shr:
+			case DW_OP_shra:
+			case DW_OP_eq:
+			case DW_OP_ne:
+			case DW_OP_lt:
+			case DW_OP_le:
+			case DW_OP_gt:
+			case DW_OP_ge:
+				{
+					uint64_t	b;
+					int64_t		sa;
+					int64_t		sb;
+
+					if (sp < 2)
+						return ST_BAD;
+					b = stack[--sp];
+					x = stack[sp - 1];
+					sa = (int64_t) x;
+					sb = (int64_t) b;
+					switch (a)
+					{
+						case DW_OP_plus:
+							x += b;
+							break;
+						case DW_OP_minus:
+							x -= b;
+							break;
+						case DW_OP_mul:
+							x *= b;
+							break;
+						case DW_OP_and:
+							x &= b;
+							break;
+						case DW_OP_or:
+							x |= b;
+							break;
+						case DW_OP_xor:
+							x ^= b;
+							break;
+						case DW_OP_shl:
+							x = b < 64 ? x << b : 0;
+							break;
+						case DW_OP_shr:
+							x = b < 64 ? x >> b : 0;
+							break;
+						case DW_OP_shra:
+							x = (uint64_t) (b < 64 ? sa >> b : (sa < 0 ? -1 : 0));
+							break;
+						case DW_OP_eq:
+							x = sa == sb;
+							break;
+						case DW_OP_ne:
+							x = sa != sb;
+							break;
+						case DW_OP_lt:
+							x = sa < sb;
+							break;
+						case DW_OP_le:
+							x = sa <= sb;
+							break;
+						case DW_OP_gt:
+							x = sa > sb;
+							break;
+						default:
+							x = sa >= sb;
+							break;
+					}
+					stack[sp - 1] = x;
+					break;
+				}
+			case DW_OP_stack_value:
+				*is_value = true;
+				break;
+			case DW_OP_nop:
+				break;
+			default:
+				return ST_BAD;
+		}
+	}
+	if (sp < 1)
+		return ST_BAD;
+	*out = stack[sp - 1];
+	return ST_OK;
+}
+
+/* Step from the frame in r to its caller's by the frame's CFI. */
+static Status
+step_cfi(Dwarf_Frame *frame, Regs *r, const Stack *st, bool *signal_frame)
+{
+	Regs		caller = {{0}, 0};
+	Dwarf_Op   *ops;
+	Dwarf_Op	mem[3];
+	size_t		nops;
+	uint64_t	cfa;
+	bool		is_value;
+	Status		rc;
+
+	dwarf_frame_info(frame, NULL, NULL, signal_frame);
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0)
+		return ST_BAD;
+	rc = eval(ops, nops, r, 0, st, &cfa, &is_value);
+	if (rc != ST_OK)
+		return rc;
+	for (int reg = 0; reg < NREGS; reg++)
+	{
+		uint64_t	v;
+
+		if (dwarf_frame_register(frame, reg, mem, &ops, &nops) != 0)
+			continue;
+		if (nops == 0)
+		{
+			/* The caller's stack pointer is the CFA unless a rule says otherwise. */
+			if (reg == REG_RSP)
+			{
+				caller.v[reg] = cfa;
+				caller.known |= 1u << reg;
+			}
+			else if (ops == NULL && reg != REG_RIP && (r->known & (1u << reg)))
+			{
+				/* same value */
+				caller.v[reg] = r->v[reg];
+				caller.known |= 1u << reg;
+			}
+			else if (reg == REG_RIP && ops != NULL)
+				return ST_END;	/* undefined return address: the bottom */
+			continue;
+		}
+		rc = eval(ops, nops, r, cfa, st, &v, &is_value);
+		if (rc == ST_OK && !is_value)
+			rc = read_word(st, v, &v);
+		if (rc == ST_OK)
+		{
+			caller.v[reg] = v;
+			caller.known |= 1u << reg;
+		}
+		else if (reg == REG_RIP)
+			return rc;
+	}
+	if (!(caller.known & (1u << REG_RIP)))
+		return ST_BAD;
+	if (!*signal_frame && caller.v[REG_RSP] <= r->v[REG_RSP])
+		return ST_BAD;
+	*r = caller;
+	return ST_OK;
+}
+
+/* Step by the frame pointer, for code without CFI. */
+static Status
+step_fp(Regs *r, const Stack *st)
+{
+	uint64_t	fp = r->v[REG_RBP];
+	uint64_t	saved_fp;
+	uint64_t	ra;
+	Status		rc;
+
+	if (!(r->known & (1u << REG_RBP)))
+		return ST_BAD;
+	/* The outermost frame pointer is zero (_start, Go's goexit). */
+	if (fp == 0)
+		return ST_END;
+	if ((fp & 7) != 0 || fp < r->v[REG_RSP])
+		return ST_BAD;
+	if ((rc = read_word(st, fp, &saved_fp)) != ST_OK ||
+		(rc = read_word(st, fp + 8, &ra)) != ST_OK)
+		return rc;
+	r->v[REG_RBP] = saved_fp;
+	r->v[REG_RSP] = fp + 16;
+	r->v[REG_RIP] = ra;
+	r->known = (1u << REG_RBP) | (1u << REG_RSP) | (1u << REG_RIP);
+	return ST_OK;
+}
+
+UnwindOutcome
+unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
+			 int *npcs)
+{
+	Stack		st = {s->usp, (const uint8_t *) (s + 1), s->stack_len};
+	Regs		r = {{0}, (1u << REG_RBP) | (1u << REG_RSP) | (1u << REG_RIP)};
+	bool		return_address = false;
+	int			n = 0;
+	UnwindFile *prev_f = NULL;
+	uint64_t	prev_vaddr = 0;
+
+	r.v[REG_RIP] = s->uip;
+	r.v[REG_RSP] = s->usp;
+	r.v[REG_RBP] = s->ubp;
+	for (;;)
+	{
+		uint64_t	pc = r.v[REG_RIP];
+		uint64_t	vaddr = 0;
+		UnwindFile *f;
+		Dwarf_Frame *frame = NULL;
+		bool		signal_frame = false;
+		Status		rc;
+
+		if (n == max)
+		{
+			*npcs = n;
+			return UNWIND_TRUNCATED;
+		}
+		/* A return address: the call is before it. */
+		if (return_address)
+			pc--;
+		pcs[n++] = pc;
+		f = file_for(p, pc, &vaddr);
+		if (f == NULL && process_find_mapping(p, pc) == NULL)
+			rc = ST_BAD;
+		else if (f && f->cfi && dwarf_cfi_addrframe(f->cfi, vaddr, &frame) == 0)
+		{
+			rc = step_cfi(frame, &r, &st, &signal_frame);
+			free(frame);
+		}
+		else
+			rc = step_fp(&r, &st);
+		/* A signal trampoline is named by its own address (__restore_rt). */
+		if (signal_frame && return_address)
+			pcs[n - 1] = pc + 1;
+		/*
+		 * Go's stacks end in goexit, whose "caller" is not a real one: a
+		 * walk that fails there or right above it is complete.
+		 */
+		if (rc == ST_BAD && f && is_bottom_symbol(f, vaddr))
+			rc = ST_END;
+		else if (rc == ST_BAD && prev_f && is_bottom_symbol(prev_f, prev_vaddr))
+		{
+			n--;
+			rc = ST_END;
+		}
+		if (rc == ST_OK && r.v[REG_RIP] == 0)
+			rc = ST_END;
+		if (rc != ST_OK)
+		{
+			if (rc != ST_END)
+			{
+				const ExecMapping *m = process_find_mapping(p, pc);
+
+				log_msg(LOG_DEBUG, "unwind: pid %u: %s after %d frames, at %s+%#llx",
+						s->pid, rc == ST_BEYOND ? "stack deeper than the copy" : "failed",
+						n, m ? m->file : "(no mapping)",
+						(unsigned long long) (m ? pc - m->start + m->pgoff : pc));
+			}
+			*npcs = n;
+			return rc == ST_END ? UNWIND_COMPLETE :
+				rc == ST_BEYOND ? UNWIND_TRUNCATED : UNWIND_FAILED;
+		}
+		/* After a signal frame, the pc is where the signal struck. */
+		return_address = !signal_frame;
+		prev_f = f;
+		prev_vaddr = vaddr;
+	}
+}
