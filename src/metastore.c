@@ -231,11 +231,22 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		promote_pending(level);
 }
 
-static void
-ensure_caches(void)
+/* A hash table in the cache context keyed by a leading uint64. */
+static HTAB *
+id_keyed_table(const char *name, Size entrysize, long nelem)
 {
 	HASHCTL		ctl;
 
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cache_cxt;
+	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+static void
+ensure_caches(void)
+{
 	if ((n_noted_relids > 0 || all_invalidated) && metastore_invalidated())
 		reset_caches();
 
@@ -248,41 +259,13 @@ ensure_caches(void)
 		RegisterSubXactCallback(subxact_callback, NULL);
 	}
 	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(IdCacheEntry);
-		ctl.hcxt = cache_cxt;
-		id_cache = hash_create("parca id cache", 4096, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		id_cache = id_keyed_table("parca id cache", sizeof(IdCacheEntry), 4096);
 	if (series_cache == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(SeriesCacheEntry);
-		ctl.hcxt = cache_cxt;
-		series_cache = hash_create("parca series cache", 256, &ctl,
-								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		series_cache = id_keyed_table("parca series cache", sizeof(SeriesCacheEntry), 256);
 	if (pending_ids == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(PendingId);
-		ctl.hcxt = cache_cxt;
-		pending_ids = hash_create("parca pending ids", 4096, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		pending_ids = id_keyed_table("parca pending ids", sizeof(PendingId), 4096);
 	if (pending_series == NULL)
-	{
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(PendingSeries);
-		ctl.hcxt = cache_cxt;
-		pending_series = hash_create("parca pending series", 64, &ctl,
-									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		pending_series = id_keyed_table("parca pending series", sizeof(PendingSeries), 64);
 }
 
 static void
