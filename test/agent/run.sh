@@ -254,7 +254,8 @@ check_eq "lost ack: no sample stored twice" 0 \
 kill "$proxy_pid" 2>/dev/null
 proxy_pid=
 
-# --- sslmode: a server with SSL, a DSN that requires it
+# --- sslmode: a server with SSL, a DSN that requires it.  A busy program
+# gives the agent samples to write: an idle machine (as in CI) has none.
 openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout "$PGDATA_DIR/data/server.key" \
 	-out "$PGDATA_DIR/data/server.crt" >/dev/null 2>&1
 chown postgres: "$PGDATA_DIR/data/server.key" "$PGDATA_DIR/data/server.crt"
@@ -263,15 +264,24 @@ q "ALTER SYSTEM SET ssl = on" >/dev/null
 q "SELECT pg_reload_conf()" >/dev/null
 sleep 1
 q "TRUNCATE parca.samples" >/dev/null
+"$tmp/workload" spin 3 >/dev/null &
+spin_pid=$!
 "$agent" --dsn "$dsn sslmode=require" --flush-interval 1 --duration 3 2>"$tmp/agent5.log"
-check_eq "sslmode=require: the agent ran and wrote" 0 $?
+status=$?
+wait $spin_pid
+check_eq "sslmode=require: the agent ran and wrote" 0 $status
 check "sslmode=require: the connection used SSL" grep -q "as agent_test (SSL TLS" "$tmp/agent5.log"
 check "sslmode=require: samples arrived" [ "$(q "SELECT count(*) FROM parca.samples")" -gt 0 ]
 
-# --- a server that is not there, and a backlog bound that overflows
+# --- a server that is not there, and a backlog bound that overflows.  As
+# above, a busy program makes sure there are batches to write.
+"$tmp/workload" spin 4 >/dev/null &
+spin_pid=$!
 "$agent" --dsn "host=127.0.0.1 port=$proxy_port connect_timeout=1" --flush-interval 0.5 \
 	--duration 3 --buffer-size 1 2>"$tmp/agent4.log"
-check_eq "unwritten batches at exit: status 1" 1 $?
+status=$?
+wait $spin_pid
+check_eq "unwritten batches at exit: status 1" 1 $status
 check "cannot connect: said clearly" grep -q "cannot connect to PostgreSQL" "$tmp/agent4.log"
 check "overflow: oldest batches dropped and counted" grep -q "dropped the 1 oldest" "$tmp/agent4.log"
 
