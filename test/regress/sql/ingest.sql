@@ -89,3 +89,48 @@ SELECT parca_series_id('parca_agent:samples:count:cpu:nanoseconds:delta', '{"nod
        parca_series_id('parca_agent:samples:count:cpu:nanoseconds:delta', '{"node": "a"}') AS same;
 SELECT parca_series_id('not-a-type', '{}');
 SELECT parca_series_id('a:b:c:d:e:notdelta', '{}');
+
+-- How rows reach parca.samples: straight to the access method as the
+-- extension made the table, by an INSERT statement once it has a trigger;
+-- both store the same rows.  An index and a CHECK constraint hold either way.
+TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
+CREATE INDEX samples_series_idx ON parca.samples (series_id);
+SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'direct');
+CREATE TABLE trigger_calls (n bigint);
+CREATE FUNCTION count_sample_rows() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO trigger_calls SELECT count(*) FROM new_rows; RETURN NULL; END $$;
+CREATE TRIGGER count_rows AFTER INSERT ON parca.samples
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_sample_rows();
+SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'by_statement');
+SELECT n AS trigger_saw FROM trigger_calls;
+SELECT split_part(se.profile_type, ':', 1) AS path, count(*), sum(value),
+       count(num_labels) AS with_num_labels, count(DISTINCT stack) AS stacks
+FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+GROUP BY 1 ORDER BY 1;
+DROP TRIGGER count_rows ON parca.samples;
+-- the index has every row of both paths
+SET enable_seqscan = off;
+SET parca.columnar_enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM parca.samples WHERE series_id = ANY (SELECT id FROM parca.series);
+SELECT count(*) AS found_by_index FROM parca.samples WHERE series_id = ANY (SELECT id FROM parca.series);
+RESET enable_seqscan;
+RESET parca.columnar_enable_custom_scan;
+DROP INDEX parca.samples_series_idx;
+-- a CHECK constraint refuses the profile and nothing of it stays
+ALTER TABLE parca.samples ADD CONSTRAINT small_values CHECK (value < 1000000) NOT VALID;
+SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'checked');
+ALTER TABLE parca.samples DROP CONSTRAINT small_values;
+SELECT count(*) AS checked_rows FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+WHERE se.profile_type LIKE 'checked:%';
+-- a role that may write the metastore but not parca.samples is refused
+CREATE ROLE metastore_writer;
+GRANT USAGE ON SCHEMA parca TO metastore_writer;
+GRANT SELECT, INSERT, UPDATE ON parca.mappings, parca.functions, parca.locations, parca.series
+    TO metastore_writer;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA parca TO metastore_writer;
+SELECT pg_read_binary_file(:'alloc') AS alloc_bytes \gset
+SET ROLE metastore_writer;
+SELECT parca_ingest_pprof(:'alloc_bytes', 'direct');
+RESET ROLE;
+DROP OWNED BY metastore_writer;
+DROP ROLE metastore_writer;
