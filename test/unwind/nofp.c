@@ -115,7 +115,7 @@ NOINLINE static void
 handler(int sig)
 {
 	/* About half the CPU time in the handler. */
-	for (int i = 0; i < 2000000; i++)
+	for (int i = 0; i < 10000000; i++)
 		sink += i;
 }
 

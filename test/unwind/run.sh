@@ -84,7 +84,7 @@ deflate_job=$!
 "$tmp/nofp" recurse 3 >/dev/null &
 recurse_pid=$!
 wait $deflate_job $recurse_pid
-"$tmp/nofp" signal 2 >/dev/null &
+"$tmp/nofp" signal 4 >/dev/null &
 signal_pid=$!
 "$tmp/nofp" thread 2 >/dev/null &
 thread_pid=$!
