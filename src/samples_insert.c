@@ -31,8 +31,11 @@
 #include "metastore.h"
 #include "samples_insert.h"
 
-/* Rows handed to the access method at once (COPY FROM uses as many). */
-#define BATCH_ROWS 1000
+/*
+ * Rows handed to the access method at once: enough for heap's
+ * multi-insert to fill pages, few enough that making the slots is cheap.
+ */
+#define BATCH_ROWS 256
 
 /* parca.samples as sql/40_samples.sql makes it. */
 #define SAMPLES_NATTS 7

@@ -111,6 +111,7 @@ typedef struct ColumnBuffer
 	uint32	   *dict_len;
 	int			ndict;
 	int			dict_cap;
+	int			last_idx;		/* the previous row's index, or -1 */
 } ColumnBuffer;
 
 typedef struct ColumnarWriteState
@@ -172,6 +173,7 @@ reset_buffers(ColumnarWriteState *st)
 			c->dict = dict_create(st->stripe_cxt, 256, NULL);
 			c->dict_cap = 256;
 			c->ndict = 0;
+			c->last_idx = -1;
 			c->dict_ptr = palloc(sizeof(char *) * c->dict_cap);
 			c->dict_len = palloc(sizeof(uint32) * c->dict_cap);
 		}
@@ -318,8 +320,16 @@ static uint32
 dict_add(ColumnarWriteState *st, ColumnBuffer *c, DictKey k)
 {
 	bool		found;
-	DictEntry  *e = dict_insert(c->dict, k, &found);
+	DictEntry  *e;
 
+	/*
+	 * Rows often repeat the previous row's value (the rows of one pprof
+	 * sample share its stack and labels): comparing costs less than hashing.
+	 */
+	if (c->last_idx >= 0 && c->dict_len[c->last_idx] == k.len &&
+		memcmp(c->dict_ptr[c->last_idx], k.ptr, k.len) == 0)
+		return c->last_idx;
+	e = dict_insert(c->dict, k, &found);
 	if (!found)
 	{
 		char	   *copy = MemoryContextAlloc(st->stripe_cxt, k.len + 1);
@@ -337,6 +347,7 @@ dict_add(ColumnarWriteState *st, ColumnBuffer *c, DictKey k)
 		c->dict_len[c->ndict] = k.len;
 		c->ndict++;
 	}
+	c->last_idx = e->index;
 	return e->index;
 }
 
@@ -692,7 +703,25 @@ flush_state(Relation rel, ColumnarWriteState *st)
 	cid = st->cids[0];
 	old = MemoryContextSwitchTo(st->cxt);
 	initStringInfo(&data);
-	encode_stripe(st, st->nrows, st->opts.compression_level, &s, &directory, &data);
+
+	/*
+	 * A partial stripe is usually small enough to stay inline, and an
+	 * inline stripe is compressed again when compaction merges it: zstd's
+	 * fastest level does for it.  Should it turn out too big for inline,
+	 * it is stored for good, so it is encoded again at the table's level.
+	 */
+	if (st->nrows < st->opts.stripe_rows && st->opts.compression_level > 1)
+	{
+		encode_stripe(st, st->nrows, 1, &s, &directory, &data);
+		if (data.len > columnar_inline_stripe_bytes)
+		{
+			pfree(directory);
+			resetStringInfo(&data);
+			encode_stripe(st, st->nrows, st->opts.compression_level, &s, &directory, &data);
+		}
+	}
+	else
+		encode_stripe(st, st->nrows, st->opts.compression_level, &s, &directory, &data);
 	if (data.len <= columnar_inline_stripe_bytes)
 	{
 		inline_data = palloc(VARHDRSZ + data.len);
