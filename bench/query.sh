@@ -52,6 +52,8 @@ best_ms() {
 }
 per_second() { awk -v n="$1" -v ms="$2" 'BEGIN { printf "%.2f M rows/s", n / ms / 1000 }'; }
 
+# the heap figures first: parca.samples is made parca_columnar, so back to heap
+q "ALTER TABLE parca.samples SET ACCESS METHOD heap" >/dev/null
 q "SELECT parca_ingest_pprof(pg_read_binary_file('$PGDATA_DIR/large.cpu'), 'bench', '{\"job\": \"large\"}')" >/dev/null
 large_type=$(q "SELECT profile_type FROM parca.series WHERE labels->>'job' = 'large' AND profile_type LIKE 'bench:samples:count:%'")
 case "$data" in

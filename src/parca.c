@@ -9,8 +9,10 @@
 
 #include <limits.h>
 
+#include "catalog/namespace.h"
 #include "fmgr.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 
 #include "parca.h"
 #include "columnar/columnar.h"
@@ -37,4 +39,17 @@ _PG_init(void)
 	columnar_init();
 	scrape_init();
 	MarkGUCPrefixReserved("parca");
+}
+
+Oid
+parca_samples_relid(void)
+{
+	Oid			relid = get_relname_relid("samples", get_namespace_oid("parca", false));
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table parca.samples does not exist"),
+				 errhint("Drop and create extension parca again.")));
+	return relid;
 }

@@ -8,4 +8,7 @@
 /* parca.max_profile_size: largest accepted profile, decompressed, in bytes. */
 extern int	parca_max_profile_size;
 
+/* The OID of table parca.samples; an error if it is missing. */
+extern Oid	parca_samples_relid(void);
+
 #endif							/* PARCA_H */

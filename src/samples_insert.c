@@ -17,18 +17,18 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
+#include "utils/timestamp.h"
 
 #include "metastore.h"
+#include "parca.h"
 #include "samples_insert.h"
 
 /*
@@ -66,19 +66,6 @@ struct SamplesInsert
 	Datum	   *num_labels;
 	bool	   *num_nulls;
 };
-
-static Oid
-samples_relid(void)
-{
-	Oid			relid = get_relname_relid("samples", get_namespace_oid("parca", false));
-
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table parca.samples does not exist"),
-				 errhint("Drop and create extension parca again.")));
-	return relid;
-}
 
 /* Whether rel is still the plain table the extension made. */
 static bool
@@ -277,7 +264,7 @@ SamplesInsert *
 samples_insert_begin(TimestampTz time, int64 period, int64 duration)
 {
 	SamplesInsert *si = palloc0(sizeof(SamplesInsert));
-	Relation	rel = table_open(samples_relid(), RowExclusiveLock);
+	Relation	rel = table_open(parca_samples_relid(), RowExclusiveLock);
 
 	si->time = time;
 	si->period = period;

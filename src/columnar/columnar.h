@@ -231,6 +231,22 @@ typedef struct ColumnarReadState ColumnarReadState;
 extern ColumnarReadState *columnar_read_begin(Relation rel, Snapshot snapshot,
 											  Bitmapset *attrs, List *predicates);
 extern bool columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum);
+
+/* A decoded chunk group; arrays are indexed [attno - 1][row]. */
+typedef struct ColumnarGroup
+{
+	int			nrows;
+	Datum	  **values;			/* as columnar_read_next returns them */
+	bool	  **nulls;
+	int64	  **dict_index;		/* dictionary chunks without NULLs: each row's entry; else NULL */
+	char	 ***dicts;			/* the stripe's dictionaries (varlena values);
+								 * valid until the next stripe's are loaded */
+	int		   *dict_sizes;
+	int			stripe;			/* the dictionaries change when this does */
+	bool		all_pass;		/* min/max show that every row passes the predicates */
+} ColumnarGroup;
+
+extern bool columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group);
 extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs);
 extern void columnar_read_rescan(ColumnarReadState *rs);
 extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);

@@ -44,6 +44,7 @@ struct ColumnarReadState
 	List	   *predicates;
 	MemoryContext cxt;
 	MemoryContext dict_cxt;		/* dictionaries of dict_stripe */
+	MemoryContext prev_dict_cxt;	/* those of the stripe before */
 	MemoryContext group_cxt;	/* the decoded group */
 	/* position */
 	int			cur_stripe;
@@ -55,10 +56,12 @@ struct ColumnarReadState
 	/* decoded data */
 	int			dict_stripe;
 	char	 ***dicts;			/* [natts], NULL if not loaded */
+	int		   *dict_sizes;		/* [natts] entries of dicts[] */
 	int			loaded_stripe;	/* stripe/group in vals, or -1 */
 	int			loaded_group;
 	Datum	  **vals;			/* [natts][group rows] */
 	bool	  **nulls;
+	int64	  **dict_index;		/* [natts] dictionary chunks without NULLs: indexes */
 	StringInfoData raw;
 	/* fetch by row number */
 	RowMapEntry *map;
@@ -105,6 +108,7 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->natts = rs->desc->natts;
 	rs->cxt = cxt;
 	rs->dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
+	rs->prev_dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
 	rs->group_cxt = AllocSetContextCreate(cxt, "chunk group", ALLOCSET_DEFAULT_SIZES);
 	rs->needed = palloc0(sizeof(bool) * Max(rs->natts, 1));
 	for (int i = 0; i < rs->natts; i++)
@@ -113,6 +117,8 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->dicts = palloc0(sizeof(char **) * Max(rs->natts, 1));
 	rs->vals = palloc0(sizeof(Datum *) * Max(rs->natts, 1));
 	rs->nulls = palloc0(sizeof(bool *) * Max(rs->natts, 1));
+	rs->dict_index = palloc0(sizeof(int64 *) * Max(rs->natts, 1));
+	rs->dict_sizes = palloc0(sizeof(int) * Max(rs->natts, 1));
 	rs->dict_stripe = -1;
 	rs->loaded_stripe = -1;
 	initStringInfo(&rs->raw);
@@ -392,6 +398,11 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 			rs->dicts = MemoryContextAllocZero(rs->dict_cxt, sizeof(char **) * rs->natts);
 		else
 		{
+			MemoryContext older = rs->prev_dict_cxt;
+
+			/* the previous stripe's stay valid until the next stripe's load */
+			rs->prev_dict_cxt = rs->dict_cxt;
+			rs->dict_cxt = older;
 			MemoryContextReset(rs->dict_cxt);
 			memset(rs->dicts, 0, sizeof(char **) * rs->natts);
 		}
@@ -402,6 +413,7 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 		rs->blocks_read += columnar_read_chunk(rs->rel, s, &s->columns[att].dict, &rs->raw);
 		rs->dicts[att] = decode_values(rs->raw.data, rs->raw.len, s->columns[att].ndict,
 									   TupleDescAttr(rs->desc, att)->attlen, rs->dict_cxt);
+		rs->dict_sizes[att] = s->columns[att].ndict;
 	}
 }
 
@@ -434,6 +446,7 @@ decode_group(ColumnarReadState *rs, int g)
 
 		if (!rs->needed[a])
 			continue;
+		rs->dict_index[a] = NULL;
 		vals = rs->vals[a] = palloc(sizeof(Datum) * Max(n, 1));
 		nulls = rs->nulls[a] = palloc(sizeof(bool) * Max(n, 1));
 		if (a >= s->natts)
@@ -510,6 +523,11 @@ decode_group(ColumnarReadState *rs, int g)
 					ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 									errmsg("columnar chunk has a dictionary index out of range")));
 				vals[r] = PointerGetDatum(rs->dicts[a][ints[k++]]);
+			}
+			if (ch->nnulls == 0)
+			{
+				rs->dict_index[a] = ints;	/* freed with the group */
+				continue;
 			}
 		}
 		else
@@ -775,12 +793,14 @@ emit(ColumnarReadState *rs, int r, Datum *values, bool *isnull)
 	}
 }
 
-/* The next row: false at the end. */
-bool
-columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum)
+/*
+ * Move to the next chunk group that the predicates do not rule out and
+ * decode it; false at the end.
+ */
+static bool
+next_group(ColumnarReadState *rs)
 {
-next:
-	while (rs->group_row >= rs->group_nrows)
+	for (;;)
 	{
 		ColumnarStripe *s;
 
@@ -800,8 +820,21 @@ next:
 			continue;
 		}
 		decode_group(rs, rs->cur_group);
+		return true;
+	}
+}
+
+/* The next row: false at the end. */
+bool
+columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *rownum)
+{
+next:
+	while (rs->group_row >= rs->group_nrows)
+	{
+		if (!next_group(rs))
+			return false;
 		rs->group_row = 0;
-		seek_row_number(rs, (int64) rs->cur_group * s->group_rows);
+		seek_row_number(rs, (int64) rs->cur_group * rs->stripes[rs->cur_stripe]->group_rows);
 	}
 	if (rs->filter_rows && !rs->group_all_pass && !row_passes(rs, rs->group_row))
 	{
@@ -812,6 +845,28 @@ next:
 	emit(rs, rs->group_row, values, isnull);
 	*rownum = next_row_number(rs);
 	rs->group_row++;
+	return true;
+}
+
+/*
+ * The next chunk group that the predicates do not rule out, decoded, for
+ * callers that loop over its columns themselves.  Its rows are not
+ * filtered; group->all_pass says whether min/max show that all pass.
+ * Not to be mixed with columnar_read_next().  false at the end.
+ */
+bool
+columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
+{
+	if (!next_group(rs))
+		return false;
+	group->nrows = rs->group_nrows;
+	group->values = rs->vals;
+	group->nulls = rs->nulls;
+	group->dict_index = rs->dict_index;
+	group->dicts = rs->dicts;
+	group->dict_sizes = rs->dict_sizes;
+	group->stripe = rs->cur_stripe;
+	group->all_pass = rs->group_all_pass;
 	return true;
 }
 

@@ -39,6 +39,7 @@
 #include "common/ids.h"
 #include "metastore.h"
 #include "profile.h"
+#include "query/merge_scan.h"
 #include "query/selector.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
@@ -114,7 +115,9 @@ group_label(List *names, char **values)
 /*
  * Adds the samples of the given series in [start, stop] to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
- * group of series[i]).  The merge is one aggregate query, parca_merge
+ * group of series[i]).  Without grouping, a parca_columnar samples table
+ * is read directly (merge_scan.c).  Otherwise the merge is one aggregate
+ * query, parca_merge
  * over the samples table, planned like any other: the time range and the
  * series reach whatever scan the table's access method offers (a columnar
  * scan that skips chunks by time), and on a large table the planner runs
@@ -135,6 +138,15 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	uint64	   *buf = NULL;
 	int			ret;
 
+	if (group_frames == NULL)
+	{
+		int64	   *series_ids = palloc(sizeof(int64) * nseries);
+
+		for (int i = 0; i < nseries; i++)
+			series_ids[i] = series[i].id;
+		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, period))
+			return;
+	}
 	for (int i = 0; i < nseries; i++)
 	{
 		ids[i] = Int64GetDatum(series[i].id);

@@ -1,0 +1,64 @@
+-- parca_query reads a parca_columnar samples table directly (merge_scan.c);
+-- it must give what the SQL merge gives: parca_merge over the same rows.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS parca;
+RESET client_min_messages;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fib :abs_srcdir '/data/pprof/parca/fib.pb.gz'
+\set alloc :abs_srcdir '/data/pprof/parca/alloc_objects.pb.gz'
+
+-- small chunk groups, so that a time range cuts through groups
+SELECT parca_columnar_set_options('parca.samples', chunk_group_rows => 1000);
+SELECT parca_ingest_pprof(pg_read_binary_file(:'fib'), 'qmerge', '{"run": "a"}') > 0 AS stored;
+SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'qmerge', '{"run": "a"}') > 0 AS stored;
+SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'qmerge', '{"run": "b"}') > 0 AS stored;
+-- copies of those rows a second apart, in a stripe of their own
+INSERT INTO parca.samples
+SELECT '2024-05-01 00:00+00'::timestamptz + (row_number() OVER ()) * interval '1 s',
+       s.series_id, s.stack, s.value + 1, s.period, s.duration, s.num_labels
+FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+WHERE se.profile_type LIKE 'qmerge:%';
+
+-- The SQL merge of the same selection, and how many icicle nodes differ
+-- (a diff's value is the sum of both sides, valueRight the compared one).
+CREATE FUNCTION qmerge_check(sel text, t0 timestamptz, t1 timestamptz, scale boolean,
+                             OUT stacks bigint, OUT total bigint, OUT differing_nodes bigint)
+LANGUAGE sql AS $$
+  WITH q AS (SELECT parca_query(sel, t0, t1) AS p),
+       s AS (SELECT parca_merge(stack, CASE WHEN scale THEN value * period ELSE value END) AS p
+             FROM parca.samples WHERE time BETWEEN t0 AND t1
+             AND series_id = ANY (parca_series_ids(sel)))
+  SELECT parca_profile_stacks(q.p), parca_profile_total(q.p),
+         (SELECT count(*) FROM parca_icicle(parca_diff(s.p, q.p, true)) i
+          WHERE i.value <> 2 * i."valueRight" OR i.self <> 2 * i."selfRight")
+  FROM q, s
+$$;
+SELECT profile_type FROM parca.series WHERE profile_type LIKE 'qmerge:%' GROUP BY 1 ORDER BY 1;
+-- everything; samples:count is scaled by the period
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity', true);
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity', false);
+-- one series of two
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes{run="b"}', '-infinity', 'infinity', false);
+-- a range that cuts through chunk groups of the copies
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes',
+                           '2024-05-01 00:00:30+00', '2024-05-01 01:00+00', false);
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes',
+                           '-infinity', '2024-05-01 02:00+00', false);
+-- nothing in range: an empty profile
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '2000-01-01', '2000-01-02', false);
+-- rows of this transaction's earlier statements count, buffered or not
+BEGIN;
+INSERT INTO parca.samples
+SELECT '2024-06-01 00:00+00', s.series_id, s.stack, 7, s.period, s.duration, NULL
+FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+WHERE se.profile_type LIKE 'qmerge:alloc_space:%' AND s.time < '2024-05-01';
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes',
+                           '2024-06-01 00:00+00', '2024-06-01 00:00+00', false);
+ROLLBACK;
+-- grouping takes the SQL path; its total is the same
+SELECT parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity',
+                                       group_by => '{run}')) =
+       parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity'))
+       AS same_total;
+DELETE FROM parca.columnar_options WHERE relid = 'parca.samples'::regclass;
+DROP FUNCTION qmerge_check;
