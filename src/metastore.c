@@ -421,32 +421,57 @@ static SavedPlan insert_mappings = {
 	3, {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
+/*
+ * Which of ids (item i has ids[i]) must be inserted: those neither known
+ * to the cache nor stored (select finds them), each once.  All are
+ * remembered.  NULL when there is nothing to insert.
+ */
+static bool *
+ids_to_insert(SavedPlan *select, const uint64 *ids, int n)
+{
+	uint64	   *cand = palloc(Max(n, 1) * sizeof(uint64));
+	bool	   *insert = palloc0(Max(n, 1) * sizeof(bool));
+	int			ncand = 0;
+	bool		any = false;
+	HTAB	   *stored;
+
+	for (int i = 0; i < n; i++)
+		if (!known(ids[i], false))
+			cand[ncand++] = ids[i];
+	if (ncand == 0)
+		return NULL;
+	stored = find_stored(select, cand, ncand);
+	for (int i = 0; i < n; i++)
+	{
+		bool		seen;
+
+		if (known(ids[i], false))
+			continue;
+		hash_search(stored, &ids[i], HASH_ENTER, &seen);
+		remember_id(ids[i], false);
+		/* not stored already, nor twice in this call */
+		insert[i] = !seen;
+		any |= !seen;
+	}
+	return any ? insert : NULL;
+}
+
 static void
 register_mappings(const MetaMapping *m, int n)
 {
 	uint64	   *ids = palloc(Max(n, 1) * sizeof(uint64));
 	const char **build_ids = palloc(Max(n, 1) * sizeof(char *));
 	const char **files = palloc(Max(n, 1) * sizeof(char *));
-	int			ncand = 0,
-				nnew = 0;
-	HTAB	   *stored;
+	int			nnew = 0;
+	bool	   *insert;
 
 	for (int i = 0; i < n; i++)
-		if (!known(m[i].id, false))
-			ids[ncand++] = m[i].id;
-	if (ncand == 0)
-		return;
-	stored = find_stored(&select_mappings, ids, ncand);
-	for (int i = 0; i < n; i++)
+		ids[i] = m[i].id;
+	insert = ids_to_insert(&select_mappings, ids, n);
+	for (int i = 0; i < n && insert; i++)
 	{
-		bool		seen;
-
-		if (known(m[i].id, false))
+		if (!insert[i])
 			continue;
-		hash_search(stored, &m[i].id, HASH_ENTER, &seen);
-		remember_id(m[i].id, false);
-		if (seen)
-			continue;			/* stored already, or twice in this call */
 		ids[nnew] = m[i].id;
 		build_ids[nnew] = m[i].build_id;
 		files[nnew] = m[i].file;
@@ -475,25 +500,15 @@ register_functions(const MetaFunction *f, int n)
 	const char **system_names = palloc(Max(n, 1) * sizeof(char *));
 	const char **filenames = palloc(Max(n, 1) * sizeof(char *));
 	uint64	   *start_lines = palloc(Max(n, 1) * sizeof(uint64));
-	int			ncand = 0,
-				nnew = 0;
-	HTAB	   *stored;
+	int			nnew = 0;
+	bool	   *insert;
 
 	for (int i = 0; i < n; i++)
-		if (!known(f[i].id, false))
-			ids[ncand++] = f[i].id;
-	if (ncand == 0)
-		return;
-	stored = find_stored(&select_functions, ids, ncand);
-	for (int i = 0; i < n; i++)
+		ids[i] = f[i].id;
+	insert = ids_to_insert(&select_functions, ids, n);
+	for (int i = 0; i < n && insert; i++)
 	{
-		bool		seen;
-
-		if (known(f[i].id, false))
-			continue;
-		hash_search(stored, &f[i].id, HASH_ENTER, &seen);
-		remember_id(f[i].id, false);
-		if (seen)
+		if (!insert[i])
 			continue;
 		ids[nnew] = f[i].id;
 		names[nnew] = f[i].name;

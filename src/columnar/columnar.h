@@ -41,6 +41,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
 #include "nodes/bitmapset.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
@@ -284,6 +285,8 @@ struct ColumnarPredicate
 	Oid			collation;
 };
 
+extern ColumnarPredicate *columnar_predicate_make(AttrNumber attno, int strategy, Oid cmpproc,
+												  Oid collation);
 extern void columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull);
 
 /* ---- columnar_customscan.c ---- */
@@ -291,6 +294,11 @@ extern void columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool
 extern void columnar_customscan_init(void);
 extern bool columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno,
 									  int *strategy, Oid *cmpproc, Expr **value, Oid *collation);
+extern List *columnar_predicate_to_plan(AttrNumber attno, int strategy, Oid cmpproc,
+										Oid collation);
+extern ColumnarPredicate *columnar_predicate_from_plan(List *info);
+extern void columnar_predicates_set_values(List *preds, List *pred_exprs,
+										   ExprContext *econtext);
 
 /* ---- columnar_agg.c ---- */
 

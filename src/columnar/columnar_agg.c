@@ -291,8 +291,7 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		columnar_clause_predicate(ri->clause, relid, &attno, &strategy, &cmpproc, &value,
 								  &collation);
 		pred_info = lappend(pred_info,
-							list_make4(makeInteger(attno), makeInteger(strategy),
-									   makeInteger((int) cmpproc), makeInteger((int) collation)));
+							columnar_predicate_to_plan(attno, strategy, cmpproc, collation));
 		pred_values = lappend(pred_values, value);
 	}
 	cscan->scan.scanrelid = 0;
@@ -346,14 +345,7 @@ begin_agg(CustomScanState *node, EState *estate, int eflags)
 	}
 	forboth(lc, pred_info, lc2, cscan->custom_exprs)
 	{
-		List	   *info = lfirst(lc);
-		ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
-
-		p->attno = intVal(linitial(info));
-		p->strategy = intVal(lsecond(info));
-		fmgr_info((Oid) intVal(lthird(info)), &p->cmp);
-		p->collation = (Oid) intVal(lfourth(info));
-		state->preds = lappend(state->preds, p);
+		state->preds = lappend(state->preds, columnar_predicate_from_plan(lfirst(lc)));
 		state->pred_exprs = lappend(state->pred_exprs, ExecInitExpr(lfirst(lc2), &node->ss.ps));
 	}
 }
@@ -428,8 +420,6 @@ aggregate(ColumnarAggState *state)
 	HTAB	   *bytes;
 	HASHCTL		ctl;
 	AggGroup   *null_group = NULL;
-	ListCell   *lc;
-	ListCell   *lc2;
 	int			natts = RelationGetDescr(state->rel)->natts;
 	Datum	   *values;
 	bool	   *isnull;
@@ -439,14 +429,7 @@ aggregate(ColumnarAggState *state)
 	HASH_SEQ_STATUS seq;
 	BytesEntry *be;
 
-	forboth(lc, state->preds, lc2, state->pred_exprs)
-	{
-		ColumnarPredicate *p = lfirst(lc);
-		bool		isnull;
-		Datum		value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &isnull);
-
-		columnar_predicate_set_value(p, value, isnull);
-	}
+	columnar_predicates_set_values(state->preds, state->pred_exprs, econtext);
 	old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 	values = palloc(sizeof(Datum) * natts);
 	isnull = palloc(sizeof(bool) * natts);

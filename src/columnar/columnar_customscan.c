@@ -166,6 +166,38 @@ columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno, int *str
 	return false;
 }
 
+/* A chunk predicate as a plan keeps it (custom_private): its value goes to custom_exprs. */
+List *
+columnar_predicate_to_plan(AttrNumber attno, int strategy, Oid cmpproc, Oid collation)
+{
+	return list_make4(makeInteger(attno), makeInteger(strategy),
+					  makeInteger((int) cmpproc), makeInteger((int) collation));
+}
+
+/* The predicate a plan kept, its value not yet set. */
+ColumnarPredicate *
+columnar_predicate_from_plan(List *info)
+{
+	return columnar_predicate_make(intVal(linitial(info)), intVal(lsecond(info)),
+								   (Oid) intVal(lthird(info)), (Oid) intVal(lfourth(info)));
+}
+
+/* Evaluate each predicate's value expression and set it, at scan start. */
+void
+columnar_predicates_set_values(List *preds, List *pred_exprs, ExprContext *econtext)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	forboth(lc, preds, lc2, pred_exprs)
+	{
+		bool		isnull;
+		Datum		value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &isnull);
+
+		columnar_predicate_set_value(lfirst(lc), value, isnull);
+	}
+}
+
 static void
 columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
@@ -289,8 +321,7 @@ plan_columnar_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		pred_clauses = lappend(pred_clauses, ri->clause);
 		pred_values = lappend(pred_values, value);
 		pred_info = lappend(pred_info,
-							list_make4(makeInteger(attno), makeInteger(strategy),
-									   makeInteger((int) cmpproc), makeInteger((int) collation)));
+							columnar_predicate_to_plan(attno, strategy, cmpproc, collation));
 	}
 	/* the clauses (for EXPLAIN), then their values */
 	cscan->custom_exprs = list_concat(pred_clauses, pred_values);
@@ -323,15 +354,9 @@ begin_columnar_scan(CustomScanState *node, EState *estate, int eflags)
 	i = 0;
 	foreach(lc, pred_info)
 	{
-		List	   *info = lfirst(lc);
-		ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
 		Expr	   *value = list_nth(cscan->custom_exprs, list_length(pred_info) + i++);
 
-		p->attno = intVal(linitial(info));
-		p->strategy = intVal(lsecond(info));
-		fmgr_info((Oid) intVal(lthird(info)), &p->cmp);
-		p->collation = (Oid) intVal(lfourth(info));
-		state->preds = lappend(state->preds, p);
+		state->preds = lappend(state->preds, columnar_predicate_from_plan(lfirst(lc)));
 		state->pred_exprs = lappend(state->pred_exprs, ExecInitExpr(value, &node->ss.ps));
 	}
 }
@@ -362,20 +387,10 @@ columnar_next(ScanState *ss)
 
 	if (state->rs == NULL)
 	{
-		ExprContext *econtext = ss->ps.ps_ExprContext;
-		ListCell   *lc;
-		ListCell   *lc2;
 		MemoryContext old;
 
 		/* the predicates' values, now that parameters are known */
-		forboth(lc, state->preds, lc2, state->pred_exprs)
-		{
-			ColumnarPredicate *p = lfirst(lc);
-			bool		isnull;
-			Datum		value = ExecEvalExprSwitchContext(lfirst(lc2), econtext, &isnull);
-
-			columnar_predicate_set_value(p, value, isnull);
-		}
+		columnar_predicates_set_values(state->preds, state->pred_exprs, ss->ps.ps_ExprContext);
 		old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 		state->rs = columnar_read_begin(ss->ss_currentRelation, ss->ps.state->es_snapshot,
 										state->attrs, state->preds);

@@ -569,6 +569,19 @@ element_sort_cmp(const void *a, const void *b, void *arg)
 										   *(const Datum *) a, *(const Datum *) b));
 }
 
+/* A predicate whose value is set later (columnar_predicate_set_value). */
+ColumnarPredicate *
+columnar_predicate_make(AttrNumber attno, int strategy, Oid cmpproc, Oid collation)
+{
+	ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
+
+	p->attno = attno;
+	p->strategy = strategy;
+	fmgr_info(cmpproc, &p->cmp);
+	p->collation = collation;
+	return p;
+}
+
 /*
  * Set a predicate's value, evaluated at scan start; for "= ANY" the
  * array's non-NULL elements are kept (in the predicate's memory), sorted

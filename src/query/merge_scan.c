@@ -71,12 +71,8 @@ find_columns(Relation rel, AttrNumber *attnos)
 static ColumnarPredicate *
 predicate(AttrNumber attno, int strategy, Oid cmpproc, Datum value)
 {
-	ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
+	ColumnarPredicate *p = columnar_predicate_make(attno, strategy, cmpproc, InvalidOid);
 
-	p->attno = attno;
-	p->strategy = strategy;
-	fmgr_info(cmpproc, &p->cmp);
-	p->collation = InvalidOid;
 	columnar_predicate_set_value(p, value, false);
 	return p;
 }

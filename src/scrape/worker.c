@@ -132,6 +132,42 @@ adopt_targets(ScrapeTarget *newt, int newn, MemoryContext newcxt)
 	scrape_state_publish_all(targets, ntargets);
 }
 
+/*
+ * The worker's transactions: each runs in PG_TRY, begins with begin_work(),
+ * ends with end_work(), or on error with abort_work(), which returns the
+ * error for the caller to report and free.
+ */
+static void
+begin_work(const char *activity)
+{
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+static void
+end_work(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+static ErrorData *
+abort_work(MemoryContext oldcxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(oldcxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return edata;
+}
+
 /* Look for the extension; reload the configuration when needed. */
 static void
 load_config(bool full_reload)
@@ -147,10 +183,7 @@ load_config(bool full_reload)
 
 	PG_TRY();
 	{
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "parca: loading the scrape configuration");
+		begin_work("parca: loading the scrape configuration");
 
 		schema = scrape_extension_schema();
 		if (schema == NULL || ext_schema == NULL || strcmp(schema, ext_schema) != 0)
@@ -180,20 +213,12 @@ load_config(bool full_reload)
 			newn = n;
 		}
 
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		end_work();
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = abort_work(oldcxt);
 
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
 				 errmsg("parca scrape worker could not load its configuration: %s",
@@ -228,10 +253,7 @@ ingest(ScrapeTarget *t, ScrapeResult *res)
 	{
 		Datum		args[3];
 
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "parca: storing a scraped profile");
+		begin_work("parca: storing a scraped profile");
 
 		if (ingest_plan == NULL)
 		{
@@ -250,20 +272,12 @@ ingest(ScrapeTarget *t, ScrapeResult *res)
 		if (SPI_execute_plan(ingest_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "SPI_execute_plan failed");
 
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		end_work();
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = abort_work(oldcxt);
 
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
 		snprintf(res->error, sizeof(res->error), "ingest: %s", edata->message);
 		FreeErrorData(edata);
 	}
