@@ -13,6 +13,9 @@ CREATE TABLE parca.columnar_stripes (
     inline_data bytea,                  -- the data of a small stripe
     PRIMARY KEY (storage_id, first_row)
 );
+-- Commits and compaction look for the inline stripes of a storage.
+CREATE INDEX columnar_stripes_inline ON parca.columnar_stripes (storage_id, first_row)
+    WHERE first_block < 0;
 -- Chunks are compressed already.
 ALTER TABLE parca.columnar_stripes ALTER directory SET STORAGE EXTERNAL;
 ALTER TABLE parca.columnar_stripes ALTER inline_data SET STORAGE EXTERNAL;

@@ -196,11 +196,11 @@ extern Oid	columnar_namespace(void);
 extern Relation columnar_open_stripes(LOCKMODE mode);
 extern void columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 								   bytea *directory, bytea *inline_data, CommandId cid);
-extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot);
+extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only);
 extern void columnar_delete_stripe(ItemPointer meta_tid);
 extern void columnar_delete_storage(int64 storage_id);
 extern void columnar_delete_options(Oid relid);
-extern void columnar_count_inline(int64 storage_id, int64 max_rows, int64 *nstripes, int64 *nrows);
+extern int	columnar_inline_row_counts(int64 storage_id, int64 **counts);
 extern ColumnarStripe *columnar_parse_stripe(int64 first_row, int64 row_count,
 											 int64 first_block, int64 data_size,
 											 bytea *directory, bytea *inline_data);

@@ -68,7 +68,7 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 	ColumnarMetaPage meta = columnar_read_metapage(rel);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	List	   *stripes = columnar_load_stripes(meta.storage_id, snapshot);
+	List	   *stripes = columnar_load_stripes(meta.storage_id, snapshot, false);
 	int			nranges = 0;
 	ColumnarRowRange *ranges;
 	ColumnarRowRange *blocks;
@@ -195,7 +195,7 @@ parca_columnar_chunks(PG_FUNCTION_ARGS)
 	Relation	rel = open_columnar(PG_GETARG_OID(0));
 	TupleDesc	desc = RelationGetDescr(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot);
+	List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, false);
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -233,10 +233,18 @@ columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	heap_insert(rel, tup, cid, 0, NULL);
+	/* both indexes lead with (storage_id, first_row), the first two columns */
 	index_insert(idx, values, nulls, &tup->t_self, rel, UNIQUE_CHECK_YES,
 				 false, BuildIndexInfo(idx));
-	heap_freetuple(tup);
 	index_close(idx, RowExclusiveLock);
+	if (s->first_block < 0)
+	{
+		idx = index_open(columnar_relid("columnar_stripes_inline", false), RowExclusiveLock);
+		index_insert(idx, values, nulls, &tup->t_self, rel, UNIQUE_CHECK_NO,
+					 false, BuildIndexInfo(idx));
+		index_close(idx, RowExclusiveLock);
+	}
+	heap_freetuple(tup);
 	table_close(rel, RowExclusiveLock);
 }
 
@@ -297,9 +305,13 @@ bad:
 	return NULL;
 }
 
-/* The stripes of a storage visible to snapshot, by first row number. */
+/*
+ * The stripes of a storage visible to snapshot, by first row number; with
+ * inline_only, only its inline stripes (through a partial index, so that
+ * the cost does not grow with the table).
+ */
 List *
-columnar_load_stripes(int64 storage_id, Snapshot snapshot)
+columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only)
 {
 	Relation	rel = columnar_open_stripes(AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -310,7 +322,8 @@ columnar_load_stripes(int64 storage_id, Snapshot snapshot)
 
 	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(storage_id));
-	scan = systable_beginscan(rel, columnar_relid("columnar_stripes_pkey", false),
+	scan = systable_beginscan(rel, columnar_relid(inline_only ? "columnar_stripes_inline" :
+												 "columnar_stripes_pkey", false),
 							  true, snapshot, 1, &key);
 	while ((tup = systable_getnext(scan)) != NULL)
 	{
@@ -390,37 +403,37 @@ columnar_delete_options(Oid relid)
 }
 
 /*
- * How many inline stripes of fewer than max_rows rows a storage has, and
- * their rows (latest snapshot).
+ * The row counts of a storage's inline stripes (latest snapshot), in
+ * *counts (palloc'd); returns how many there are.
  */
-void
-columnar_count_inline(int64 storage_id, int64 max_rows, int64 *nstripes, int64 *nrows)
+int
+columnar_inline_row_counts(int64 storage_id, int64 **counts)
 {
 	Relation	rel = columnar_open_stripes(AccessShareLock);
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
+	int			n = 0;
+	int			cap = 16;
 
-	*nstripes = 0;
-	*nrows = 0;
+	*counts = palloc(sizeof(int64) * cap);
 	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(storage_id));
-	scan = systable_beginscan(rel, columnar_relid("columnar_stripes_pkey", false),
+	scan = systable_beginscan(rel, columnar_relid("columnar_stripes_inline", false),
 							  true, GetLatestSnapshot(), 1, &key);
 	while ((tup = systable_getnext(scan)) != NULL)
 	{
 		bool		isnull;
-		int64		count = DatumGetInt64(heap_getattr(tup, Anum_stripe_row_count,
-													   RelationGetDescr(rel), &isnull));
 
-		if (count < max_rows &&
-			DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block,
-									   RelationGetDescr(rel), &isnull)) < 0)
+		if (n == cap)
 		{
-			(*nstripes)++;
-			*nrows += count;
+			cap *= 2;
+			*counts = repalloc(*counts, sizeof(int64) * cap);
 		}
+		(*counts)[n++] = DatumGetInt64(heap_getattr(tup, Anum_stripe_row_count,
+													RelationGetDescr(rel), &isnull));
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return n;
 }

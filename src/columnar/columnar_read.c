@@ -141,7 +141,7 @@ columnar_read_begin(Relation rel, Snapshot snapshot, Bitmapset *attrs, List *pre
 
 	rs->snapshot = snapshot;
 	rs->predicates = predicates;
-	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot);
+	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, false);
 	stripes = list_concat(stripes,
 						  columnar_pending_stripes(rel, IsMVCCSnapshot(snapshot) ?
 												   snapshot->curcid : InvalidCommandId));

@@ -916,12 +916,38 @@ columnar_write_init(void)
 /* ---- compaction ---- */
 
 /*
- * Merge the inline (small) stripes of rel into as few stripes as the
- * stripe size allows, keeping row numbers.  Returns how many stripes were
- * merged; 0 if there was nothing to do or another backend is compacting.
+ * Compaction merges inline stripes by size class: class k holds stripes of
+ * 16^k to 16^(k+1) - 1 rows.  The stripes of one class merge into stripes
+ * of a higher class, so however small the commits, a row is rewritten at
+ * most log16(stripe_rows) times (5 for the default) before it rests in a
+ * full or paged stripe; merging every inline stripe each time instead
+ * would rewrite a growing stripe again and again.
  */
-int64
-columnar_compact(Relation rel)
+#define COMPACT_FANIN 16
+#define COMPACT_CLASSES 8		/* 16^7 > the largest stripe_rows */
+#define COMPACT_ALL_CLASSES (-1)
+
+static int
+compaction_class(int64 rows)
+{
+	int			k = 0;
+
+	while (rows >= COMPACT_FANIN && k < COMPACT_CLASSES - 1)
+	{
+		rows /= COMPACT_FANIN;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * Merge the inline stripes of rel of fewer than stripe_rows rows in the
+ * given size class (or all of them) into as few stripes as the stripe size
+ * allows, keeping row numbers.  Returns how many stripes were merged; 0 if
+ * there was nothing to do or another backend is compacting.
+ */
+static int64
+compact_class(Relation rel, int class)
 {
 	ColumnarWriteState *st;
 	Snapshot	snapshot;
@@ -939,12 +965,13 @@ columnar_compact(Relation rel)
 		return 0;
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot);
+	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, true);
 	foreach(lc, stripes)
 	{
 		ColumnarStripe *s = lfirst(lc);
 
-		if (s->first_block < 0 && s->row_count < opts.stripe_rows)
+		if (s->row_count < opts.stripe_rows &&
+			(class == COMPACT_ALL_CLASSES || compaction_class(s->row_count) == class))
 			small = lappend(small, s);
 	}
 	if (list_length(small) < 2)
@@ -983,16 +1010,44 @@ columnar_compact(Relation rel)
 	return merged;
 }
 
-/* After a commit wrote a stripe: compact once enough small ones gathered. */
+/* Merge all small inline stripes of rel now (VACUUM, parca_columnar_compact). */
+int64
+columnar_compact(Relation rel)
+{
+	return compact_class(rel, COMPACT_ALL_CLASSES);
+}
+
+/*
+ * After a commit wrote a stripe: merge the lowest size class that has
+ * gathered COMPACT_FANIN inline stripes, or a full stripe's worth of rows.
+ */
 static void
 maybe_compact(Relation rel, ColumnarOptions opts)
 {
-	int64		nstripes;
-	int64		nrows;
+	int64	   *counts;
+	int			n;
+	int			stripes[COMPACT_CLASSES] = {0};
+	int64		rows[COMPACT_CLASSES] = {0};
 
 	CommandCounterIncrement();
-	columnar_count_inline(columnar_read_metapage(rel).storage_id, opts.stripe_rows,
-						  &nstripes, &nrows);
-	if (nstripes >= 16 || (nstripes >= 2 && nrows >= opts.stripe_rows))
-		columnar_compact(rel);
+	n = columnar_inline_row_counts(columnar_read_metapage(rel).storage_id, &counts);
+	for (int i = 0; i < n; i++)
+	{
+		int			k;
+
+		if (counts[i] >= opts.stripe_rows)
+			continue;
+		k = compaction_class(counts[i]);
+		stripes[k]++;
+		rows[k] += counts[i];
+	}
+	pfree(counts);
+	for (int k = 0; k < COMPACT_CLASSES; k++)
+	{
+		if (stripes[k] >= COMPACT_FANIN || (stripes[k] >= 2 && rows[k] >= opts.stripe_rows))
+		{
+			compact_class(rel, k);
+			break;
+		}
+	}
 }

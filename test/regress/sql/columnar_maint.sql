@@ -52,6 +52,20 @@ SELECT stripes < 10 AS few_stripes, rows FROM parca_columnar_check('col_m');
 SELECT parca_columnar_compact('col_m') >= 0 AS compacted;
 SELECT count(*), count(DISTINCT a), min(a), max(a) FROM col_m;
 
+-- compaction merges stripes of similar size: 16 one-row stripes become a
+-- 16-row stripe, which later one-row commits leave alone (rows are not
+-- rewritten with every new batch); VACUUM merges everything
+CREATE TABLE col_tier (a int, b text) USING parca_columnar;
+DO $$ BEGIN FOR i IN 1..50 LOOP
+    INSERT INTO col_tier VALUES (i, 'one');
+    COMMIT;
+END LOOP; END $$;
+SELECT min, max FROM parca_columnar_chunks('col_tier') WHERE attname = 'a' ORDER BY stripe;
+VACUUM col_tier;
+SELECT min, max FROM parca_columnar_chunks('col_tier') WHERE attname = 'a' ORDER BY stripe;
+SELECT * FROM parca_columnar_check('col_tier');
+DROP TABLE col_tier;
+
 -- btree indexes: unique, on an expression, partial; index scans
 CREATE TABLE col_idx (id int8, k text, v int) USING parca_columnar;
 INSERT INTO col_idx SELECT i, 'k' || i, i % 100 FROM generate_series(1, 30000) i;
