@@ -270,11 +270,10 @@ current_state(Oid relid)
 	return NULL;
 }
 
+/* Make room for cap rows. */
 static void
-grow(ColumnarWriteState *st)
+grow(ColumnarWriteState *st, int cap)
 {
-	int			cap = st->cap * 2;
-
 	for (int i = 0; i < st->natts; i++)
 	{
 		ColumnBuffer *c = &st->cols[i];
@@ -286,6 +285,17 @@ grow(ColumnarWriteState *st)
 			c->idx = repalloc_huge(c->idx, sizeof(uint32) * cap);
 	}
 	st->cap = cap;
+}
+
+/* Buffer bytes per row, dictionary entries aside. */
+static Size
+row_bytes(ColumnarWriteState *st)
+{
+	Size		n = 0;
+
+	for (int i = 0; i < st->natts; i++)
+		n += sizeof(bool) + (st->cols[i].kind == COLUMNAR_KIND_INT ? sizeof(int64) : sizeof(uint32));
+	return Max(n, 1);
 }
 
 /* The bytes that stand for a pass-by-reference value. */
@@ -357,7 +367,7 @@ append_row(ColumnarWriteState *st, Datum *values, bool *isnull, int64 row, Comma
 	int			r = st->nrows;
 
 	if (r == st->cap)
-		grow(st);
+		grow(st, st->cap * 2);
 	for (int i = 0; i < st->natts; i++)
 	{
 		ColumnBuffer *c = &st->cols[i];
@@ -958,6 +968,7 @@ compact_class(Relation rel, int class)
 	Datum	   *values;
 	bool	   *isnull;
 	int64		merged = 0;
+	int64		rows = 0;
 	MemoryContext old;
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
 
@@ -972,7 +983,10 @@ compact_class(Relation rel, int class)
 
 		if (s->row_count < opts.stripe_rows &&
 			(class == COMPACT_ALL_CLASSES || compaction_class(s->row_count) == class))
+		{
 			small = lappend(small, s);
+			rows += s->row_count;
+		}
 	}
 	if (list_length(small) < 2)
 	{
@@ -981,6 +995,15 @@ compact_class(Relation rel, int class)
 	}
 
 	st = create_state(rel);
+	/*
+	 * The rows are known: size the buffers once rather than doubling them
+	 * (which needs the old and the new buffer at once), within half of the
+	 * write memory (the rest is for dictionaries).
+	 */
+	rows = Min(rows, (int64) opts.stripe_rows);
+	rows = Min(rows, (int64) columnar_write_memory_kb * 1024 / 2 / (int64) row_bytes(st));
+	if (rows > st->cap)
+		grow(st, (int) rows);
 	old = MemoryContextSwitchTo(st->cxt);
 	values = palloc(sizeof(Datum) * st->natts);
 	isnull = palloc(sizeof(bool) * st->natts);
@@ -998,7 +1021,7 @@ compact_class(Relation rel, int class)
 		while (columnar_read_next(rs, values, isnull, &row))
 		{
 			append_row(st, values, isnull, row, GetCurrentCommandId(true));
-			if (st->nrows >= opts.stripe_rows)
+			if (state_full(st))
 				flush_state(rel, st);
 		}
 		columnar_read_end(rs);
