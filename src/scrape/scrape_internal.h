@@ -57,6 +57,7 @@ typedef struct ScrapeTarget
 	TimestampTz last_scrape;
 	int64		last_duration_us;
 	char		last_error[256];
+	bool		store_alone;	/* its last profile failed to store */
 
 	int			slot;			/* index in shared memory, -1 if none */
 } ScrapeTarget;

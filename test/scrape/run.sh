@@ -157,6 +157,12 @@ check "the good target was scraped again meanwhile" \
 	test "$(q "SELECT max(last_scrape) > '$t1' FROM parca.targets WHERE job = 'go' AND url LIKE '%goroutine'")" = t
 check "the good targets stay up" \
 	test "$(q "SELECT bool_and(health = 'up') FROM parca.targets WHERE job = 'go'")" = t
+# profiles are stored in batches of a second; a batch with garbage in it is
+# stored again profile by profile
+check "their profiles are stored meanwhile, though batched with garbage" \
+	test "$(q "SELECT count(DISTINCT se.labels->>'__name__') >= 3 FROM parca.samples sa
+	           JOIN parca.series se ON se.id = sa.series_id
+	           WHERE se.labels->>'job' = 'go' AND sa.time >= '$t1'")" = t
 logged_timeout() {
 	grep -q 'parca scrape of .*/hang/.* failed: timeout' "$PGDATA_DIR/log" && return 0
 	grep 'parca scrape of' "$PGDATA_DIR/log" >&2
