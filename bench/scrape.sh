@@ -32,6 +32,11 @@ trap cleanup EXIT
 "$tmp/pprof_target" -port "$http" -ports "$targets" -shared-cpu -duty 0.05 >"$tmp/target.log" 2>&1 &
 target_pid=$!
 sleep 1
+if ! kill -0 "$target_pid" 2>/dev/null; then
+	echo "scrape bench: the pprof target did not start (ports $http-$((http + targets - 1)) in use?):"
+	cat "$tmp/target.log"
+	exit 1
+fi
 
 q "INSERT INTO parca.scrape_jobs (job_name) VALUES ('bench')"
 q "INSERT INTO parca.scrape_targets (job_name, address)
