@@ -146,7 +146,7 @@ static ColumnarWriteState *write_states;
 /* Bumped whenever buffered rows change, so readers know to look again. */
 uint64		columnar_pending_generation;
 
-static void flush_state(Relation rel, ColumnarWriteState *st);
+static void flush_state(Relation rel, ColumnarWriteState *st, bool for_good);
 static void maybe_compact(Relation rel, ColumnarOptions opts);
 
 /* ---- buffers ---- */
@@ -452,7 +452,7 @@ columnar_write_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	columnar_row_to_tid(row, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	if (state_full(st))
-		flush_state(rel, st);
+		flush_state(rel, st, false);
 }
 
 /* ---- stripes ---- */
@@ -698,8 +698,13 @@ write_pages(Relation rel, const char *data, int64 len)
 	return first;
 }
 
+/*
+ * Write the buffered rows as a stripe.  for_good: the stripe is final even
+ * if small (compaction could make it no bigger): stored on pages, at the
+ * table's level, and never merged again.
+ */
 static void
-flush_state(Relation rel, ColumnarWriteState *st)
+flush_state(Relation rel, ColumnarWriteState *st, bool for_good)
 {
 	ColumnarStripe s;
 	bytea	   *directory;
@@ -720,7 +725,7 @@ flush_state(Relation rel, ColumnarWriteState *st)
 	 * fastest level does for it.  Should it turn out too big for inline,
 	 * it is stored for good, so it is encoded again at the table's level.
 	 */
-	if (st->nrows < st->opts.stripe_rows && st->opts.compression_level > 1)
+	if (st->nrows < st->opts.stripe_rows && st->opts.compression_level > 1 && !for_good)
 	{
 		encode_stripe(st, st->nrows, 1, &s, &directory, &data);
 		if (data.len > columnar_inline_stripe_bytes)
@@ -732,7 +737,7 @@ flush_state(Relation rel, ColumnarWriteState *st)
 	}
 	else
 		encode_stripe(st, st->nrows, st->opts.compression_level, &s, &directory, &data);
-	if (data.len <= columnar_inline_stripe_bytes)
+	if (data.len <= columnar_inline_stripe_bytes && !for_good)
 	{
 		inline_data = palloc(VARHDRSZ + data.len);
 		SET_VARSIZE(inline_data, VARHDRSZ + data.len);
@@ -805,7 +810,7 @@ columnar_flush_relation(Oid relid)
 			Relation	rel = table_open(relid, NoLock);
 
 			if (st->relfilenode == rel->rd_node.relNode)
-				flush_state(rel, st);
+				flush_state(rel, st, false);
 			table_close(rel, NoLock);
 		}
 		free_state(st);
@@ -848,7 +853,7 @@ flush_states(bool all)
 				bool		wrote = st->nrows > 0;
 				ColumnarOptions opts = st->opts;
 
-				flush_state(rel, st);
+				flush_state(rel, st, false);
 				free_state(st);
 				if (wrote)
 					maybe_compact(rel, opts);
@@ -969,6 +974,8 @@ compact_class(Relation rel, int class)
 	bool	   *isnull;
 	int64		merged = 0;
 	int64		rows = 0;
+	int64		fit;
+	bool		capped;
 	MemoryContext old;
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
 
@@ -996,14 +1003,14 @@ compact_class(Relation rel, int class)
 
 	st = create_state(rel);
 	/*
-	 * The rows are known: size the buffers once rather than doubling them
-	 * (which needs the old and the new buffer at once), within half of the
-	 * write memory (the rest is for dictionaries).
+	 * The rows are known: stripes of this many rows, with buffers sized once
+	 * rather than doubled (which needs the old and the new buffer at once),
+	 * within half of the write memory (the rest is for dictionaries).
 	 */
 	rows = Min(rows, (int64) opts.stripe_rows);
-	rows = Min(rows, (int64) columnar_write_memory_kb * 1024 / 2 / (int64) row_bytes(st));
-	if (rows > st->cap)
-		grow(st, (int) rows);
+	fit = Max((int64) columnar_write_memory_kb * 1024 / 2 / (int64) row_bytes(st), 1);
+	capped = fit < rows;
+	rows = Min(rows, fit);
 	old = MemoryContextSwitchTo(st->cxt);
 	values = palloc(sizeof(Datum) * st->natts);
 	isnull = palloc(sizeof(bool) * st->natts);
@@ -1020,14 +1027,17 @@ compact_class(Relation rel, int class)
 		columnar_delete_stripe(&s->meta_tid);
 		while (columnar_read_next(rs, values, isnull, &row))
 		{
+			if (st->nrows == 0 && st->cap < rows)
+				grow(st, (int) rows);
 			append_row(st, values, isnull, row, GetCurrentCommandId(true));
-			if (state_full(st))
-				flush_state(rel, st);
+			/* a stripe cut short by the memory is final, or it would be merged again */
+			if (st->nrows == rows || state_full(st))
+				flush_state(rel, st, capped || st->nrows < rows);
 		}
 		columnar_read_end(rs);
 		merged++;
 	}
-	flush_state(rel, st);
+	flush_state(rel, st, false);
 	MemoryContextDelete(st->cxt);
 	UnregisterSnapshot(snapshot);
 	return merged;

@@ -64,7 +64,19 @@ SELECT min, max FROM parca_columnar_chunks('col_tier') WHERE attname = 'a' ORDER
 VACUUM col_tier;
 SELECT min, max FROM parca_columnar_chunks('col_tier') WHERE attname = 'a' ORDER BY stripe;
 SELECT * FROM parca_columnar_check('col_tier');
-DROP TABLE col_tier;
+-- a merge bigger than the write memory allows makes stripes of what fits,
+-- stored for good (on pages), so that they are not merged again and again
+SET parca.columnar_write_memory = '1MB';
+CREATE TABLE col_tier_mem (a int, b text) USING parca_columnar;
+DO $$ BEGIN FOR i IN 1..16 LOOP
+    INSERT INTO col_tier_mem SELECT g, 'row' FROM generate_series(i * 3000, i * 3000 + 2999) g;
+    COMMIT;
+END LOOP; END $$;
+SELECT * FROM parca_columnar_check('col_tier_mem');
+INSERT INTO col_tier_mem VALUES (0, 'one more');
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_tier_mem');
+RESET parca.columnar_write_memory;
+DROP TABLE col_tier, col_tier_mem;
 
 -- btree indexes: unique, on an expression, partial; index scans
 CREATE TABLE col_idx (id int8, k text, v int) USING parca_columnar;
