@@ -489,6 +489,12 @@ parca_scrape_worker_main(Datum arg)
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* profiles are small: compiling a query would cost more than running it */
 	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	/*
+	 * Compaction of the samples table's small stripes buffers the rows it
+	 * merges: keep that to 16 MB here, unless the setting was made
+	 * (file, database, role).
+	 */
+	SetConfigOption("parca.columnar_write_memory", "16MB", PGC_USERSET, PGC_S_DYNAMIC_DEFAULT);
 
 	scrape_state_attach_worker();
 	scrape_http_init();
