@@ -109,9 +109,10 @@ psql -X -c "SELECT profile, count(*) AS scrapes,
 q "SELECT 'errors: ' || string_agg(DISTINCT last_error, '; ') FROM bench_scrapes
    WHERE last_scrape >= '$start_ts' AND last_error IS NOT NULL"
 
-# The ingestion part: the profiles of the start and of the end of the run
-# (they grow as the program runs) ingested 25 times each by a backend, a
-# transaction each, with the same labels; CPU time from /proc/self/stat.
+# For comparison, ingestion alone without the worker's batching: the
+# profiles of the start and of the end of the run (they grow as the program
+# runs) ingested 25 times each by a backend, a transaction each, with the
+# same labels; CPU time from /proc/self/stat.
 fetch_profiles "$tmp/replay/end"
 chmod -R a+rX "$tmp"
 psql -X -qAt -v ON_ERROR_STOP=1 >"$tmp/replay.out" <<EOF
@@ -143,7 +144,7 @@ SELECT sum(ticks::numeric / n) FROM ticks;
 EOF
 ticks_per_round=$(tail -n 1 "$tmp/replay.out")
 # a round is one scrape of each of the five profiles: every target does one per 10 s
-printf "of which ingestion (the same profiles replayed through parca_ingest_pprof by a backend): %.2f %% of one core\n" \
+printf "for comparison, the same profiles stored by a backend one transaction each (no batching): %.2f %% of one core\n" \
 	"$(echo "100 * $ticks_per_round / $clk * $targets / 10" | bc -l)"
 backend_kb() { q "SELECT (regexp_match(pg_read_file('/proc/self/status'), '$1:\\s+(\\d+)'))[1]"; }
 printf "for comparison, a fresh backend of this server: VmRSS %.1f MB, RssFile %.1f MB\n" \
