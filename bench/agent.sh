@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # parca-agent's overhead, side by side with perf record doing the same
 # capture: 19 Hz per CPU, call stacks, every process, for 60 s while two
-# busy loops keep both cores busy.  Reports each one's CPU time as a
-# share of one core and its peak resident memory, and the agent's samples
-# written per second.  Needs root.  Targets: <= 0.5 % of one core, <= 32 MB.
+# busy loops keep both cores busy (PARCA_AGENT_BENCH_LOAD, below).
+# Reports each one's CPU time as a share of one core and its peak
+# resident memory, and the agent's samples written per second.  Needs
+# root.  Targets: <= 0.5 % of one core, <= 32 MB.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 . "$repo/test/lib.sh"
 
 seconds=${PARCA_AGENT_BENCH_SECONDS:-60}
+load=${PARCA_AGENT_BENCH_LOAD:-spin}
 agent=$repo/agent/parca-agent
 [ -x "$agent" ] || { echo "bench/agent.sh: build the agent first (make)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "bench/agent.sh: perf is missing (scripts/deps.sh)" >&2; exit 1; }
@@ -18,7 +20,9 @@ start_cluster "${PARCA_AGENT_BENCH_PORT:-54444}"
 tmp=$(mktemp -d)
 busy_pids=()
 cleanup() {
-	for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -f "$tmp/busy"			# the compile loops end after their compile
+	for p in "${busy_pids[@]}"; do [ "$load" = compile ] || kill "$p" 2>/dev/null; done
+	wait "${busy_pids[@]}" 2>/dev/null
 	rm -rf "$tmp"
 	stop_cluster
 }
@@ -26,9 +30,21 @@ trap cleanup EXIT
 gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$repo/test/agent/workload.c"
 q "CREATE ROLE agent_bench LOGIN IN ROLE parca_agent" >/dev/null
 
-# Two busy loops, one per core, for both runs.
+# Two busy loops, one per core, for both runs: spinning in one process
+# each, or (PARCA_AGENT_BENCH_LOAD=compile) compiling a small C file again
+# and again, which starts a dozen short-lived programs a second.
+touch "$tmp/busy"
 for i in 1 2; do
-	"$tmp/workload" spin $((3 * seconds)) >/dev/null &
+	case $load in
+	spin) "$tmp/workload" spin $((3 * seconds)) >/dev/null & ;;
+	compile)
+		(end=$((SECONDS + 3 * seconds))
+		 while [ -e "$tmp/busy" ] && [ $SECONDS -lt $end ]; do
+			gcc -O2 -g -c -o "$tmp/compiled$i.o" "$repo/test/agent/workload.c"
+		 done) &
+		;;
+	*) echo "bench/agent.sh: PARCA_AGENT_BENCH_LOAD is spin or compile" >&2; exit 2 ;;
+	esac
 	busy_pids+=($!)
 done
 sleep 1
@@ -59,7 +75,7 @@ python3 "$here/rusage.py" "$tmp/perf.rusage" \
 python3 "$here/rusage.py" "$tmp/report.rusage" \
 	perf report -i "$tmp/perf.data" --stdio >/dev/null 2>&1
 
-echo "both cores busy, 19 Hz per CPU, $seconds s"
+echo "both cores busy ($load), 19 Hz per CPU, $seconds s"
 report "parca-agent (sample+symbolize+write)" "$tmp/agent.rusage"
 awk -v a="$t10" -v b="$tend" -v t=$((seconds - 11)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
 	printf "%-34s CPU %6.2f s in %d s       = %5.2f %% of one core\n",
