@@ -973,9 +973,9 @@ compact_class(Relation rel, int class)
 	Datum	   *values;
 	bool	   *isnull;
 	int64		merged = 0;
-	int64		rows = 0;
-	int64		fit;
-	bool		capped;
+	int64		total_rows = 0;
+	int64		stripe_rows;	/* rows per merged stripe */
+	bool		cut_by_memory;
 	MemoryContext old;
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
 
@@ -992,7 +992,7 @@ compact_class(Relation rel, int class)
 			(class == COMPACT_ALL_CLASSES || compaction_class(s->row_count) == class))
 		{
 			small = lappend(small, s);
-			rows += s->row_count;
+			total_rows += s->row_count;
 		}
 	}
 	if (list_length(small) < 2)
@@ -1007,10 +1007,10 @@ compact_class(Relation rel, int class)
 	 * rather than doubled (which needs the old and the new buffer at once),
 	 * within half of the write memory (the rest is for dictionaries).
 	 */
-	rows = Min(rows, (int64) opts.stripe_rows);
-	fit = Max((int64) columnar_write_memory_kb * 1024 / 2 / (int64) row_bytes(st), 1);
-	capped = fit < rows;
-	rows = Min(rows, fit);
+	stripe_rows = Min(total_rows, (int64) opts.stripe_rows);
+	cut_by_memory = stripe_rows * (int64) row_bytes(st) > (int64) columnar_write_memory_kb * 1024 / 2;
+	if (cut_by_memory)
+		stripe_rows = Max((int64) columnar_write_memory_kb * 1024 / 2 / (int64) row_bytes(st), 1);
 	old = MemoryContextSwitchTo(st->cxt);
 	values = palloc(sizeof(Datum) * st->natts);
 	isnull = palloc(sizeof(bool) * st->natts);
@@ -1027,12 +1027,12 @@ compact_class(Relation rel, int class)
 		columnar_delete_stripe(&s->meta_tid);
 		while (columnar_read_next(rs, values, isnull, &row))
 		{
-			if (st->nrows == 0 && st->cap < rows)
-				grow(st, (int) rows);
+			if (st->nrows == 0 && st->cap < stripe_rows)
+				grow(st, (int) stripe_rows);
 			append_row(st, values, isnull, row, GetCurrentCommandId(true));
 			/* a stripe cut short by the memory is final, or it would be merged again */
-			if (st->nrows == rows || state_full(st))
-				flush_state(rel, st, capped || st->nrows < rows);
+			if (st->nrows == stripe_rows || state_full(st))
+				flush_state(rel, st, cut_by_memory || st->nrows < stripe_rows);
 		}
 		columnar_read_end(rs);
 		merged++;
