@@ -42,7 +42,7 @@ CREATE FUNCTION parca_columnar_set_options(
     compression_level integer DEFAULT NULL,
     stripe_rows integer DEFAULT NULL,
     chunk_group_rows integer DEFAULT NULL) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     INSERT INTO parca.columnar_options AS o
         VALUES (tbl, stripe_rows, chunk_group_rows, compression_level)
     ON CONFLICT (relid) DO UPDATE SET

@@ -22,6 +22,7 @@ CREATE DOMAIN parca.scrape_address AS text
 -- Prometheus label names; names starting with "__" are reserved.
 CREATE FUNCTION parca.scrape_labels_valid(labels jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT jsonb_typeof(labels) = 'object'
        AND NOT EXISTS (
@@ -34,6 +35,7 @@ $$;
 -- Extra URL parameters: {"name": "value"} or {"name": ["v1", "v2"]}.
 CREATE FUNCTION parca.scrape_params_valid(params jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT jsonb_typeof(params) = 'object'
        AND NOT EXISTS (
@@ -93,6 +95,7 @@ $$;
 
 CREATE FUNCTION parca.scrape_jobs_add_profiles() RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     INSERT INTO parca.scrape_profiles (job_name, name, path, delta)
@@ -109,6 +112,7 @@ CREATE TRIGGER scrape_jobs_add_profiles AFTER INSERT ON parca.scrape_jobs
 -- restored dump's rows replace the defaults its jobs were given.
 CREATE FUNCTION parca.scrape_profiles_upsert() RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     UPDATE parca.scrape_profiles
@@ -126,6 +130,7 @@ CREATE TRIGGER scrape_profiles_upsert BEFORE INSERT ON parca.scrape_profiles
 -- A delta profile samples for one interval, so its scrape needs longer.
 CREATE FUNCTION parca.scrape_check_timeout() RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     bad record;
@@ -157,6 +162,7 @@ CREATE CONSTRAINT TRIGGER scrape_profiles_check_timeout AFTER INSERT OR UPDATE O
 -- superusers and members of pg_read_server_files may name them.
 CREATE FUNCTION parca.scrape_check_file_sd() RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF NEW.file_sd_files <> '{}'
@@ -172,18 +178,10 @@ $$;
 CREATE TRIGGER scrape_jobs_check_file_sd BEFORE INSERT OR UPDATE ON parca.scrape_jobs
     FOR EACH ROW EXECUTE FUNCTION parca.scrape_check_file_sd();
 
--- Percent-encoding of a URL query component (RFC 3986 unreserved kept).
+-- Percent-encoding of a URL query component (RFC 3986 unreserved kept),
+-- of the text's UTF-8 bytes.
 CREATE FUNCTION parca.scrape_url_encode(s text) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT
-AS $$
-    SELECT coalesce(string_agg(
-               CASE WHEN b BETWEEN 48 AND 57 OR b BETWEEN 65 AND 90 OR b BETWEEN 97 AND 122
-                         OR b IN (45, 46, 95, 126)
-                    THEN chr(b)
-                    ELSE '%' || upper(lpad(to_hex(b), 2, '0')) END, '' ORDER BY i), '')
-      FROM (SELECT i, get_byte(convert_to(s, 'UTF8'), i) AS b
-              FROM generate_series(0, octet_length(convert_to(s, 'UTF8')) - 1) AS i) AS bytes
-$$;
+AS 'MODULE_PATHNAME', 'parca_scrape_url_encode' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- The targets of a Prometheus file_sd document: a JSON array of
 -- {"targets": ["host:port", ...], "labels": {...}}.  Labels starting with
@@ -191,6 +189,7 @@ $$;
 CREATE FUNCTION parca.scrape_file_sd_targets(content text, OUT address text, OUT labels jsonb)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     doc jsonb := content::jsonb;
@@ -235,6 +234,7 @@ CREATE FUNCTION parca.scrape_endpoints(file_sd jsonb DEFAULT '{}')
 RETURNS TABLE (job_name text, url text, labels jsonb, profile text,
                interval_ms bigint, timeout_ms bigint)
 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
     WITH targets AS (
         SELECT t.job_name, t.address::text AS address, t.labels FROM parca.scrape_targets t

@@ -69,7 +69,6 @@ extern void scrape_state_publish_all(ScrapeTarget *targets, int ntargets);
 extern void scrape_state_publish(const ScrapeTarget *target);
 
 /* config.c */
-extern char *scrape_extension_schema(void);
 extern ScrapeTarget *scrape_config_load(int *ntargets, MemoryContext cxt);
 
 /* file_sd.c: within one configuration load, begin, targets..., end */

@@ -200,7 +200,7 @@ ingest(PendingProfile *p)
 	if (ingest_plan == NULL)
 	{
 		Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
-		char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::jsonb)",
+		char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::pg_catalog.jsonb)",
 								   quote_identifier(ext_schema));
 		SPIPlanPtr	plan = SPI_prepare(sql, 3, argtypes);
 
@@ -325,7 +325,7 @@ load_config(bool full_reload)
 	{
 		begin_work("parca: loading the scrape configuration");
 
-		schema = scrape_extension_schema();
+		schema = parca_extension_schema();
 		if (schema == NULL || ext_schema == NULL || strcmp(schema, ext_schema) != 0)
 		{
 			/* installed, dropped or recreated elsewhere: prepare again */
@@ -485,6 +485,13 @@ parca_scrape_worker_main(Datum arg)
 	database = pstrdup(scrape_database);
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	pgstat_report_appname("parca scrape worker");
+	/*
+	 * The session took the database's and its role's settings, and the
+	 * database owner may set search_path: the worker, a superuser, looks
+	 * names up in pg_catalog only (its SQL names everything else with its
+	 * schema), so no object of theirs can stand in for a built-in.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 	/* a scrape lost in a crash is one interval of one target */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* profiles are small: compiling a query would cost more than running it */

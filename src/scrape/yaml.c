@@ -212,11 +212,11 @@ insert_job(ImportJob *job, bool replace)
 
 	args[0] = CStringGetTextDatum(job->name);
 	if (replace)
-		run("DELETE FROM parca.scrape_jobs WHERE job_name = $1", 1, types, args, NULL,
+		run("DELETE FROM parca.scrape_jobs WHERE job_name OPERATOR(pg_catalog.=) $1", 1, types, args, NULL,
 			SPI_OK_DELETE);
 	else
 	{
-		run("SELECT FROM parca.scrape_jobs WHERE job_name = $1", 1, types, args, NULL,
+		run("SELECT FROM parca.scrape_jobs WHERE job_name OPERATOR(pg_catalog.=) $1", 1, types, args, NULL,
 			SPI_OK_SELECT);
 		if (SPI_processed > 0)
 			ereport(ERROR,
@@ -233,9 +233,9 @@ insert_job(ImportJob *job, bool replace)
 	args[5] = CStringGetTextDatum(job->params.data);
 	args[6] = CStringGetTextDatum(job->files.data);
 	run("INSERT INTO parca.scrape_jobs (job_name, scrape_interval, scrape_timeout, scheme, "
-		"path_prefix, params, file_sd_files) VALUES ($1, $2 * interval '1 ms', "
-		"$3 * interval '1 ms', $4, $5, $6::jsonb, "
-		"ARRAY(SELECT jsonb_array_elements_text($7::jsonb)))",
+		"path_prefix, params, file_sd_files) VALUES ($1, $2 OPERATOR(pg_catalog.*) interval '1 ms', "
+		"$3 OPERATOR(pg_catalog.*) interval '1 ms', $4, $5, $6::pg_catalog.jsonb, "
+		"ARRAY(SELECT pg_catalog.jsonb_array_elements_text($7::pg_catalog.jsonb)))",
 		7, types, args, nulls, SPI_OK_INSERT);
 }
 
@@ -277,8 +277,8 @@ import_static_configs(yaml_document_t *doc, const char *job, yaml_node_t *seq)
 		{
 			args[1] = CStringGetTextDatum(scalar(yaml_document_get_node(doc, *t), "a target"));
 			run("INSERT INTO parca.scrape_targets (job_name, address, labels) "
-				"VALUES ($1, $2, $3::jsonb) ON CONFLICT (job_name, address) "
-				"DO UPDATE SET labels = parca.scrape_targets.labels || EXCLUDED.labels",
+				"VALUES ($1, $2, $3::pg_catalog.jsonb) ON CONFLICT (job_name, address) "
+				"DO UPDATE SET labels = parca.scrape_targets.labels OPERATOR(pg_catalog.||) EXCLUDED.labels",
 				3, types, args, NULL, SPI_OK_INSERT);
 		}
 	}
@@ -361,11 +361,11 @@ import_pprof_config(yaml_document_t *doc, const char *job, yaml_node_t *map)
 		/* a profile the job has keeps what the YAML does not set */
 		run("UPDATE parca.scrape_profiles SET enabled = coalesce($3, enabled), "
 			"path = coalesce($4, path), delta = coalesce($5, delta) "
-			"WHERE job_name = $1 AND name = $2",
+			"WHERE job_name OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
 			5, types, args, nulls, SPI_OK_UPDATE);
 		if (SPI_processed == 0)
 			run("INSERT INTO parca.scrape_profiles (job_name, name, enabled, path, delta) "
-				"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' || $2), "
+				"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' OPERATOR(pg_catalog.||) $2), "
 				"coalesce($5, false))",
 				5, types, args, nulls, SPI_OK_INSERT);
 	}
