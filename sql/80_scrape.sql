@@ -7,10 +7,16 @@
 -- parca_scrape may change them: every row makes the server open HTTP
 -- connections (docs/scrape.md).
 
+-- The worker itself stores profiles as parca_scrape_worker (NOLOGIN),
+-- which has just the rights it needs: read the configuration, write
+-- profiles (grants at the end).
 DO $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'parca_scrape') THEN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'parca_scrape') THEN
         CREATE ROLE parca_scrape NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'parca_scrape_worker') THEN
+        CREATE ROLE parca_scrape_worker NOLOGIN;
     END IF;
 END
 $$;
@@ -314,3 +320,15 @@ GRANT EXECUTE ON FUNCTION parca.scrape_target_states() TO parca_scrape;
 GRANT EXECUTE ON FUNCTION parca.scrape_endpoints(jsonb) TO parca_scrape;
 GRANT EXECUTE ON FUNCTION parca_scrape_import_yaml(text, boolean) TO parca_scrape;
 GRANT USAGE ON SCHEMA parca TO parca_scrape;
+
+-- What the worker does as parca_scrape_worker: load the configuration and
+-- parca_ingest_pprof (the metastore's INSERT ... ON CONFLICT (id) reads
+-- the ids; a location that gains lines is updated).
+GRANT USAGE ON SCHEMA parca TO parca_scrape_worker;
+GRANT SELECT ON parca.scrape_jobs, parca.scrape_targets, parca.scrape_profiles TO parca_scrape_worker;
+GRANT EXECUTE ON FUNCTION parca.scrape_endpoints(jsonb) TO parca_scrape_worker;
+GRANT INSERT ON parca.samples TO parca_scrape_worker;
+GRANT SELECT, INSERT ON parca.series TO parca_scrape_worker;
+GRANT INSERT, SELECT (id) ON parca.mappings, parca.functions TO parca_scrape_worker;
+GRANT INSERT, SELECT (id, function_ids), UPDATE (function_ids, line_numbers) ON parca.locations
+    TO parca_scrape_worker;

@@ -18,8 +18,19 @@
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 
+/* The role the worker stores profiles as (sql/80_scrape.sql). */
+#define SCRAPE_WORKER_ROLE "parca_scrape_worker"
+
 /* Settings (state.c). */
+typedef enum ScrapeRedirects
+{
+	SCRAPE_REDIRECTS_NONE,
+	SCRAPE_REDIRECTS_SAME_ORIGIN,	/* the target's scheme, host and port */
+	SCRAPE_REDIRECTS_ANY
+} ScrapeRedirects;
+
 extern bool scrape_enabled;
+extern int	scrape_redirects;
 extern char *scrape_database;
 extern int	scrape_concurrency;
 extern int	scrape_max_targets;

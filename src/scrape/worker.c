@@ -36,6 +36,7 @@
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -169,11 +170,44 @@ begin_work(const char *activity)
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
 
+/*
+ * The session is the bootstrap superuser's (a background worker in
+ * PostgreSQL 15 can only connect as a role that may log in); what the
+ * worker does with the extension's tables and functions runs as the
+ * NOLOGIN role parca_scrape_worker (sql/80_scrape.sql), which holds just
+ * the rights to read the scrape configuration and store profiles, in a
+ * security-restricted operation, as PostgreSQL runs maintenance commands
+ * as a table's owner.  The rest of the transaction runs as that role;
+ * end_work() switches back, and an abort does by itself.
+ */
+static Oid	session_userid = InvalidOid;
+static int	session_sec_context = 0;
+static bool in_worker_role = false;
+
+static void
+become_worker_role(void)
+{
+	Oid			role = get_role_oid(SCRAPE_WORKER_ROLE, true);
+
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" does not exist", SCRAPE_WORKER_ROLE),
+				 errhint("CREATE EXTENSION parca creates it; the scrape worker stores nothing without it.")));
+	GetUserIdAndSecContext(&session_userid, &session_sec_context);
+	SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	in_worker_role = true;
+}
+
 static void
 end_work(void)
 {
 	SPI_finish();
 	PopActiveSnapshot();
+	if (in_worker_role)
+		SetUserIdAndSecContext(session_userid, session_sec_context);
+	in_worker_role = false;
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
@@ -186,7 +220,9 @@ abort_work(MemoryContext oldcxt)
 	MemoryContextSwitchTo(oldcxt);
 	edata = CopyErrorData();
 	FlushErrorState();
+	/* restores the session's user too */
 	AbortCurrentTransaction();
+	in_worker_role = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return edata;
 }
@@ -229,6 +265,7 @@ store(PendingProfile **batch, int n)
 	{
 		begin_work(n == 1 ? "parca: storing a scraped profile" :
 				   "parca: storing scraped profiles");
+		become_worker_role();
 		for (int i = 0; i < n; i++)
 			ingest(batch[i]);
 		end_work();
@@ -347,6 +384,7 @@ load_config(bool full_reload)
 		{
 			int			n;
 
+			become_worker_role();
 			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
 										   ALLOCSET_DEFAULT_SIZES);
 			newt = scrape_config_load(&n, newcxt);
