@@ -25,7 +25,9 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -695,13 +697,26 @@ parca_columnar_handler(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(&columnar_methods);
 }
 
-/* parca_columnar_compact(regclass): merge small stripes now. */
+/*
+ * parca_columnar_compact(regclass): merge small stripes now.  Whoever may
+ * VACUUM the table may (its owner, the database's owner), checked before
+ * the lock is taken.
+ */
 Datum
 parca_columnar_compact(PG_FUNCTION_ARGS)
 {
-	Relation	rel = table_open(PG_GETARG_OID(0), RowExclusiveLock);
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
 	int64		merged;
 
+	if (!pg_class_ownercheck(relid, GetUserId()) &&
+		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	rel = try_table_open(relid, RowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (!columnar_is_columnar(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
