@@ -33,6 +33,14 @@ bool		scrape_enabled = true;
 char	   *scrape_database = NULL;
 int			scrape_concurrency = 512;
 int			scrape_max_targets = 2048;
+int			scrape_redirects = SCRAPE_REDIRECTS_SAME_ORIGIN;
+
+static const struct config_enum_entry scrape_redirects_options[] = {
+	{"none", SCRAPE_REDIRECTS_NONE, false},
+	{"same_origin", SCRAPE_REDIRECTS_SAME_ORIGIN, false},
+	{"any", SCRAPE_REDIRECTS_ANY, false},
+	{NULL, 0, false}
+};
 
 #define SLOT_JOB_LEN	64
 #define SLOT_URL_LEN	512
@@ -131,6 +139,12 @@ scrape_init(void)
 							"A delta (CPU) profile holds its slot for a whole interval.",
 							&scrape_concurrency, 512, 1, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("parca.scrape_redirects",
+							 "Which HTTP redirects the scrape worker follows.",
+							 "none; same_origin: to the target's own scheme, host and port; any: to any http or https URL.",
+							 &scrape_redirects, SCRAPE_REDIRECTS_SAME_ORIGIN,
+							 scrape_redirects_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* The worker and its shared memory exist only when preloaded. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
