@@ -6,11 +6,13 @@
 
 #include <zlib.h>
 
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "parca.h"
 #include "pprof/pprof.h"
+#include "valid_text.h"
 
 struct PprofIdMap
 {
@@ -224,6 +226,122 @@ check_string(const PprofMessage *m, int64 index, const char *field)
 						field, (long long) index, m->n_string_table)));
 }
 
+/*
+ * protobuf-c passes a string's bytes through as they come and ends it at
+ * its first NUL, which text cannot hold (valid_text.h).  So each string of
+ * the string table is checked where its length is known, in the encoded
+ * message, and one that has a NUL or an invalid byte is replaced by a copy
+ * with each such byte turned into U+FFFD ('?' if the database encoding is
+ * not UTF8), and marked.  Names (of functions, files, mappings, build ids, numeric labels)
+ * are stored repaired; strings that name series (the fields of profile
+ * types, string labels) must be right as they are, and validate() refuses
+ * the profile if one was repaired.
+ */
+static bool
+read_varint(const uint8 **p, const uint8 *end, uint64 *v)
+{
+	uint64		result = 0;
+
+	for (int shift = 0; shift < 64 && *p < end; shift += 7)
+	{
+		uint8		b = *(*p)++;
+
+		result |= (uint64) (b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+		{
+			*v = result;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where each string of the string table (Profile field 6) is in raw. */
+static void
+string_table_spans(const char *raw, Size len, size_t nstrings, Size *offsets, Size *lengths)
+{
+	const uint8 *p = (const uint8 *) raw;
+	const uint8 *end = p + len;
+	size_t		n = 0;
+	uint64		key,
+				v;
+
+	while (p < end && read_varint(&p, end, &key))
+	{
+		if ((n & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		switch (key & 7)
+		{
+			case 0:
+				if (!read_varint(&p, end, &v))
+					p = end + 1;
+				break;
+			case 1:
+				p += 8;
+				break;
+			case 5:
+				p += 4;
+				break;
+			case 2:
+				if (!read_varint(&p, end, &v) || v > (uint64) (end - p))
+				{
+					p = end + 1;
+					break;
+				}
+				if ((key >> 3) == 6 && n < nstrings)
+				{
+					offsets[n] = (const char *) p - raw;
+					lengths[n] = (Size) v;
+					n++;
+				}
+				p += v;
+				break;
+			default:
+				p = end + 1;
+		}
+	}
+	/* protobuf-c accepted the message: a mismatch is a bug */
+	if (p != end || n != nstrings)
+		elog(ERROR, "the string table of a decoded profile is not where it was");
+}
+
+static void
+repair_strings(Pprof *p, const char *raw, Size raw_len)
+{
+	PprofMessage *m = p->msg;
+	Size	   *offsets = palloc(Max(m->n_string_table, 1) * sizeof(Size));
+	Size	   *lengths = palloc(Max(m->n_string_table, 1) * sizeof(Size));
+
+	string_table_spans(raw, raw_len, m->n_string_table, offsets, lengths);
+	for (size_t i = 0; i < m->n_string_table; i++)
+	{
+		bool		repaired;
+		const char *s = valid_text(raw + offsets[i], lengths[i], &repaired);
+
+		if (!repaired)
+			continue;
+		if (p->repaired == NULL)
+			p->repaired = palloc0(m->n_string_table * sizeof(bool));
+		p->repaired[i] = true;
+		m->string_table[i] = (char *) s;
+	}
+	pfree(offsets);
+	pfree(lengths);
+}
+
+/* Refuses the profile if the string that names what was repaired. */
+static void
+check_text(const Pprof *p, int64 index, const char *what)
+{
+	if (p->repaired != NULL && p->repaired[index])
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("invalid profile: %s \"%s\" is not valid %s text",
+						what, p->msg->string_table[index], GetDatabaseEncodingName()),
+				 errdetail("It holds a NUL byte or bytes that are not a character (shown as %s). It names series, so it is refused rather than repaired; function, file and mapping names are stored with such bytes replaced.",
+						   GetDatabaseEncoding() == PG_UTF8 ? "U+FFFD" : "'?'")));
+}
+
 static void
 validate(const Pprof *p)
 {
@@ -237,11 +355,15 @@ validate(const Pprof *p)
 	{
 		check_string(m, m->sample_type[i]->type, "sample_type.type");
 		check_string(m, m->sample_type[i]->unit, "sample_type.unit");
+		check_text(p, m->sample_type[i]->type, "sample type");
+		check_text(p, m->sample_type[i]->unit, "sample unit");
 	}
 	if (m->period_type)
 	{
 		check_string(m, m->period_type->type, "period_type.type");
 		check_string(m, m->period_type->unit, "period_type.unit");
+		check_text(p, m->period_type->type, "period type");
+		check_text(p, m->period_type->unit, "period unit");
 	}
 	check_string(m, m->drop_frames, "drop_frames");
 	check_string(m, m->keep_frames, "keep_frames");
@@ -286,6 +408,11 @@ validate(const Pprof *p)
 			check_string(m, s->label[j]->key, "label.key");
 			check_string(m, s->label[j]->str, "label.str");
 			check_string(m, s->label[j]->num_unit, "label.num_unit");
+			if (s->label[j]->str != 0)
+			{
+				check_text(p, s->label[j]->key, "label name");
+				check_text(p, s->label[j]->str, "label value");
+			}
 		}
 	}
 }
@@ -318,6 +445,10 @@ pprof_decode(const char *data, Size len)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid profile: samples without sample types")));
 	p->msg = m;
+	repair_strings(p, raw, raw_len);
+	/* the message holds copies: the inflated bytes can go */
+	if (raw != data)
+		pfree((char *) raw);
 	p->mappings = build_id_map("mapping", m->n_mapping, mapping_id_at, m);
 	p->functions = build_id_map("function", m->n_function, function_id_at, m);
 	p->locations = build_id_map("location", m->n_location, location_id_at, m);

@@ -28,6 +28,7 @@
 
 #include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
+#include "valid_text.h"
 
 bool		scrape_enabled = true;
 char	   *scrape_database = NULL;
@@ -249,6 +250,20 @@ scrape_state_publish(const ScrapeTarget *target)
 }
 
 /*
+ * A string of a slot as text.  Copying into a slot may have cut a
+ * character in two, an error may quote what a target sent (a redirect's
+ * Location), and the view may be read in a database of another encoding
+ * than the worker's.
+ */
+static Datum
+slot_text(const char *s)
+{
+	bool		repaired;
+
+	return PointerGetDatum(cstring_to_text(valid_text(s, strlen(s), &repaired)));
+}
+
+/*
  * parca.scrape_target_states(): the rows of the parca.targets view.
  */
 PG_FUNCTION_INFO_V1(parca_scrape_target_states);
@@ -275,10 +290,11 @@ parca_scrape_target_states(PG_FUNCTION_ARGS)
 		bool		nulls[7] = {0};
 		static const char *const health_names[] = {"unknown", "up", "down"};
 
-		values[0] = CStringGetTextDatum(s->job);
-		values[1] = CStringGetTextDatum(s->url);
+		values[0] = slot_text(s->job);
+		values[1] = slot_text(s->url);
 		if (s->labels[0] != '\0')
-			values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(s->labels));
+			values[2] = DirectFunctionCall1(jsonb_in,
+											CStringGetDatum(TextDatumGetCString(slot_text(s->labels))));
 		else
 			nulls[2] = true;
 		values[3] = CStringGetTextDatum(health_names[s->health]);
@@ -295,7 +311,7 @@ parca_scrape_target_states(PG_FUNCTION_ARGS)
 			values[5] = IntervalPGetDatum(iv);
 		}
 		if (s->error[0] != '\0')
-			values[6] = CStringGetTextDatum(s->error);
+			values[6] = slot_text(s->error);
 		else
 			nulls[6] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -22,10 +22,16 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
 #include "scrape/scrape_internal.h"
+
+/* A Parca configuration nests some 6 levels deep, and is a few kB. */
+#define YAML_MAX_DEPTH 64
+#define YAML_MAX_SIZE (16 * 1024 * 1024)
 
 typedef struct ImportJob
 {
@@ -45,6 +51,10 @@ line_of(yaml_node_t *node)
 	return (int) node->start_mark.line + 1;
 }
 
+/*
+ * A scalar's value (libyaml's UTF-8) in the database encoding; a NUL (from
+ * an escape such as "\0") is not text, an error.
+ */
 static const char *
 scalar(yaml_node_t *node, const char *what)
 {
@@ -53,7 +63,13 @@ scalar(yaml_node_t *node, const char *what)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("Parca configuration: %s must be a single value (line %d)",
 						what, node ? line_of(node) : 0)));
-	return (const char *) node->data.scalar.value;
+	if (memchr(node->data.scalar.value, '\0', node->data.scalar.length) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("Parca configuration: %s contains a NUL character (line %d)",
+						what, line_of(node))));
+	return pg_any_to_server((const char *) node->data.scalar.value,
+							(int) node->data.scalar.length, PG_UTF8);
 }
 
 static void
