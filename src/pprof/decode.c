@@ -22,21 +22,63 @@ struct PprofIdMap
 	int		   *sorted_index;	/* ... the index each came from */
 };
 
-static void *
-pprof_palloc(void *allocator_data, size_t size)
+/*
+ * protobuf-c allocates a struct for every message (each sample, location,
+ * line and label), an array for every repeated field, and while it scans a
+ * message a 32-byte entry per field: decoding takes 6 to 21 times the
+ * encoded size at its peak (the fixtures under testdata/pprof), and some
+ * 90 times for a profile of empty samples (2 bytes each).  So decoding is charged, with the decompressed bytes, against
+ * parca.max_profile_size: protobuf-c's allocations go through this
+ * allocator, which refuses (and protobuf-c then gives up) once they would
+ * pass what is left.  It also lets a long decoding be cancelled: protobuf-c
+ * holds nothing but this memory, so an error may leave it at any point.
+ */
+typedef struct DecodeBudget
 {
-	return MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
-									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	Size		left;			/* bytes that may still be allocated */
+	bool		exceeded;
+	uint32		allocations;
+} DecodeBudget;
+
+static void *
+budget_alloc(void *data, size_t size)
+{
+	DecodeBudget *b = data;
+	void	   *p;
+	Size		space;
+
+	if ((++b->allocations & 4095) == 0)
+		CHECK_FOR_INTERRUPTS();
+	if (size >= b->left)
+	{
+		b->exceeded = true;
+		return NULL;
+	}
+	p = MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (p == NULL)
+		return NULL;
+	space = GetMemoryChunkSpace(p);
+	if (space >= b->left)
+	{
+		pfree(p);
+		b->exceeded = true;
+		return NULL;
+	}
+	b->left -= space;
+	return p;
 }
 
 static void
-pprof_pfree(void *allocator_data, void *pointer)
+budget_free(void *data, void *pointer)
 {
-	if (pointer)
-		pfree(pointer);
-}
+	DecodeBudget *b = data;
 
-static ProtobufCAllocator palloc_allocator = {pprof_palloc, pprof_pfree, NULL};
+	if (pointer == NULL)
+		return;
+	b->left += GetMemoryChunkSpace(pointer);
+	pfree(pointer);
+}
 
 static void
 too_large(Size limit)
@@ -51,13 +93,19 @@ too_large(Size limit)
 /*
  * Inflates gzip data, growing the output as needed but never past limit:
  * a gzip bomb stops at the limit, having used at most that much memory.
+ * The output starts at the size the trailer announces (the last member's
+ * size modulo 2^32, so only a hint): growing the buffer copies it, and
+ * holds both copies for a moment.
  */
 static char *
 gunzip(const char *data, Size len, Size limit, Size *out_len)
 {
 	z_stream	zs;
-	Size		cap = Min(Max(len * 4, (Size) 64 * 1024), limit);
-	char	   *out = palloc(cap);
+	const unsigned char *trailer = (const unsigned char *) data + len - 4;
+	Size		announced = len < 18 ? 0 : (Size) (trailer[0] | (trailer[1] << 8) |
+												(trailer[2] << 16) | ((uint32) trailer[3] << 24));
+	Size		cap = Min(Max(Max(announced + 1, len * 4), (Size) 64 * 1024), limit);
+	char	   *out = palloc_extended(cap, MCXT_ALLOC_HUGE);
 	int			rc;
 
 	memset(&zs, 0, sizeof(zs));
@@ -425,6 +473,8 @@ pprof_decode(const char *data, Size len)
 	const char *raw = data;
 	Size		raw_len = len;
 	PprofMessage *m;
+	DecodeBudget budget = {0};
+	ProtobufCAllocator allocator = {budget_alloc, budget_free, &budget};
 
 	if (len == 0)
 		ereport(ERROR,
@@ -435,7 +485,15 @@ pprof_decode(const char *data, Size len)
 	else if (len > limit)
 		too_large(limit);
 
-	m = perftools__profiles__profile__unpack(&palloc_allocator, raw_len, (const uint8_t *) raw);
+	budget.left = limit - raw_len;
+	m = perftools__profiles__profile__unpack(&allocator, raw_len, (const uint8_t *) raw);
+	if (m == NULL && budget.exceeded)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("profile needs more than parca.max_profile_size (%zu bytes) of memory to decode", limit),
+				 errdetail("The decompressed profile (%zu bytes) and its decoded form count together; decoding takes 6 to 21 times the decompressed size.",
+						   raw_len),
+				 errhint("Raise parca.max_profile_size if such profiles are expected.")));
 	if (m == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

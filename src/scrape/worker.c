@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include <malloc.h>
+
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -318,6 +320,7 @@ store_pending(void)
 	PendingProfile *batch[STORE_BATCH_MAX];
 	int			nbatch = 0;
 	bool		batch_stored;
+	bool		any_failed = false;
 
 	if (npending == 0)
 		return;
@@ -334,12 +337,22 @@ store_pending(void)
 			PendingProfile *one[1] = {p};
 
 			p->target->store_alone = !store(one, 1);
+			any_failed |= p->target->store_alone;
 		}
 		scrape_http_result_free(&p->result);
 		record(p->target, &p->result, p->done_at);
 	}
 	npending = 0;
 	pending_bytes = 0;
+
+	/*
+	 * A profile that failed may have been one made to take all the memory
+	 * ingestion allows (parca.max_profile_size).  Ingestion keeps freed
+	 * heap for the next profile, and blocks freed below ones still in use
+	 * stay with the process anyway: give all of it back to the kernel.
+	 */
+	if (any_failed)
+		malloc_trim(0);
 }
 
 /* Look for the extension; reload the configuration when needed. */
