@@ -11,6 +11,13 @@
  * tables' privileges and checks apply as for any INSERT.  Keys this
  * implementation does not support (relabel_configs, tls_config, ...) are
  * named in a warning and skipped.
+ *
+ * libyaml's scanner does work in proportion to the nesting depth for every
+ * token (a document of 200 kB of '[' took minutes), and building the
+ * document cannot be interrupted: a first pass over the parser's events,
+ * which checks for interrupts, refuses documents nested deeper than any
+ * configuration is, or larger than YAML_MAX_SIZE, before the document is
+ * built.
  */
 #include "postgres.h"
 
@@ -493,9 +500,53 @@ import_document(yaml_document_t *doc, bool replace, ReturnSetInfo *rsinfo)
 		Datum		value;
 		bool		isnull = false;
 
+		CHECK_FOR_INTERRUPTS();
 		value = CStringGetTextDatum(import_job(doc, yaml_document_get_node(doc, *item), replace));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
+}
+
+/* Refuses input that nests deeper than YAML_MAX_DEPTH (see above). */
+static void
+check_depth(const unsigned char *input, size_t len)
+{
+	yaml_parser_t parser;
+
+	if (!yaml_parser_initialize(&parser))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not initialize the YAML parser")));
+	yaml_parser_set_input_string(&parser, input, len);
+	PG_TRY();
+	{
+		int			depth = 0;
+		bool		done = false;
+		yaml_event_t event;
+
+		/* a syntax error ends the pass: the load reports it */
+		while (!done && yaml_parser_parse(&parser, &event))
+		{
+			int			line = (int) event.start_mark.line + 1;
+
+			CHECK_FOR_INTERRUPTS();
+			if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT)
+				depth++;
+			else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+				depth--;
+			done = event.type == YAML_STREAM_END_EVENT;
+			yaml_event_delete(&event);
+			if (depth > YAML_MAX_DEPTH)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("Parca configuration nests deeper than %d levels (line %d)",
+								YAML_MAX_DEPTH, line)));
+		}
+	}
+	PG_FINALLY();
+	{
+		yaml_parser_delete(&parser);
+	}
+	PG_END_TRY();
 }
 
 PG_FUNCTION_INFO_V1(parca_scrape_import_yaml);
@@ -505,17 +556,27 @@ parca_scrape_import_yaml(PG_FUNCTION_ARGS)
 	text	   *config = PG_GETARG_TEXT_PP(0);
 	bool		replace = PG_GETARG_BOOL(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			len = VARSIZE_ANY_EXHDR(config);
+	const unsigned char *input;
 	yaml_parser_t parser;
 	yaml_document_t doc;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
+	if (len > YAML_MAX_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("Parca configuration is larger than %d bytes", YAML_MAX_SIZE)));
+	/* libyaml reads UTF-8 */
+	input = (const unsigned char *) pg_server_to_any(VARDATA_ANY(config), len, PG_UTF8);
+	if ((const char *) input != VARDATA_ANY(config))
+		len = strlen((const char *) input);
+	check_depth(input, len);
 	if (!yaml_parser_initialize(&parser))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not initialize the YAML parser")));
-	yaml_parser_set_input_string(&parser, (const unsigned char *) VARDATA_ANY(config),
-								 VARSIZE_ANY_EXHDR(config));
+	yaml_parser_set_input_string(&parser, input, len);
 	if (!yaml_parser_load(&parser, &doc))
 	{
 		char	   *problem = pstrdup(parser.problem ? parser.problem : "unknown error");
