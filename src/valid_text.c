@@ -6,6 +6,7 @@
 
 #include <limits.h>
 
+#include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 
@@ -35,4 +36,15 @@ valid_text(const char *s, Size len, bool *repaired)
 		len -= n;
 	}
 	return buf.data;
+}
+
+/* parca.text_is_valid(text): whether it is valid in the database encoding. */
+PG_FUNCTION_INFO_V1(parca_text_is_valid);
+Datum
+parca_text_is_valid(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	PG_RETURN_BOOL(pg_encoding_verifymbstr(GetDatabaseEncoding(), VARDATA_ANY(t), len) == len);
 }
