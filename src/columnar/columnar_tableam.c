@@ -697,6 +697,22 @@ parca_columnar_handler(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(&columnar_methods);
 }
 
+Relation
+columnar_open_table(Oid relid, LOCKMODE lockmode)
+{
+	Relation	rel = try_table_open(relid, lockmode);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!columnar_is_columnar(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a parca_columnar table", RelationGetRelationName(rel))));
+	return rel;
+}
+
 /*
  * parca_columnar_compact(regclass): merge small stripes now.  Whoever may
  * VACUUM the table may (its owner, the database's owner), checked before
@@ -712,15 +728,7 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(relid, GetUserId()) &&
 		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-	rel = try_table_open(relid, RowExclusiveLock);
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (!columnar_is_columnar(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a parca_columnar table", RelationGetRelationName(rel))));
+	rel = columnar_open_table(relid, RowExclusiveLock);
 	merged = columnar_compact(rel);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);
