@@ -27,16 +27,17 @@ struct PprofIdMap
  * line and label), an array for every repeated field, and while it scans a
  * message a 32-byte entry per field: decoding takes 6 to 21 times the
  * encoded size at its peak (the fixtures under testdata/pprof), and some
- * 90 times for a profile of empty samples (2 bytes each).  So decoding is charged, with the decompressed bytes, against
- * parca.max_profile_size: protobuf-c's allocations go through this
- * allocator, which refuses (and protobuf-c then gives up) once they would
- * pass what is left.  It also lets a long decoding be cancelled: protobuf-c
+ * 90 times for a profile of empty samples (2 bytes each).  So decoding is
+ * charged, with the decompressed bytes, against parca.max_profile_size:
+ * protobuf-c's allocations go through this allocator, which refuses (and
+ * protobuf-c then gives up) once they would pass what is left.  It also lets a long decoding be cancelled: protobuf-c
  * holds nothing but this memory, so an error may leave it at any point.
  */
 typedef struct DecodeBudget
 {
 	Size		left;			/* bytes that may still be allocated */
 	bool		exceeded;
+	bool		out_of_memory;
 	uint32		allocations;
 } DecodeBudget;
 
@@ -57,7 +58,10 @@ budget_alloc(void *data, size_t size)
 	p = MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
 								   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	if (p == NULL)
+	{
+		b->out_of_memory = true;
 		return NULL;
+	}
 	space = GetMemoryChunkSpace(p);
 	if (space >= b->left)
 	{
@@ -494,6 +498,10 @@ pprof_decode(const char *data, Size len)
 				 errdetail("The decompressed profile (%zu bytes) and its decoded form count together; decoding takes 6 to 21 times the decompressed size.",
 						   raw_len),
 				 errhint("Raise parca.max_profile_size if such profiles are expected.")));
+	if (m == NULL && budget.out_of_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory decoding a profile")));
 	if (m == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
