@@ -8,9 +8,9 @@ COMMENT ON FUNCTION parca_series_ids(text) IS
 
 CREATE FUNCTION parca_series(selector text DEFAULT '{}')
     RETURNS TABLE(id bigint, profile_type text, labels jsonb)
-    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE sql STABLE STRICT AS $$
     SELECT s.id, s.profile_type, s.labels FROM parca.series s
-    WHERE s.id = ANY (@extschema@.parca_series_ids(selector)) ORDER BY s.id
+    WHERE s.id OPERATOR(pg_catalog.=) ANY (@extschema@.parca_series_ids(selector)) ORDER BY s.id
 $$;
 COMMENT ON FUNCTION parca_series(text) IS 'the series a selector matches';
 

@@ -5,9 +5,9 @@
 TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
 
 -- Every SQL and PL/pgSQL function of the extension either runs with a
--- pinned search_path or is one of the inlinable ones, whose bodies name
--- everything with its schema (test/security/run.sh calls them with a
--- search_path that shadows pg_catalog).
+-- pinned search_path or is one of these, inlinable or called per row,
+-- whose bodies name everything with its schema (test/security/run.sh calls
+-- them with a search_path that shadows pg_catalog).
 SELECT p.oid::regprocedure AS unpinned
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid
@@ -41,6 +41,25 @@ SET ROLE regress_parca_reader;
 SELECT count(*) FROM parca_columnar_chunks('parca.samples');
 RESET ROLE;
 ALTER TABLE parca.samples DISABLE ROW LEVEL SECURITY;
+-- Row-level security on the samples holds for the query functions too
+-- (parca_query reads the table directly only when none applies).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set profile :abs_srcdir '/data/pprof/parca/profile1.pb.gz'
+SELECT parca_ingest_pprof(pg_read_binary_file(:'profile'), 'rls', '{"job": "seen"}'),
+       parca_ingest_pprof(pg_read_binary_file(:'profile'), 'rls', '{"job": "hidden"}');
+GRANT SELECT ON parca.series, parca.locations, parca.functions, parca.mappings TO regress_parca_reader;
+ALTER TABLE parca.samples ENABLE ROW LEVEL SECURITY;
+CREATE POLICY regress_seen ON parca.samples FOR SELECT TO regress_parca_reader
+    USING (series_id IN (SELECT id FROM parca.series WHERE labels->>'job' = 'seen'));
+SET ROLE regress_parca_reader;
+SELECT parca_profile_total(parca_query('rls:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity')) AS seen,
+       parca_profile_total(parca_query('rls:samples:count:cpu:nanoseconds:delta{job="hidden"}', '-infinity', 'infinity')) AS hidden,
+       (SELECT count(*) FROM parca_top(parca_query('rls:samples:count:cpu:nanoseconds:delta{job="hidden"}', '-infinity', 'infinity'))) AS hidden_functions;
+RESET ROLE;
+DROP POLICY regress_seen ON parca.samples;
+ALTER TABLE parca.samples DISABLE ROW LEVEL SECURITY;
+REVOKE ALL ON parca.series, parca.locations, parca.functions, parca.mappings FROM regress_parca_reader;
+TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
 -- bad relations: a clean error each
 SELECT * FROM parca_columnar_check(4294967000);
 SELECT * FROM parca_columnar_chunks(4294967000);
