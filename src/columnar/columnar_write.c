@@ -1172,8 +1172,7 @@ compact_class_at_commit(Relation rel, int class)
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("compaction of \"%s\" failed: %s", RelationGetRelationName(rel),
+				(errmsg("compaction of \"%s\" failed: %s", RelationGetRelationName(rel),
 						edata->message),
 				 errdetail("The commit went on; its small stripes stay as they were.")));
 		FreeErrorData(edata);
