@@ -339,6 +339,8 @@ check_storage() {
 			'parca.samples_series_time']::regclass[]) i")"
 	rows=$(qv "SELECT rows FROM parca_columnar_check('parca.samples')")
 	count=$(qv "SELECT count(*) FROM parca.samples")
+	echo "# $label: $(qv "SELECT rows || ' rows in ' || stripes || ' stripes (' || inline_stripes
+		|| ' inline, ' || data_blocks || ' data blocks)' FROM parca_columnar_check('parca.samples')")"
 	check_eq "$label: parca_columnar_check passes and counts every row" "$count" "$rows"
 	check_eq "$label: parca_columnar_check of the truncated side table, and its rows" \
 		"$(qv "SELECT count(*) FROM stress.side")" "$(qv "SELECT rows FROM parca_columnar_check('stress.side')")"
