@@ -1190,12 +1190,19 @@ compact_class_at_commit(Relation rel, int class)
 static void
 maybe_compact(Oid relid, ColumnarOptions opts)
 {
-	Relation	rel = try_relation_open(relid, NoLock);	/* locked by the writes */
+	Relation	rel;
 	int64	   *counts;
 	int			n;
 	int			stripes[COMPACT_CLASSES] = {0};
 	int64		rows[COMPACT_CLASSES] = {0};
 
+	/*
+	 * Usually still locked by the writes; not if they were in a savepoint
+	 * rolled back since, and a commit does not wait.
+	 */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return;
+	rel = try_relation_open(relid, NoLock);
 	if (rel == NULL || !columnar_is_columnar(rel))
 	{
 		/* dropped, or rewritten with another access method, by this transaction */

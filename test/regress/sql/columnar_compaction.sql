@@ -14,6 +14,27 @@ DO $$ BEGIN FOR i IN 1..16 LOOP
 END LOOP; END $$;
 SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_c');
 
+-- a commit whose writes were rolled back to a savepoint, or went with a
+-- table dropped or rewritten as heap, looks for nothing to compact there
+BEGIN;
+SAVEPOINT a;
+SAVEPOINT b;
+INSERT INTO col_c VALUES (100, 'gone');
+RELEASE b;
+ROLLBACK TO a;
+COMMIT;
+BEGIN;
+CREATE TABLE col_c_gone (a int) USING parca_columnar;
+INSERT INTO col_c_gone VALUES (1);
+DROP TABLE col_c_gone;
+CREATE TABLE col_c_heap (a int) USING parca_columnar;
+INSERT INTO col_c_heap VALUES (1);
+ALTER TABLE col_c_heap SET ACCESS METHOD heap;
+COMMIT;
+SELECT * FROM col_c_heap;
+DROP TABLE col_c_heap;
+SELECT count(*) FROM col_c WHERE a = 100;
+
 -- a compaction rolled back leaves the stripes as they were
 INSERT INTO col_c VALUES (17, 'row 17');
 BEGIN;
