@@ -48,6 +48,36 @@ stop_cluster() {
 	fi
 }
 
+# kill_cluster: kill -9 of the postmaster and its children (a crash).
+kill_cluster() {
+	local pm children p
+	pm=$(head -1 "$PGDATA_DIR/data/postmaster.pid")
+	# the postmaster stopped first, so that it forks no child after the list
+	# is taken; then it and its children (by parent pid: only ours) at once,
+	# so that no backend goes on to commit
+	kill -STOP "$pm" 2>/dev/null || true
+	children=$(pgrep -P "$pm" || true)
+	# shellcheck disable=SC2086
+	kill -9 "$pm" $children 2>/dev/null || true
+	for p in $pm $children; do
+		while kill -0 "$p" 2>/dev/null; do sleep 0.1; done
+	done
+	sleep 1
+}
+
+# restart_cluster: start the cluster of start_cluster again (after a crash).
+restart_cluster() {
+	local try
+	# (see start_cluster: the port may be held for a while by a client)
+	for try in $(seq 1 40); do
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start \
+			>/dev/null 2>&1 && return 0
+		sleep 2
+	done
+	tail -5 "$PGDATA_DIR/log"
+	return 1
+}
+
 # q SQL: run SQL, print unaligned tuples only; fails the shell on error.
 q() {
 	psql -X -v ON_ERROR_STOP=1 -qAt -c "$1"

@@ -44,7 +44,7 @@ columnar_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		{
 			columnar_discard_relation(objectId);
 			if (RelationGetNumberOfBlocks(rel) > 0)
-				columnar_delete_storage(columnar_read_metapage(rel).storage_id);
+				columnar_delete_storage(objectId, columnar_read_metapage(rel).storage_id);
 			columnar_delete_options(objectId);
 		}
 		relation_close(rel, NoLock);

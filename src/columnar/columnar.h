@@ -198,7 +198,8 @@ extern void columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 								   bytea *directory, bytea *inline_data, CommandId cid);
 extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only);
 extern void columnar_delete_stripe(ItemPointer meta_tid);
-extern void columnar_delete_storage(int64 storage_id);
+extern bool columnar_lock_compaction(Oid relid, bool wait);
+extern void columnar_delete_storage(Oid relid, int64 storage_id);
 extern void columnar_delete_options(Oid relid);
 extern int	columnar_inline_row_counts(int64 storage_id, int64 **counts);
 extern ColumnarStripe *columnar_parse_stripe(int64 first_row, int64 row_count,
@@ -219,7 +220,8 @@ extern void columnar_decompress(const char *stored, int size, int rawsize, char 
 extern void columnar_write_row(Relation rel, TupleTableSlot *slot, CommandId cid);
 extern void columnar_flush_relation(Oid relid);
 extern void columnar_discard_relation(Oid relid);
-extern int64 columnar_compact(Relation rel);
+extern int64 columnar_compact(Relation rel, bool wait);
+extern bool columnar_compaction_pending(Relation rel);
 extern void columnar_write_init(void);
 extern List *columnar_pending_stripes(Relation rel, CommandId curcid);
 extern uint64 columnar_pending_generation;

@@ -20,6 +20,7 @@
 #include "catalog/storage.h"
 #include "commands/sequence.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -386,10 +387,36 @@ delete_matching(const char *table, const char *index, AttrNumber attno,
 	table_close(rel, RowExclusiveLock);
 }
 
-/* Forget every stripe of a storage (TRUNCATE, DROP). */
-void
-columnar_delete_storage(int64 storage_id)
+/*
+ * The compaction lock of table relid: ExclusiveLock on the object
+ * (parca.columnar_stripes, relid), held to the end of the transaction.
+ * Every transaction that deletes stripe rows of the table holds it:
+ * compaction (at commit, in VACUUM, parca_columnar_compact) and the
+ * deletion of a whole storage (TRUNCATE, DROP).  It is released only once
+ * the holder's commit is visible, so a compactor that reads the stripes
+ * with a snapshot taken after it got the lock sees what every compactor
+ * before it did.  Writers that add stripes and readers do not take it.
+ * Without wait, returns false at once when another transaction holds it.
+ */
+bool
+columnar_lock_compaction(Oid relid, bool wait)
 {
+	Oid			stripes = columnar_relid("columnar_stripes", false);
+
+	if (!wait)
+		return ConditionalLockDatabaseObject(stripes, relid, 0, ExclusiveLock);
+	LockDatabaseObject(stripes, relid, 0, ExclusiveLock);
+	return true;
+}
+
+/* Forget every stripe of relid's storage (TRUNCATE, DROP). */
+void
+columnar_delete_storage(Oid relid, int64 storage_id)
+{
+	/* nothing to do while the extension itself is being dropped */
+	if (!OidIsValid(columnar_relid("columnar_stripes", true)))
+		return;
+	columnar_lock_compaction(relid, true);
 	delete_matching("columnar_stripes", "columnar_stripes_pkey", Anum_stripe_storage_id,
 					F_INT8EQ, Int64GetDatum(storage_id));
 }

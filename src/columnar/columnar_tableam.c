@@ -23,7 +23,10 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/autovacuum.h"
 #include "storage/bufmgr.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -421,7 +424,7 @@ columnar_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persis
 		RelationGetNumberOfBlocks(rel) > 0)
 	{
 		columnar_discard_relation(RelationGetRelid(rel));
-		columnar_delete_storage(columnar_read_metapage(rel).storage_id);
+		columnar_delete_storage(RelationGetRelid(rel), columnar_read_metapage(rel).storage_id);
 	}
 
 	*freezeXid = InvalidTransactionId;
@@ -438,7 +441,7 @@ columnar_nontransactional_truncate(Relation rel)
 	int64		storage_id = columnar_read_metapage(rel).storage_id;
 
 	columnar_discard_relation(RelationGetRelid(rel));
-	columnar_delete_storage(storage_id);
+	columnar_delete_storage(RelationGetRelid(rel), storage_id);
 	RelationTruncate(rel, 0);
 	columnar_init_metapage(rel, RelationGetSmgr(rel), RelationNeedsWAL(rel), storage_id);
 }
@@ -501,19 +504,54 @@ count_rows(Relation rel)
 	return n;
 }
 
-/* VACUUM: merge small stripes, then update the statistics. */
+/*
+ * Lazy VACUUM runs with PROC_IN_VACUUM, which tells other backends to
+ * leave its xid out of their snapshots and its xmin out of their
+ * horizons: right for a vacuum that writes nothing transactional, wrong
+ * for compaction, which deletes and inserts stripe rows.  A snapshot taken
+ * while it runs would take its xid for an aborted one: hint bits would
+ * bring the deleted stripe rows back to life (HEAP_XMAX_INVALID) after
+ * their TOAST is gone, and hide the merged ones (HEAP_XMIN_INVALID).  So
+ * a VACUUM that compacts first becomes an ordinary transaction, before it
+ * has an xid and before it takes the snapshots it reads stripes with.
+ *
+ * Its xmin, which others ignored until now, counts again: rows removed
+ * meanwhile are rows no snapshot taken from now on needs, and the
+ * compaction reads with such snapshots only.
+ */
+static void
+stop_being_ignored_as_vacuum(void)
+{
+	Assert(!TransactionIdIsValid(GetTopTransactionIdIfAny()));
+	LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
+	MyProc->statusFlags &= ~PROC_IN_VACUUM;
+	ProcGlobal->statusFlags[MyProc->pgxactoff] = MyProc->statusFlags;
+	LWLockRelease(ProcArrayLock);
+}
+
+/*
+ * VACUUM: merge small stripes, then update the statistics.  Autovacuum
+ * does not wait for the compaction lock; VACUUM does.
+ */
 static void
 columnar_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
 {
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	int64		merged;
+	int64		merged = 0;
 	int64		rows;
 
-	PushActiveSnapshot(snapshot);
-	merged = columnar_compact(rel);
+	if (columnar_compaction_pending(rel))
+	{
+		Snapshot	snapshot;
+
+		if (MyProc->statusFlags & PROC_IN_VACUUM)
+			stop_being_ignored_as_vacuum();
+		snapshot = RegisterSnapshot(GetLatestSnapshot());
+		PushActiveSnapshot(snapshot);
+		merged = columnar_compact(rel, !IsAutoVacuumWorkerProcess());
+		PopActiveSnapshot();
+		UnregisterSnapshot(snapshot);
+	}
 	rows = count_rows(rel);
-	PopActiveSnapshot();
-	UnregisterSnapshot(snapshot);
 	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), (double) rows, 0,
 						RelationGetForm(rel)->relhasindex, InvalidTransactionId,
 						InvalidMultiXactId, NULL, NULL, false);
@@ -725,11 +763,12 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 	Relation	rel;
 	int64		merged;
 
+	PreventCommandDuringRecovery("parca_columnar_compact()");
 	if (!pg_class_ownercheck(relid, GetUserId()) &&
 		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = columnar_open_table(relid, RowExclusiveLock);
-	merged = columnar_compact(rel);
+	merged = columnar_compact(rel, true);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);
 }

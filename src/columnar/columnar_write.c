@@ -17,7 +17,8 @@
  * in its parca.columnar_stripes row; many of those (small transactions)
  * are merged into one stripe by compaction, at commit once enough have
  * gathered, and by VACUUM.  Compaction keeps the row numbers, so indexes
- * stay valid.
+ * stay valid.  Its concurrency rules are at "compaction" below and in
+ * docs/columnar.md.
  */
 #include "postgres.h"
 
@@ -34,6 +35,7 @@
 #include "storage/lmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/typcache.h"
 
@@ -143,11 +145,20 @@ typedef struct ColumnarWriteState
 
 static ColumnarWriteState *write_states;
 
+/* A table this transaction wrote stripes to: its commit may compact it. */
+typedef struct WrittenTable
+{
+	Oid			relid;
+	ColumnarOptions opts;
+} WrittenTable;
+
+static List *written_tables;	/* in TopTransactionContext */
+
 /* Bumped whenever buffered rows change, so readers know to look again. */
 uint64		columnar_pending_generation;
 
 static void flush_state(Relation rel, ColumnarWriteState *st, bool for_good);
-static void maybe_compact(Relation rel, ColumnarOptions opts);
+static void maybe_compact(Oid relid, ColumnarOptions opts);
 
 /* ---- buffers ---- */
 
@@ -833,6 +844,24 @@ columnar_discard_relation(Oid relid)
 	}
 }
 
+static void
+remember_written(ColumnarWriteState *st)
+{
+	ListCell   *lc;
+	WrittenTable *w;
+	MemoryContext old;
+
+	foreach(lc, written_tables)
+		if (((WrittenTable *) lfirst(lc))->relid == st->relid)
+			return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	w = palloc(sizeof(WrittenTable));
+	w->relid = st->relid;
+	w->opts = st->opts;
+	written_tables = lappend(written_tables, w);
+	MemoryContextSwitchTo(old);
+}
+
 /* Flush the states of the current subtransaction (or all of them). */
 static void
 flush_states(bool all)
@@ -850,23 +879,33 @@ flush_states(bool all)
 
 			if (rel && st->relfilenode == rel->rd_node.relNode)
 			{
-				bool		wrote = st->nrows > 0;
-				ColumnarOptions opts = st->opts;
-
+				if (st->nrows > 0)
+					remember_written(st);
 				flush_state(rel, st, false);
-				free_state(st);
-				if (wrote)
-					maybe_compact(rel, opts);
 			}
-			else
-				free_state(st);
+			free_state(st);
 			if (rel)
 				relation_close(rel, NoLock);
-			/* compaction may have changed the list */
-			st = write_states;
-			continue;
 		}
 		st = next;
+	}
+}
+
+/*
+ * At commit: let compaction look at the tables this transaction wrote to.
+ * Not at PREPARE TRANSACTION: the compaction lock would stay held until
+ * COMMIT PREPARED, however long that takes.
+ */
+static void
+compact_written_tables(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, written_tables)
+	{
+		WrittenTable *w = lfirst(lc);
+
+		maybe_compact(w->relid, w->opts);
 	}
 }
 
@@ -876,6 +915,10 @@ xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			if (write_states)
+				flush_states(true);
+			compact_written_tables();
+			break;
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
 			if (write_states)
@@ -888,6 +931,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* the memory went with TopTransactionContext */
 			write_states = NULL;
+			written_tables = NIL;
 			columnar_pending_generation++;
 			break;
 	}
@@ -937,6 +981,21 @@ columnar_write_init(void)
  * most log16(stripe_rows) times (5 for the default) before it rests in a
  * full or paged stripe; merging every inline stripe each time instead
  * would rewrite a growing stripe again and again.
+ *
+ * Concurrency.  A compaction deletes the stripe rows it merges and inserts
+ * the merged stripes in its own transaction, so that every snapshot sees
+ * either the old stripes or the new ones, each row once:
+ *	- one compactor per table at a time: it holds the table's compaction
+ *	  lock (columnar_lock_compaction) to the end of its transaction;
+ *	- it reads the stripes to merge under that lock, with a snapshot taken
+ *	  after it, so it sees what the compactor before it committed; it sees
+ *	  committed stripes only, never one another transaction still writes;
+ *	- its deletes are ordinary MVCC deletes: older snapshots still see the
+ *	  old stripes (and vacuum keeps their rows and TOAST) until they end;
+ *	- data pages are only ever appended; a compaction that fails or
+ *	  crashes leaves pages that no stripe row refers to.
+ * The transaction must be one whose xid other snapshots see: lazy VACUUM
+ * makes sure of that first (columnar_tableam.c).
  */
 #define COMPACT_FANIN 16
 #define COMPACT_CLASSES 8		/* 16^7 > the largest stripe_rows */
@@ -959,10 +1018,11 @@ compaction_class(int64 rows)
  * Merge the inline stripes of rel of fewer than stripe_rows rows in the
  * given size class (or all of them) into as few stripes as the stripe size
  * allows, keeping row numbers.  Returns how many stripes were merged; 0 if
- * there was nothing to do or another backend is compacting.
+ * there was nothing to do, or if another transaction holds the compaction
+ * lock and wait is false.
  */
 static int64
-compact_class(Relation rel, int class)
+compact_class(Relation rel, int class, bool wait)
 {
 	ColumnarWriteState *st;
 	Snapshot	snapshot;
@@ -979,8 +1039,9 @@ compact_class(Relation rel, int class)
 	MemoryContext old;
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
 
-	if (!ConditionalLockRelation(rel, ShareUpdateExclusiveLock))
+	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
+	/* what the previous holder of the lock committed, and this transaction's own */
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, true);
@@ -1002,6 +1063,9 @@ compact_class(Relation rel, int class)
 	}
 
 	st = create_state(rel);
+	/* a compaction that fails in a subtransaction gives its buffers back */
+	MemoryContextSetParent(st->cxt, CurTransactionContext);
+
 	/*
 	 * The rows are known: stripes of this many rows, with buffers sized once
 	 * rather than doubled (which needs the old and the new buffer at once),
@@ -1043,34 +1107,115 @@ compact_class(Relation rel, int class)
 	return merged;
 }
 
-/* Merge all small inline stripes of rel now (VACUUM, parca_columnar_compact). */
+/*
+ * Merge all small inline stripes of rel now (VACUUM, parca_columnar_compact);
+ * without wait, nothing happens while another transaction compacts rel.
+ */
 int64
-columnar_compact(Relation rel)
+columnar_compact(Relation rel, bool wait)
 {
-	return compact_class(rel, COMPACT_ALL_CLASSES);
+	return compact_class(rel, COMPACT_ALL_CLASSES, wait);
 }
 
 /*
- * After a commit wrote a stripe: merge the lowest size class that has
- * gathered COMPACT_FANIN inline stripes, or a full stripe's worth of rows.
+ * The row counts of the inline stripes of rel that compaction would merge
+ * (fewer rows than a stripe), as the latest snapshot sees them: a hint for
+ * deciding whether to compact, read without the compaction lock.
+ */
+static int
+mergeable_row_counts(Relation rel, ColumnarOptions opts, int64 **counts)
+{
+	int			n = columnar_inline_row_counts(columnar_read_metapage(rel).storage_id, counts);
+	int			kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if ((*counts)[i] < opts.stripe_rows)
+			(*counts)[kept++] = (*counts)[i];
+	return kept;
+}
+
+/* Whether rel has inline stripes that columnar_compact would merge. */
+bool
+columnar_compaction_pending(Relation rel)
+{
+	int64	   *counts;
+	int			n = mergeable_row_counts(rel, columnar_get_options(RelationGetRelid(rel)), &counts);
+
+	pfree(counts);
+	return n >= 2;
+}
+
+/*
+ * Compact one size class of rel at commit, in a subtransaction: a
+ * compaction that fails (cancelled, out of memory, a damaged stripe) is
+ * rolled back on its own, with a warning, and the commit goes on, so
+ * that compaction can never cost the rows being committed.
  */
 static void
-maybe_compact(Relation rel, ColumnarOptions opts)
+compact_class_at_commit(Relation rel, int class)
 {
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		compact_class(rel, class, false);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		ereport(WARNING,
+				(errmsg("compaction of \"%s\" failed: %s", RelationGetRelationName(rel),
+						edata->message),
+				 errdetail("The commit went on; its small stripes stay as they were.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+}
+
+/*
+ * At commit of a transaction that wrote to relid: merge the lowest size
+ * class that has gathered COMPACT_FANIN inline stripes, or a full
+ * stripe's worth of rows.  Skipped while another transaction compacts.
+ */
+static void
+maybe_compact(Oid relid, ColumnarOptions opts)
+{
+	Relation	rel;
 	int64	   *counts;
 	int			n;
 	int			stripes[COMPACT_CLASSES] = {0};
 	int64		rows[COMPACT_CLASSES] = {0};
 
+	/*
+	 * Usually still locked by the writes; not if they were in a savepoint
+	 * rolled back since, and a commit does not wait.
+	 */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return;
+	rel = try_relation_open(relid, NoLock);
+	if (rel == NULL || !columnar_is_columnar(rel))
+	{
+		/* dropped, or rewritten with another access method, by this transaction */
+		if (rel)
+			relation_close(rel, NoLock);
+		return;
+	}
 	CommandCounterIncrement();
-	n = columnar_inline_row_counts(columnar_read_metapage(rel).storage_id, &counts);
+	n = mergeable_row_counts(rel, opts, &counts);
 	for (int i = 0; i < n; i++)
 	{
-		int			k;
+		int			k = compaction_class(counts[i]);
 
-		if (counts[i] >= opts.stripe_rows)
-			continue;
-		k = compaction_class(counts[i]);
 		stripes[k]++;
 		rows[k] += counts[i];
 	}
@@ -1079,8 +1224,9 @@ maybe_compact(Relation rel, ColumnarOptions opts)
 	{
 		if (stripes[k] >= COMPACT_FANIN || (stripes[k] >= 2 && rows[k] >= opts.stripe_rows))
 		{
-			compact_class(rel, k);
+			compact_class_at_commit(rel, k);
 			break;
 		}
 	}
+	relation_close(rel, NoLock);
 }

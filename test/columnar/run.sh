@@ -24,30 +24,6 @@ q "COPY s FROM '$data' WITH (format binary)"
 committed=$(q "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM s")
 check_eq "COPY loads every row" "200000" "$(q "SELECT count(*) FROM s")"
 
-kill_cluster() {
-	local pm children
-	pm=$(head -1 "$PGDATA_DIR/data/postmaster.pid")
-	# the postmaster and its children (by parent pid: only ours), at once,
-	# so that no backend goes on to commit
-	children=$(pgrep -P "$pm" || true)
-	# shellcheck disable=SC2086
-	kill -9 "$pm" $children 2>/dev/null || true
-	while kill -0 "$pm" 2>/dev/null; do sleep 0.1; done
-	sleep 1
-}
-
-restart_cluster() {
-	local try
-	# (see start_cluster: the port may be held for a while by a client)
-	for try in $(seq 1 40); do
-		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -l "$PGDATA_DIR/log" -w start \
-			>/dev/null 2>&1 && return 0
-		sleep 2
-	done
-	tail -5 "$PGDATA_DIR/log"
-	return 1
-}
-
 # 1. kill -9 of the postmaster in the middle of a large COPY
 blocks_before=$(q "SELECT pg_relation_size('s') / 8192")
 "$gen" 1500000 50 > "$PGDATA_DIR/big.bin" 2>/dev/null
