@@ -42,7 +42,7 @@ CREATE FUNCTION parca_columnar_set_options(
     compression_level integer DEFAULT NULL,
     stripe_rows integer DEFAULT NULL,
     chunk_group_rows integer DEFAULT NULL) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     INSERT INTO parca.columnar_options AS o
         VALUES (tbl, stripe_rows, chunk_group_rows, compression_level)
     ON CONFLICT (relid) DO UPDATE SET
@@ -68,3 +68,10 @@ CREATE FUNCTION parca_columnar_chunks(tbl regclass,
     OUT raw_bytes integer, OUT nulls integer, OUT min text, OUT max text)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+-- Not for everyone: chunks shows the min and max of every column, check
+-- reads a whole table, compact rewrites its stripes.  A superuser grants
+-- them; each also checks the table (SELECT for chunks and check, as for
+-- VACUUM for compact).
+REVOKE ALL ON FUNCTION parca_columnar_compact(regclass), parca_columnar_check(regclass),
+    parca_columnar_chunks(regclass) FROM PUBLIC;

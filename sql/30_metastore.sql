@@ -3,17 +3,24 @@
 -- same id for the same thing and a stack can name its locations before
 -- they are registered.
 
+-- Whether text is valid in the database encoding.  PostgreSQL checks what
+-- arrives through libpq, except a text-format COPY whose client_encoding is
+-- SQL_ASCII; text that is not valid makes a pg_dump that does not restore,
+-- so the names (few rows, each written once) are checked by the tables.
+CREATE FUNCTION parca.text_is_valid(text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'parca_text_is_valid' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE TABLE parca.mappings (
     id          bigint PRIMARY KEY,
-    build_id    text NOT NULL,          -- '' when unknown
-    file        text NOT NULL           -- '' when unknown
+    build_id    text NOT NULL CHECK (parca.text_is_valid(build_id)),    -- '' when unknown
+    file        text NOT NULL CHECK (parca.text_is_valid(file))         -- '' when unknown
 );
 
 CREATE TABLE parca.functions (
     id          bigint PRIMARY KEY,
-    name        text NOT NULL,
-    system_name text NOT NULL,
-    filename    text NOT NULL,
+    name        text NOT NULL CHECK (parca.text_is_valid(name)),
+    system_name text NOT NULL CHECK (parca.text_is_valid(system_name)),
+    filename    text NOT NULL CHECK (parca.text_is_valid(filename)),
     start_line  bigint NOT NULL
 );
 
@@ -32,8 +39,10 @@ CREATE TABLE parca.locations (
 -- A series: one profile type and one label set.
 CREATE TABLE parca.series (
     id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    profile_type text NOT NULL,         -- name:sample_type:sample_unit:period_type:period_unit[:delta]
-    labels       jsonb NOT NULL,        -- {"label": "value", ...}
+    profile_type text NOT NULL CHECK (parca.text_is_valid(profile_type)),
+                                        -- name:sample_type:sample_unit:period_type:period_unit[:delta]
+    labels       jsonb NOT NULL CHECK (parca.text_is_valid(labels::text)),
+                                        -- {"label": "value", ...}
     UNIQUE (profile_type, labels)
 );
 

@@ -6,7 +6,7 @@ COMMENT ON FUNCTION parca_register_location(location) IS
     'store a location (its address normalized to the file) with its mapping and functions; returns its id';
 
 CREATE FUNCTION parca_location(id bigint) RETURNS location
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT pg_catalog.jsonb_build_object(
         'address', '0x' || pg_catalog.to_hex(l.address),
         'build_id', coalesce(m.build_id, ''),
@@ -32,7 +32,7 @@ CREATE FUNCTION parca_frames(stack stacktrace)
 RETURNS TABLE (depth integer, location_id bigint, function text, system_name text,
                file text, line bigint, address bigint, mapping text, build_id text,
                inlined boolean)
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT fr.depth::integer, fr.id, f.name, f.system_name, f.filename, ln.line,
            l.address, m.file, m.build_id,
            coalesce(ln.pos < pg_catalog.cardinality(l.function_ids), false)

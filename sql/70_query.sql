@@ -10,7 +10,7 @@ CREATE FUNCTION parca_series(selector text DEFAULT '{}')
     RETURNS TABLE(id bigint, profile_type text, labels jsonb)
     LANGUAGE sql STABLE STRICT AS $$
     SELECT s.id, s.profile_type, s.labels FROM parca.series s
-    WHERE s.id = ANY (parca_series_ids(selector)) ORDER BY s.id
+    WHERE s.id OPERATOR(pg_catalog.=) ANY (@extschema@.parca_series_ids(selector)) ORDER BY s.id
 $$;
 COMMENT ON FUNCTION parca_series(text) IS 'the series a selector matches';
 
@@ -57,7 +57,9 @@ CREATE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timesta
     LANGUAGE sql STABLE AS $$
     SELECT DISTINCT s.profile_type FROM parca.series s
     WHERE start IS NULL OR stop IS NULL
-       OR s.id IN (SELECT x.series_id FROM parca.samples x WHERE x.time BETWEEN start AND stop)
+       OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
+                                          WHERE x.time OPERATOR(pg_catalog.>=) start
+                                            AND x.time OPERATOR(pg_catalog.<=) stop)
     ORDER BY 1
 $$;
 COMMENT ON FUNCTION parca_profile_types(timestamptz, timestamptz) IS
@@ -67,9 +69,12 @@ CREATE FUNCTION parca_labels(selector text DEFAULT '{}', start timestamptz DEFAU
                              stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE sql STABLE AS $$
-    SELECT DISTINCT k FROM parca_series(coalesce(selector, '{}')) s, jsonb_object_keys(s.labels) k
+    SELECT DISTINCT k FROM @extschema@.parca_series(coalesce(selector, '{}')) s,
+                           pg_catalog.jsonb_object_keys(s.labels) k
     WHERE start IS NULL OR stop IS NULL
-       OR s.id IN (SELECT x.series_id FROM parca.samples x WHERE x.time BETWEEN start AND stop)
+       OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
+                                          WHERE x.time OPERATOR(pg_catalog.>=) start
+                                            AND x.time OPERATOR(pg_catalog.<=) stop)
     ORDER BY 1
 $$;
 COMMENT ON FUNCTION parca_labels(text, timestamptz, timestamptz) IS
@@ -79,10 +84,13 @@ CREATE FUNCTION parca_label_values(label text, selector text DEFAULT '{}',
                                    start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
     LANGUAGE sql STABLE AS $$
-    SELECT DISTINCT s.labels->>label FROM parca_series(coalesce(selector, '{}')) s
-    WHERE s.labels ? label
+    SELECT DISTINCT s.labels OPERATOR(pg_catalog.->>) label
+    FROM @extschema@.parca_series(coalesce(selector, '{}')) s
+    WHERE s.labels OPERATOR(pg_catalog.?) label
       AND (start IS NULL OR stop IS NULL
-           OR s.id IN (SELECT x.series_id FROM parca.samples x WHERE x.time BETWEEN start AND stop))
+           OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
+                                              WHERE x.time OPERATOR(pg_catalog.>=) start
+                                                AND x.time OPERATOR(pg_catalog.<=) stop))
     ORDER BY 1
 $$;
 COMMENT ON FUNCTION parca_label_values(text, text, timestamptz, timestamptz) IS
@@ -91,8 +99,11 @@ COMMENT ON FUNCTION parca_label_values(text, text, timestamptz, timestamptz) IS
 -- The label set of a series as text: {a="x", b="y"}.
 CREATE FUNCTION parca_labels_text(labels jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT '{' || coalesce(string_agg(format('%s=%s', key, to_jsonb(value)), ', ' ORDER BY key), '') || '}'
-    FROM jsonb_each_text(labels)
+    SELECT '{' OPERATOR(pg_catalog.||)
+           coalesce(pg_catalog.string_agg(pg_catalog.format('%s=%s', key, pg_catalog.to_jsonb(value)),
+                                          ', ' ORDER BY key), '')
+           OPERATOR(pg_catalog.||) '}'
+    FROM pg_catalog.jsonb_each_text(labels)
 $$;
 
 -- Time series for Grafana: per step bucket (aligned to start, or to
@@ -108,29 +119,31 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
     WITH sel AS (
         SELECT s.id, s.profile_type,
                CASE WHEN sum_by IS NULL THEN s.labels
-                    ELSE (SELECT coalesce(jsonb_object_agg(k, s.labels->k), '{}')
-                          FROM unnest(sum_by) k WHERE s.labels ? k) END AS key
-        FROM parca_series(selector) s
+                    ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
+                          FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
+        FROM @extschema@.parca_series(selector) s
     ), per_profile AS (
-        SELECT date_bin(step, x.time, CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket, sel.key, x.series_id, x.time,
-               sum(CASE WHEN split_part(sel.profile_type, ':', 2) = 'samples'
-                         AND split_part(sel.profile_type, ':', 3) = 'count'
-                        THEN x.value * x.period ELSE x.value END) AS v,
-               max(x.duration) AS d,
-               bool_or(sel.profile_type LIKE '%:delta') AS is_delta
-        FROM parca.samples x JOIN sel ON sel.id = x.series_id
-        WHERE x.time BETWEEN start AND stop
+        SELECT pg_catalog.date_bin(step, x.time,
+                                   CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket,
+               sel.key, x.series_id, x.time,
+               pg_catalog.sum(CASE WHEN pg_catalog.split_part(sel.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
+                                    AND pg_catalog.split_part(sel.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count'
+                                   THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
+               pg_catalog.max(x.duration) AS d,
+               pg_catalog.bool_or(sel.profile_type OPERATOR(pg_catalog.~~) '%:delta') AS is_delta
+        FROM parca.samples x JOIN sel ON sel.id OPERATOR(pg_catalog.=) x.series_id
+        WHERE x.time OPERATOR(pg_catalog.>=) start AND x.time OPERATOR(pg_catalog.<=) stop
         GROUP BY 1, 2, 3, 4
     ), per_series AS (
-        SELECT p.bucket, p.key, sum(p.v) AS v, sum(p.d) AS d, bool_and(p.is_delta) AS is_delta,
-               count(*) AS profiles
+        SELECT p.bucket, p.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
+               pg_catalog.bool_and(p.is_delta) AS is_delta, pg_catalog.count(*) AS profiles
         FROM per_profile p
         GROUP BY p.bucket, p.key, p.series_id
     )
-    SELECT p.bucket, parca_labels_text(p.key), p.key, sum(p.v)::double precision,
-           CASE WHEN bool_and(p.is_delta AND p.d > 0)
-                THEN sum(p.v::double precision / (p.d / 1e9)) END,
-           sum(p.profiles)::bigint
+    SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
+           CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
+                THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9)) END,
+           pg_catalog.sum(p.profiles)::bigint
     FROM per_series p
     GROUP BY p.bucket, p.key
     ORDER BY 1, 2

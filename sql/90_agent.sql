@@ -18,7 +18,7 @@ CREATE TABLE parca.agent_batches (
 -- reuses the role.
 DO $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'parca_agent') THEN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'parca_agent') THEN
         CREATE ROLE parca_agent NOLOGIN;
     END IF;
 END

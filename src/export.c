@@ -221,7 +221,7 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 	}
 
 	select_by_ids("SELECT id, mapping_id, address, function_ids, line_numbers, is_folded "
-				  "FROM parca.locations WHERE id = ANY ($1)", loc_ids, nlocs);
+				  "FROM parca.locations WHERE id OPERATOR(pg_catalog.=) ANY ($1)", loc_ids, nlocs);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -261,7 +261,7 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 	e->msg.n_function = nfn;
 	if (nfn > 0)
 		select_by_ids("SELECT id, name, system_name, filename, start_line "
-					  "FROM parca.functions WHERE id = ANY ($1)", fn_ids, nfn);
+					  "FROM parca.functions WHERE id OPERATOR(pg_catalog.=) ANY ($1)", fn_ids, nfn);
 	for (int i = 0; i < nfn; i++)
 	{
 		e->msg.function[i] = palloc(sizeof(PbFunction));
@@ -283,7 +283,7 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 	e->msg.mapping = palloc(Max(nmap, 1) * sizeof(PbMapping *));
 	e->msg.n_mapping = nmap;
 	if (nmap > 0)
-		select_by_ids("SELECT id, build_id, file FROM parca.mappings WHERE id = ANY ($1)",
+		select_by_ids("SELECT id, build_id, file FROM parca.mappings WHERE id OPERATOR(pg_catalog.=) ANY ($1)",
 					  map_ids, nmap);
 	for (int i = 0; i < nmap; i++)
 	{

@@ -139,11 +139,14 @@ profile_type_of(const Pprof *p, const char *name, size_t sample_type)
 	const PprofMessage *m = p->msg;
 	const char *period_type = m->period_type ? pprof_string(p, m->period_type->type) : "";
 	const char *period_unit = m->period_type ? pprof_string(p, m->period_type->unit) : "";
+	const char *type = pprof_string(p, m->sample_type[sample_type]->type);
+	const char *unit = pprof_string(p, m->sample_type[sample_type]->unit);
 
-	return psprintf("%s:%s:%s:%s:%s%s", name,
-					pprof_string(p, m->sample_type[sample_type]->type),
-					pprof_string(p, m->sample_type[sample_type]->unit),
-					period_type, period_unit,
+	profile_type_field_validate(type, "sample type");
+	profile_type_field_validate(unit, "sample unit");
+	profile_type_field_validate(period_type, "period type");
+	profile_type_field_validate(period_unit, "period unit");
+	return psprintf("%s:%s:%s:%s:%s%s", name, type, unit, period_type, period_unit,
 					m->duration_nanos > 0 ? ":delta" : "");
 }
 

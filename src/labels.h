@@ -39,4 +39,10 @@ extern void profile_type_validate(const char *profile_type);
 /* Checks the name part of a profile type. */
 extern void profile_name_validate(const char *name);
 
+/*
+ * Checks a pprof string that becomes a field of a profile type (what names
+ * it in the message: "sample type", ...).
+ */
+extern void profile_type_field_validate(const char *field, const char *what);
+
 #endif							/* PARCA_LABELS_H */

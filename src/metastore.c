@@ -361,13 +361,14 @@ text_array(const char *const *v, int n)
  * has_lines[i].
  */
 static SavedPlan select_mappings = {
-	"SELECT id, false FROM parca.mappings WHERE id = ANY ($1)", 1, {INT8ARRAYOID}
+	"SELECT id, false FROM parca.mappings WHERE id OPERATOR(pg_catalog.=) ANY ($1)", 1, {INT8ARRAYOID}
 };
 static SavedPlan select_functions = {
-	"SELECT id, false FROM parca.functions WHERE id = ANY ($1)", 1, {INT8ARRAYOID}
+	"SELECT id, false FROM parca.functions WHERE id OPERATOR(pg_catalog.=) ANY ($1)", 1, {INT8ARRAYOID}
 };
 static SavedPlan select_locations = {
-	"SELECT id, pg_catalog.cardinality(function_ids) > 0 FROM parca.locations WHERE id = ANY ($1)",
+	"SELECT id, pg_catalog.cardinality(function_ids) OPERATOR(pg_catalog.>) 0 "
+	"FROM parca.locations WHERE id OPERATOR(pg_catalog.=) ANY ($1)",
 	1, {INT8ARRAYOID}
 };
 
@@ -542,7 +543,7 @@ static SavedPlan insert_locations = {
 static SavedPlan symbolize_locations = {
 	"UPDATE parca.locations AS l SET function_ids = $4[u.lo:u.hi], line_numbers = $5[u.lo:u.hi] "
 	"FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, lo, hi) "
-	"WHERE l.id = u.id AND pg_catalog.cardinality(l.function_ids) = 0",
+	"WHERE l.id OPERATOR(pg_catalog.=) u.id AND pg_catalog.cardinality(l.function_ids) OPERATOR(pg_catalog.=) 0",
 	5, {INT8ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 };
 
@@ -697,7 +698,7 @@ metastore_register(const MetaMapping *mappings, int nmappings,
 /* --- series ------------------------------------------------------------- */
 
 static SavedPlan select_series = {
-	"SELECT id FROM parca.series WHERE profile_type = $1 AND labels = $2",
+	"SELECT id FROM parca.series WHERE profile_type OPERATOR(pg_catalog.=) $1 AND labels OPERATOR(pg_catalog.=) $2",
 	2, {TEXTOID, JSONBOID}
 };
 static SavedPlan insert_series = {
@@ -755,8 +756,8 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 
 static SavedPlan select_stacktrace_type = {
 	"SELECT t.oid, t.typarray FROM pg_catalog.pg_type t "
-	"JOIN pg_catalog.pg_extension e ON t.typnamespace = e.extnamespace "
-	"WHERE e.extname = 'parca' AND t.typname = 'stacktrace'",
+	"JOIN pg_catalog.pg_extension e ON t.typnamespace OPERATOR(pg_catalog.=) e.extnamespace "
+	"WHERE e.extname OPERATOR(pg_catalog.=) 'parca' AND t.typname OPERATOR(pg_catalog.=) 'stacktrace'",
 	0, {InvalidOid}
 };
 

@@ -9,7 +9,13 @@
 
 #include <limits.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "utils/fmgroids.h"
 #include "fmgr.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -39,6 +45,26 @@ _PG_init(void)
 	columnar_init();
 	scrape_init();
 	MarkGUCPrefixReserved("parca");
+}
+
+char *
+parca_extension_schema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("parca"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return OidIsValid(schema) ? get_namespace_name(schema) : NULL;
 }
 
 Oid

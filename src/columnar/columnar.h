@@ -310,6 +310,13 @@ extern void columnar_agg_init(void);
 
 extern bool columnar_is_columnar(Relation rel);
 
+/*
+ * The parca_columnar table relid, locked in lockmode (the caller checked
+ * the user's rights first); a missing relation, or one of another kind, is
+ * an error.
+ */
+extern Relation columnar_open_table(Oid relid, LOCKMODE lockmode);
+
 /* Called from _PG_init. */
 extern void columnar_init(void);
 

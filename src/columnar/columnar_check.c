@@ -12,8 +12,10 @@
 #include "funcapi.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
@@ -22,15 +24,27 @@
 PG_FUNCTION_INFO_V1(parca_columnar_check);
 PG_FUNCTION_INFO_V1(parca_columnar_chunks);
 
+/*
+ * The parca_columnar table relid, locked.  Both functions read every
+ * column of every row, so the user needs SELECT on the table, checked
+ * before the lock is taken (as pgstattuple does); a relation that does
+ * not exist is an error naming its OID.  If shows_values, the caller shows
+ * values (chunk minima and maxima), which row-level security would hide.
+ */
 static Relation
-open_columnar(Oid relid)
+open_columnar(Oid relid, bool shows_values)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
+	AclResult	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	Relation	rel;
 
-	if (!columnar_is_columnar(rel))
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(relid));
+	rel = columnar_open_table(relid, AccessShareLock);
+	if (shows_values && check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a parca_columnar table", RelationGetRelationName(rel))));
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot show the chunks of \"%s\": row-level security applies to it",
+						RelationGetRelationName(rel))));
 	return rel;
 }
 
@@ -64,7 +78,7 @@ row_range_cmp(const void *a, const void *b)
 Datum
 parca_columnar_check(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_columnar(PG_GETARG_OID(0));
+	Relation	rel = open_columnar(PG_GETARG_OID(0), false);
 	ColumnarMetaPage meta = columnar_read_metapage(rel);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -192,7 +206,7 @@ Datum
 parca_columnar_chunks(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	rel = open_columnar(PG_GETARG_OID(0));
+	Relation	rel = open_columnar(PG_GETARG_OID(0), true);
 	TupleDesc	desc = RelationGetDescr(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, false);

@@ -28,7 +28,9 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/smgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -733,19 +735,39 @@ parca_columnar_handler(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(&columnar_methods);
 }
 
-/* parca_columnar_compact(regclass): merge small stripes now. */
-Datum
-parca_columnar_compact(PG_FUNCTION_ARGS)
+Relation
+columnar_open_table(Oid relid, LOCKMODE lockmode)
 {
-	Relation	rel;
-	int64		merged;
+	Relation	rel = try_table_open(relid, lockmode);
 
-	PreventCommandDuringRecovery("parca_columnar_compact()");
-	rel = table_open(PG_GETARG_OID(0), RowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (!columnar_is_columnar(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a parca_columnar table", RelationGetRelationName(rel))));
+	return rel;
+}
+
+/*
+ * parca_columnar_compact(regclass): merge small stripes now.  Whoever may
+ * VACUUM the table may (its owner, the database's owner), checked before
+ * the lock is taken.
+ */
+Datum
+parca_columnar_compact(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	int64		merged;
+
+	PreventCommandDuringRecovery("parca_columnar_compact()");
+	if (!pg_class_ownercheck(relid, GetUserId()) &&
+		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	rel = columnar_open_table(relid, RowExclusiveLock);
 	merged = columnar_compact(rel, true);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);

@@ -6,11 +6,13 @@
 
 #include <zlib.h>
 
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "parca.h"
 #include "pprof/pprof.h"
+#include "valid_text.h"
 
 struct PprofIdMap
 {
@@ -20,21 +22,67 @@ struct PprofIdMap
 	int		   *sorted_index;	/* ... the index each came from */
 };
 
-static void *
-pprof_palloc(void *allocator_data, size_t size)
+/*
+ * protobuf-c allocates a struct for every message (each sample, location,
+ * line and label), an array for every repeated field, and while it scans a
+ * message a 32-byte entry per field: decoding takes 6 to 21 times the
+ * encoded size at its peak (the fixtures under testdata/pprof), and some
+ * 90 times for a profile of empty samples (2 bytes each).  So decoding is
+ * charged, with the decompressed bytes, against parca.max_profile_size:
+ * protobuf-c's allocations go through this allocator, which refuses (and
+ * protobuf-c then gives up) once they would pass what is left.  It also lets a long decoding be cancelled: protobuf-c
+ * holds nothing but this memory, so an error may leave it at any point.
+ */
+typedef struct DecodeBudget
 {
-	return MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
-									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	Size		left;			/* bytes that may still be allocated */
+	bool		exceeded;
+	bool		out_of_memory;
+	uint32		allocations;
+} DecodeBudget;
+
+static void *
+budget_alloc(void *data, size_t size)
+{
+	DecodeBudget *b = data;
+	void	   *p;
+	Size		space;
+
+	if ((++b->allocations & 4095) == 0)
+		CHECK_FOR_INTERRUPTS();
+	if (size >= b->left)
+	{
+		b->exceeded = true;
+		return NULL;
+	}
+	p = MemoryContextAllocExtended(CurrentMemoryContext, Max(size, 1),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (p == NULL)
+	{
+		b->out_of_memory = true;
+		return NULL;
+	}
+	space = GetMemoryChunkSpace(p);
+	if (space >= b->left)
+	{
+		pfree(p);
+		b->exceeded = true;
+		return NULL;
+	}
+	b->left -= space;
+	return p;
 }
 
 static void
-pprof_pfree(void *allocator_data, void *pointer)
+budget_free(void *data, void *pointer)
 {
-	if (pointer)
-		pfree(pointer);
-}
+	DecodeBudget *b = data;
 
-static ProtobufCAllocator palloc_allocator = {pprof_palloc, pprof_pfree, NULL};
+	if (pointer == NULL)
+		return;
+	b->left += GetMemoryChunkSpace(pointer);
+	pfree(pointer);
+}
 
 static void
 too_large(Size limit)
@@ -49,13 +97,19 @@ too_large(Size limit)
 /*
  * Inflates gzip data, growing the output as needed but never past limit:
  * a gzip bomb stops at the limit, having used at most that much memory.
+ * The output starts at the size the trailer announces (the last member's
+ * size modulo 2^32, so only a hint): growing the buffer copies it, and
+ * holds both copies for a moment.
  */
 static char *
 gunzip(const char *data, Size len, Size limit, Size *out_len)
 {
 	z_stream	zs;
-	Size		cap = Min(Max(len * 4, (Size) 64 * 1024), limit);
-	char	   *out = palloc(cap);
+	const unsigned char *trailer = (const unsigned char *) data + len - 4;
+	Size		announced = len < 18 ? 0 : (Size) (trailer[0] | (trailer[1] << 8) |
+												(trailer[2] << 16) | ((uint32) trailer[3] << 24));
+	Size		cap = Min(Max(Max(announced + 1, len * 4), (Size) 64 * 1024), limit);
+	char	   *out = palloc_extended(cap, MCXT_ALLOC_HUGE);
 	int			rc;
 
 	memset(&zs, 0, sizeof(zs));
@@ -224,6 +278,122 @@ check_string(const PprofMessage *m, int64 index, const char *field)
 						field, (long long) index, m->n_string_table)));
 }
 
+/*
+ * protobuf-c passes a string's bytes through as they come and ends it at
+ * its first NUL, which text cannot hold (valid_text.h).  So each string of
+ * the string table is checked where its length is known, in the encoded
+ * message, and one that has a NUL or an invalid byte is replaced by a copy
+ * with each such byte turned into U+FFFD ('?' if the database encoding is
+ * not UTF8), and marked.  Names (of functions, files, mappings, build ids, numeric labels)
+ * are stored repaired; strings that name series (the fields of profile
+ * types, string labels) must be right as they are, and validate() refuses
+ * the profile if one was repaired.
+ */
+static bool
+read_varint(const uint8 **p, const uint8 *end, uint64 *v)
+{
+	uint64		result = 0;
+
+	for (int shift = 0; shift < 64 && *p < end; shift += 7)
+	{
+		uint8		b = *(*p)++;
+
+		result |= (uint64) (b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+		{
+			*v = result;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where each string of the string table (Profile field 6) is in raw. */
+static void
+string_table_spans(const char *raw, Size len, size_t nstrings, Size *offsets, Size *lengths)
+{
+	const uint8 *p = (const uint8 *) raw;
+	const uint8 *end = p + len;
+	size_t		n = 0;
+	uint64		key,
+				v;
+
+	while (p < end && read_varint(&p, end, &key))
+	{
+		if ((n & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		switch (key & 7)
+		{
+			case 0:
+				if (!read_varint(&p, end, &v))
+					p = end + 1;
+				break;
+			case 1:
+				p += 8;
+				break;
+			case 5:
+				p += 4;
+				break;
+			case 2:
+				if (!read_varint(&p, end, &v) || v > (uint64) (end - p))
+				{
+					p = end + 1;
+					break;
+				}
+				if ((key >> 3) == 6 && n < nstrings)
+				{
+					offsets[n] = (const char *) p - raw;
+					lengths[n] = (Size) v;
+					n++;
+				}
+				p += v;
+				break;
+			default:
+				p = end + 1;
+		}
+	}
+	/* protobuf-c accepted the message: a mismatch is a bug */
+	if (p != end || n != nstrings)
+		elog(ERROR, "the string table of a decoded profile is not where it was");
+}
+
+static void
+repair_strings(Pprof *p, const char *raw, Size raw_len)
+{
+	PprofMessage *m = p->msg;
+	Size	   *offsets = palloc(Max(m->n_string_table, 1) * sizeof(Size));
+	Size	   *lengths = palloc(Max(m->n_string_table, 1) * sizeof(Size));
+
+	string_table_spans(raw, raw_len, m->n_string_table, offsets, lengths);
+	for (size_t i = 0; i < m->n_string_table; i++)
+	{
+		bool		repaired;
+		const char *s = valid_text(raw + offsets[i], lengths[i], &repaired);
+
+		if (!repaired)
+			continue;
+		if (p->repaired == NULL)
+			p->repaired = palloc0(m->n_string_table * sizeof(bool));
+		p->repaired[i] = true;
+		m->string_table[i] = (char *) s;
+	}
+	pfree(offsets);
+	pfree(lengths);
+}
+
+/* Refuses the profile if the string that names what was repaired. */
+static void
+check_text(const Pprof *p, int64 index, const char *what)
+{
+	if (p->repaired != NULL && p->repaired[index])
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("invalid profile: %s \"%s\" is not valid %s text",
+						what, p->msg->string_table[index], GetDatabaseEncodingName()),
+				 errdetail("It holds a NUL byte or bytes that are not a character (shown as %s). It names series, so it is refused rather than repaired; function, file and mapping names are stored with such bytes replaced.",
+						   GetDatabaseEncoding() == PG_UTF8 ? "U+FFFD" : "'?'")));
+}
+
 static void
 validate(const Pprof *p)
 {
@@ -237,11 +407,15 @@ validate(const Pprof *p)
 	{
 		check_string(m, m->sample_type[i]->type, "sample_type.type");
 		check_string(m, m->sample_type[i]->unit, "sample_type.unit");
+		check_text(p, m->sample_type[i]->type, "sample type");
+		check_text(p, m->sample_type[i]->unit, "sample unit");
 	}
 	if (m->period_type)
 	{
 		check_string(m, m->period_type->type, "period_type.type");
 		check_string(m, m->period_type->unit, "period_type.unit");
+		check_text(p, m->period_type->type, "period type");
+		check_text(p, m->period_type->unit, "period unit");
 	}
 	check_string(m, m->drop_frames, "drop_frames");
 	check_string(m, m->keep_frames, "keep_frames");
@@ -286,6 +460,11 @@ validate(const Pprof *p)
 			check_string(m, s->label[j]->key, "label.key");
 			check_string(m, s->label[j]->str, "label.str");
 			check_string(m, s->label[j]->num_unit, "label.num_unit");
+			if (s->label[j]->str != 0)
+			{
+				check_text(p, s->label[j]->key, "label name");
+				check_text(p, s->label[j]->str, "label value");
+			}
 		}
 	}
 }
@@ -298,6 +477,8 @@ pprof_decode(const char *data, Size len)
 	const char *raw = data;
 	Size		raw_len = len;
 	PprofMessage *m;
+	DecodeBudget budget = {0};
+	ProtobufCAllocator allocator = {budget_alloc, budget_free, &budget};
 
 	if (len == 0)
 		ereport(ERROR,
@@ -308,7 +489,19 @@ pprof_decode(const char *data, Size len)
 	else if (len > limit)
 		too_large(limit);
 
-	m = perftools__profiles__profile__unpack(&palloc_allocator, raw_len, (const uint8_t *) raw);
+	budget.left = limit - raw_len;
+	m = perftools__profiles__profile__unpack(&allocator, raw_len, (const uint8_t *) raw);
+	if (m == NULL && budget.exceeded)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("profile needs more than parca.max_profile_size (%zu bytes) of memory to decode", limit),
+				 errdetail("The decompressed profile (%zu bytes) and its decoded form count together; decoding takes 6 to 21 times the decompressed size.",
+						   raw_len),
+				 errhint("Raise parca.max_profile_size if such profiles are expected.")));
+	if (m == NULL && budget.out_of_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory decoding a profile")));
 	if (m == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -318,6 +511,10 @@ pprof_decode(const char *data, Size len)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid profile: samples without sample types")));
 	p->msg = m;
+	repair_strings(p, raw, raw_len);
+	/* the message holds copies: the inflated bytes can go */
+	if (raw != data)
+		pfree((char *) raw);
 	p->mappings = build_id_map("mapping", m->n_mapping, mapping_id_at, m);
 	p->functions = build_id_map("function", m->n_function, function_id_at, m);
 	p->locations = build_id_map("location", m->n_location, location_id_at, m);

@@ -2,11 +2,16 @@
  * pprof.h
  *		Decoding and encoding of pprof profiles (profile.proto).
  *
- * pprof_decode() accepts gzipped or plain bytes, refuses anything larger
- * than parca.max_profile_size once decompressed, and validates every
- * cross-reference (string indexes, mapping, function and location ids,
- * value counts) so that callers can trust the message.  All memory comes
- * from the current memory context; errors are raised with ereport.
+ * pprof_decode() accepts gzipped or plain bytes, refuses a profile whose
+ * decompressed bytes and decoded form together would take more than
+ * parca.max_profile_size, and validates every cross-reference (string
+ * indexes, mapping, function and location ids, value counts) so that
+ * callers can trust the message.  Every string is valid text in the
+ * database encoding: one with a NUL or an invalid byte is repaired (each
+ * such byte becomes U+FFFD, or '?' if the encoding is not UTF8), unless it
+ * names series (a field of a profile type, a string label), which makes the
+ * profile an error.  All memory comes from the current memory context;
+ * errors are raised with ereport.
  */
 #ifndef PARCA_PPROF_H
 #define PARCA_PPROF_H
@@ -24,6 +29,7 @@ typedef struct Pprof
 	PprofIdMap *mappings;		/* id -> index into msg->mapping */
 	PprofIdMap *functions;		/* id -> index into msg->function */
 	PprofIdMap *locations;		/* id -> index into msg->location */
+	bool	   *repaired;		/* per string: repaired; NULL if none was */
 } Pprof;
 
 extern Pprof *pprof_decode(const char *data, Size len);

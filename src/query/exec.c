@@ -38,6 +38,7 @@
 
 #include "common/ids.h"
 #include "metastore.h"
+#include "parca.h"
 #include "profile.h"
 #include "query/merge_scan.h"
 #include "query/selector.h"
@@ -137,6 +138,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	Datum		args[5];
 	uint64	   *buf = NULL;
 	int			ret;
+	char	   *merge;
 
 	if (group_frames == NULL)
 	{
@@ -158,18 +160,23 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	args[3] = BoolGetDatum(scale_by_period);
 	args[4] = PointerGetDatum(construct_array(grps, nseries, INT4OID, 4, true, TYPALIGN_INT));
 
+	/* every name qualified: the caller's search_path may hold anything */
+	merge = quote_qualified_identifier(parca_extension_schema(), "parca_merge");
 	if (group_frames == NULL)
-		ret = SPI_execute_with_args("SELECT 0, parca_merge(stack, CASE WHEN $4 THEN value * period ELSE value END),"
-									" min(period)"
-									" FROM parca.samples"
-									" WHERE time >= $1 AND time <= $2 AND series_id = ANY ($3)",
+		ret = SPI_execute_with_args(psprintf("SELECT 0, %s(stack, CASE WHEN $4 THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
+											 " pg_catalog.min(period)"
+											 " FROM parca.samples"
+											 " WHERE time OPERATOR(pg_catalog.>=) $1 AND time OPERATOR(pg_catalog.<=) $2"
+											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge),
 									4, types, args, NULL, true, 0);
 	else
-		ret = SPI_execute_with_args("SELECT g.grp, parca_merge(x.stack, CASE WHEN $4 THEN x.value * x.period ELSE x.value END),"
-									" min(x.period)"
-									" FROM parca.samples x JOIN unnest($3, $5) AS g(id, grp) ON g.id = x.series_id"
-									" WHERE x.time >= $1 AND x.time <= $2 AND x.series_id = ANY ($3)"
-									" GROUP BY g.grp",
+		ret = SPI_execute_with_args(psprintf("SELECT g.grp, %s(x.stack, CASE WHEN $4 THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END),"
+											 " pg_catalog.min(x.period)"
+											 " FROM parca.samples x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
+											 " ON g.id OPERATOR(pg_catalog.=) x.series_id"
+											 " WHERE x.time OPERATOR(pg_catalog.>=) $1 AND x.time OPERATOR(pg_catalog.<=) $2"
+											 " AND x.series_id OPERATOR(pg_catalog.=) ANY ($3)"
+											 " GROUP BY g.grp", merge),
 									5, types, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
@@ -220,11 +227,15 @@ matching_locations(Datum ids_array, const char *needle, bool binary, int *n)
 	int			ret;
 
 	ret = SPI_execute_with_args(binary ?
-								"SELECT l.id FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id"
-								" WHERE l.id = ANY($1) AND strpos(lower(m.file), lower($2)) > 0 ORDER BY 1" :
-								"SELECT l.id FROM parca.locations l WHERE l.id = ANY($1) AND EXISTS"
-								" (SELECT 1 FROM parca.functions f WHERE f.id = ANY(l.function_ids)"
-								"  AND strpos(lower(f.name), lower($2)) > 0) ORDER BY 1",
+								"SELECT l.id FROM parca.locations l JOIN parca.mappings m"
+								" ON m.id OPERATOR(pg_catalog.=) l.mapping_id"
+								" WHERE l.id OPERATOR(pg_catalog.=) ANY($1)"
+								" AND pg_catalog.strpos(pg_catalog.lower(m.file), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0"
+								" ORDER BY 1" :
+								"SELECT l.id FROM parca.locations l WHERE l.id OPERATOR(pg_catalog.=) ANY($1) AND EXISTS"
+								" (SELECT 1 FROM parca.functions f WHERE f.id OPERATOR(pg_catalog.=) ANY(l.function_ids)"
+								"  AND pg_catalog.strpos(pg_catalog.lower(f.name), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0)"
+								" ORDER BY 1",
 								2, types, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
@@ -374,7 +385,7 @@ parca_query(PG_FUNCTION_ARGS)
 	}
 
 	SPI_connect();
-	ret = SPI_execute_with_args("SELECT 1 FROM parca.series WHERE profile_type = $1 LIMIT 1",
+	ret = SPI_execute_with_args("SELECT 1 FROM parca.series WHERE profile_type OPERATOR(pg_catalog.=) $1 LIMIT 1",
 								1, (Oid[]) {TEXTOID},
 								(Datum[]) {CStringGetTextDatum(sel->profile_type)},
 								NULL, true, 1);

@@ -287,7 +287,7 @@ selector_find_series(const Selector *sel, List *value_labels, int *nseries)
 		types[nparams] = TEXTOID;
 		values[nparams] = CStringGetTextDatum((char *) lfirst(lc));
 		nparams++;
-		appendStringInfo(&sql, ", coalesce(labels->>$%d, '')", nparams);
+		appendStringInfo(&sql, ", coalesce(labels OPERATOR(pg_catalog.->>) $%d, '')", nparams);
 	}
 	appendStringInfoString(&sql, " FROM parca.series WHERE true");
 	if (sel->profile_type)
@@ -295,7 +295,7 @@ selector_find_series(const Selector *sel, List *value_labels, int *nseries)
 		types[nparams] = TEXTOID;
 		values[nparams] = CStringGetTextDatum(sel->profile_type);
 		nparams++;
-		appendStringInfo(&sql, " AND profile_type = $%d", nparams);
+		appendStringInfo(&sql, " AND profile_type OPERATOR(pg_catalog.=) $%d", nparams);
 	}
 	foreach(lc, sel->matchers)
 	{
@@ -308,7 +308,7 @@ selector_find_series(const Selector *sel, List *value_labels, int *nseries)
 		values[nparams] = CStringGetTextDatum(m->name);
 		types[nparams + 1] = TEXTOID;
 		values[nparams + 1] = CStringGetTextDatum(value);
-		appendStringInfo(&sql, " AND coalesce(labels->>$%d, '') %s $%d",
+		appendStringInfo(&sql, " AND coalesce(labels OPERATOR(pg_catalog.->>) $%d, '') OPERATOR(pg_catalog.%s) $%d",
 						 nparams + 1, ops[m->op], nparams + 2);
 		nparams += 2;
 	}

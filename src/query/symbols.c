@@ -159,14 +159,15 @@ symbols_load(const struct varlena *profile)
 	SPI_connect();
 	ret = SPI_execute_with_args(
 								"SELECT l.id, coalesce(m.file, ''), l.address,"
-								" coalesce(array_agg(coalesce(nullif(f.name, ''), nullif(f.system_name, ''), '<unknown>')"
+								" coalesce(pg_catalog.array_agg(CASE WHEN f.name OPERATOR(pg_catalog.<>) '' THEN f.name"
+								"   WHEN f.system_name OPERATOR(pg_catalog.<>) '' THEN f.system_name ELSE '<unknown>' END"
 								"   ORDER BY u.o) FILTER (WHERE u.o IS NOT NULL), '{}'),"
-								" coalesce(array_agg(coalesce(f.filename, '') ORDER BY u.o) FILTER (WHERE u.o IS NOT NULL), '{}')"
+								" coalesce(pg_catalog.array_agg(coalesce(f.filename, '') ORDER BY u.o) FILTER (WHERE u.o IS NOT NULL), '{}')"
 								" FROM parca.locations l"
-								" LEFT JOIN parca.mappings m ON m.id = l.mapping_id"
-								" LEFT JOIN LATERAL unnest(l.function_ids) WITH ORDINALITY u(fid, o) ON true"
-								" LEFT JOIN parca.functions f ON f.id = u.fid"
-								" WHERE l.id = ANY($1)"
+								" LEFT JOIN parca.mappings m ON m.id OPERATOR(pg_catalog.=) l.mapping_id"
+								" LEFT JOIN LATERAL pg_catalog.unnest(l.function_ids) WITH ORDINALITY u(fid, o) ON true"
+								" LEFT JOIN parca.functions f ON f.id OPERATOR(pg_catalog.=) u.fid"
+								" WHERE l.id OPERATOR(pg_catalog.=) ANY($1)"
 								" GROUP BY l.id, m.file, l.address",
 								1, &argtype, &arg, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)

@@ -6,35 +6,20 @@
  * The SQL function parca.scrape_endpoints() does the joining, URL building
  * and labelling; this file adds the targets of file_sd files and copies
  * the rows into the worker's memory.  The caller runs it inside a
- * transaction with SPI connected.
+ * transaction with SPI connected.  Also parca.scrape_url_encode(), which
+ * scrape_endpoints() uses to build the URLs.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
 #include "scrape/scrape_internal.h"
-
-/* Schema of the installed parca extension (palloc'd), or NULL when it is not installed. */
-char *
-scrape_extension_schema(void)
-{
-	bool		isnull;
-	Datum		d;
-
-	if (SPI_execute("SELECT n.nspname::text FROM pg_catalog.pg_extension e "
-					"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-					"WHERE e.extname = 'parca'", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed");
-	if (SPI_processed == 0)
-		return NULL;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return TextDatumGetCString(d);
-}
 
 /* The targets of the jobs' file_sd files, as the argument of scrape_endpoints(). */
 static char *
@@ -46,7 +31,7 @@ file_sd_argument(void)
 	bool		first = true;
 
 	if (SPI_execute("SELECT job_name, file_sd_files FROM parca.scrape_jobs "
-					"WHERE enabled AND file_sd_files <> '{}' ORDER BY job_name",
+					"WHERE enabled AND file_sd_files OPERATOR(pg_catalog.<>) '{}' ORDER BY job_name",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed");
 	njobs = SPI_processed;
@@ -93,8 +78,8 @@ scrape_config_load(int *ntargets, MemoryContext cxt)
 	args[0] = CStringGetTextDatum(file_sd_argument());
 	file_sd_end_load();
 
-	if (SPI_execute_with_args("SELECT job_name, url, labels::text, profile, interval_ms, timeout_ms "
-							  "FROM parca.scrape_endpoints($1::jsonb)",
+	if (SPI_execute_with_args("SELECT job_name, url, labels::pg_catalog.text, profile, interval_ms, timeout_ms "
+							  "FROM parca.scrape_endpoints($1::pg_catalog.jsonb)",
 							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed");
 
@@ -117,4 +102,40 @@ scrape_config_load(int *ntargets, MemoryContext cxt)
 	}
 	*ntargets = (int) n;
 	return targets;
+}
+
+/*
+ * parca.scrape_url_encode(text): the text's UTF-8 bytes percent-encoded,
+ * RFC 3986 unreserved characters kept, for a URL query component.
+ */
+PG_FUNCTION_INFO_V1(parca_scrape_url_encode);
+Datum
+parca_scrape_url_encode(PG_FUNCTION_ARGS)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	text	   *in = PG_GETARG_TEXT_PP(0);
+	int			len = VARSIZE_ANY_EXHDR(in);
+	const unsigned char *utf8 = (const unsigned char *)
+		pg_server_to_any(VARDATA_ANY(in), len, PG_UTF8);
+	StringInfoData out;
+
+	if ((const char *) utf8 != VARDATA_ANY(in))
+		len = strlen((const char *) utf8);
+	initStringInfo(&out);
+	enlargeStringInfo(&out, len);
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = utf8[i];
+
+		if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			c == '-' || c == '.' || c == '_' || c == '~')
+			appendStringInfoChar(&out, (char) c);
+		else
+		{
+			appendStringInfoChar(&out, '%');
+			appendStringInfoChar(&out, hex[c >> 4]);
+			appendStringInfoChar(&out, hex[c & 15]);
+		}
+	}
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 }

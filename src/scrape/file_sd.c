@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -129,10 +130,12 @@ read_targets(const char *job, const char *path)
 					(errcode_for_file_access(),
 					 errmsg("could not read file \"%s\": %m", path)));
 		FreeFile(fp);
+		/* text: neither NUL nor bytes invalid in the database encoding */
+		(void) pg_verify_mbstr(GetDatabaseEncoding(), content.data, content.len, false);
 
 		args[0] = CStringGetTextDatum(content.data);
-		if (SPI_execute_with_args("SELECT coalesce(jsonb_agg(jsonb_build_object("
-								  "'address', address, 'labels', labels)), '[]')::text "
+		if (SPI_execute_with_args("SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object("
+								  "'address', address, 'labels', labels)), '[]')::pg_catalog.text "
 								  "FROM parca.scrape_file_sd_targets($1)",
 								  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "SPI_execute_with_args failed");

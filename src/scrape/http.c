@@ -27,6 +27,13 @@
  * its own up to that size: at most twice parca.max_profile_size in all,
  * however many scrapes run at once.  A transfer that would need more is
  * paused (libcurl keeps the data it offered) until buffers are freed.
+ *
+ * Redirects: a target could send the worker anywhere its network position
+ * reaches (a service on another port of the database server, say).  With
+ * parca.scrape_redirects = same_origin (the default) the worker follows
+ * itself, hop by hop, only redirects to the target URL's own scheme, host
+ * and port; none follows none; any lets libcurl follow any to http(s).  At
+ * most MAX_REDIRECTS are followed, all within the scrape's timeout.
  */
 #include "postgres.h"
 
@@ -52,9 +59,12 @@ struct ScrapeTransfer
 	bool		too_large;
 	bool		out_of_memory;
 	bool		paused;			/* waiting for buffer space */
+	int			redirects;		/* followed so far */
 	TimestampTz started;
 	char		errbuf[CURL_ERROR_SIZE];
 };
+
+#define MAX_REDIRECTS 5
 
 static CURLM *multi = NULL;
 static int	nrunning = 0;		/* transfers added and not yet finished */
@@ -251,8 +261,9 @@ scrape_http_start(ScrapeTarget *target)
 	curl_easy_setopt(easy, CURLOPT_URL, target->url);
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION,
+					 (long) (scrape_redirects == SCRAPE_REDIRECTS_ANY));
+	curl_easy_setopt(easy, CURLOPT_MAXREDIRS, (long) MAX_REDIRECTS);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) target->timeout_ms);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) Min(target->timeout_ms, 10000));
@@ -338,6 +349,75 @@ gzip_too_large(const unsigned char *data, size_t len, uint32 *announced)
 	return *announced > (uint32) parca_max_profile_size;
 }
 
+/* Whether two URLs have the same scheme, host and port. */
+static bool
+same_origin(const char *a, const char *b)
+{
+	static const CURLUPart parts[] = {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT};
+	CURLU	   *ua = curl_url();
+	CURLU	   *ub = curl_url();
+	bool		same = ua != NULL && ub != NULL &&
+		curl_url_set(ua, CURLUPART_URL, a, 0) == CURLUE_OK &&
+		curl_url_set(ub, CURLUPART_URL, b, 0) == CURLUE_OK;
+
+	for (int i = 0; i < lengthof(parts) && same; i++)
+	{
+		char	   *x = NULL;
+		char	   *y = NULL;
+		unsigned int flags = parts[i] == CURLUPART_PORT ? CURLU_DEFAULT_PORT : 0;
+
+		same = curl_url_get(ua, parts[i], &x, flags) == CURLUE_OK &&
+			curl_url_get(ub, parts[i], &y, flags) == CURLUE_OK &&
+			pg_strcasecmp(x, y) == 0;
+		curl_free(x);
+		curl_free(y);
+	}
+	curl_url_cleanup(ua);
+	curl_url_cleanup(ub);
+	return same;
+}
+
+/*
+ * A redirect the transfer got (libcurl did not follow it): follow it on
+ * the same handle if parca.scrape_redirects allows, within the scrape's
+ * timeout, and return true; otherwise say why in error and return false.
+ */
+static bool
+follow_redirect(ScrapeTransfer *t, const char *location, char *error, size_t errlen)
+{
+	int64		left_ms = t->target->timeout_ms -
+		(GetCurrentTimestamp() - t->started) / 1000;
+
+	if (scrape_redirects == SCRAPE_REDIRECTS_NONE ||
+		!same_origin(t->target->url, location))
+	{
+		snprintf(error, errlen, "redirect to \"%s\" not followed (parca.scrape_redirects = %s)",
+				 location, scrape_redirects == SCRAPE_REDIRECTS_NONE ? "none" : "same_origin");
+		return false;
+	}
+	if (t->redirects == MAX_REDIRECTS)
+	{
+		snprintf(error, errlen, "more than %d redirects", MAX_REDIRECTS);
+		return false;
+	}
+	if (left_ms <= 0)
+	{
+		snprintf(error, errlen, "timeout after %lld ms", (long long) t->target->timeout_ms);
+		return false;
+	}
+	curl_multi_remove_handle(multi, t->easy);
+	curl_easy_setopt(t->easy, CURLOPT_URL, location);
+	curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long) left_ms);
+	t->redirects++;
+	t->len = 0;
+	if (curl_multi_add_handle(multi, t->easy) != CURLM_OK)
+	{
+		snprintf(error, errlen, "could not follow a redirect to \"%s\"", location);
+		return false;
+	}
+	return true;
+}
+
 /*
  * The next finished scrape, or NULL.  On success result->body holds the
  * response (free it with scrape_http_result_free); otherwise
@@ -355,6 +435,7 @@ scrape_http_next_done(ScrapeResult *result)
 		ScrapeTarget *target;
 		long		status = 0;
 		uint32		announced;
+		char	   *location = NULL;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
@@ -363,6 +444,7 @@ scrape_http_next_done(ScrapeResult *result)
 		memset(result, 0, sizeof(*result));
 		result->duration_us = GetCurrentTimestamp() - t->started;
 		curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &location);
 
 		if (t->too_large || msg->data.result == CURLE_FILESIZE_EXCEEDED)
 			snprintf(result->error, sizeof(result->error),
@@ -377,6 +459,13 @@ scrape_http_next_done(ScrapeResult *result)
 		else if (msg->data.result != CURLE_OK)
 			snprintf(result->error, sizeof(result->error), "%s",
 					 t->errbuf[0] ? t->errbuf : curl_easy_strerror(msg->data.result));
+		else if (location != NULL && status >= 300 && status < 400)
+		{
+			/* the handle owns location until its URL changes */
+			location = pstrdup(location);
+			if (follow_redirect(t, location, result->error, sizeof(result->error)))
+				continue;
+		}
 		else if (status != 200)
 			snprintf(result->error, sizeof(result->error),
 					 "server returned HTTP status %ld", status);

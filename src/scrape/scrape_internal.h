@@ -18,8 +18,19 @@
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 
+/* The role the worker stores profiles as (sql/80_scrape.sql). */
+#define SCRAPE_WORKER_ROLE "parca_scrape_worker"
+
 /* Settings (state.c). */
+typedef enum ScrapeRedirects
+{
+	SCRAPE_REDIRECTS_NONE,
+	SCRAPE_REDIRECTS_SAME_ORIGIN,	/* the target's scheme, host and port */
+	SCRAPE_REDIRECTS_ANY
+} ScrapeRedirects;
+
 extern bool scrape_enabled;
+extern int	scrape_redirects;
 extern char *scrape_database;
 extern int	scrape_concurrency;
 extern int	scrape_max_targets;
@@ -69,7 +80,6 @@ extern void scrape_state_publish_all(ScrapeTarget *targets, int ntargets);
 extern void scrape_state_publish(const ScrapeTarget *target);
 
 /* config.c */
-extern char *scrape_extension_schema(void);
 extern ScrapeTarget *scrape_config_load(int *ntargets, MemoryContext cxt);
 
 /* file_sd.c: within one configuration load, begin, targets..., end */

@@ -28,11 +28,20 @@
 
 #include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
+#include "valid_text.h"
 
 bool		scrape_enabled = true;
 char	   *scrape_database = NULL;
 int			scrape_concurrency = 512;
 int			scrape_max_targets = 2048;
+int			scrape_redirects = SCRAPE_REDIRECTS_SAME_ORIGIN;
+
+static const struct config_enum_entry scrape_redirects_options[] = {
+	{"none", SCRAPE_REDIRECTS_NONE, false},
+	{"same_origin", SCRAPE_REDIRECTS_SAME_ORIGIN, false},
+	{"any", SCRAPE_REDIRECTS_ANY, false},
+	{NULL, 0, false}
+};
 
 #define SLOT_JOB_LEN	64
 #define SLOT_URL_LEN	512
@@ -131,6 +140,12 @@ scrape_init(void)
 							"A delta (CPU) profile holds its slot for a whole interval.",
 							&scrape_concurrency, 512, 1, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("parca.scrape_redirects",
+							 "Which HTTP redirects the scrape worker follows.",
+							 "none; same_origin: to the target's own scheme, host and port; any: to any http or https URL.",
+							 &scrape_redirects, SCRAPE_REDIRECTS_SAME_ORIGIN,
+							 scrape_redirects_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* The worker and its shared memory exist only when preloaded. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -235,6 +250,20 @@ scrape_state_publish(const ScrapeTarget *target)
 }
 
 /*
+ * A string of a slot as text.  Copying into a slot may have cut a
+ * character in two, an error may quote what a target sent (a redirect's
+ * Location), and the view may be read in a database of another encoding
+ * than the worker's.
+ */
+static Datum
+slot_text(const char *s)
+{
+	bool		repaired;
+
+	return PointerGetDatum(cstring_to_text(valid_text(s, strlen(s), &repaired)));
+}
+
+/*
  * parca.scrape_target_states(): the rows of the parca.targets view.
  */
 PG_FUNCTION_INFO_V1(parca_scrape_target_states);
@@ -261,10 +290,11 @@ parca_scrape_target_states(PG_FUNCTION_ARGS)
 		bool		nulls[7] = {0};
 		static const char *const health_names[] = {"unknown", "up", "down"};
 
-		values[0] = CStringGetTextDatum(s->job);
-		values[1] = CStringGetTextDatum(s->url);
+		values[0] = slot_text(s->job);
+		values[1] = slot_text(s->url);
 		if (s->labels[0] != '\0')
-			values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(s->labels));
+			values[2] = DirectFunctionCall1(jsonb_in,
+											CStringGetDatum(TextDatumGetCString(slot_text(s->labels))));
 		else
 			nulls[2] = true;
 		values[3] = CStringGetTextDatum(health_names[s->health]);
@@ -281,7 +311,7 @@ parca_scrape_target_states(PG_FUNCTION_ARGS)
 			values[5] = IntervalPGetDatum(iv);
 		}
 		if (s->error[0] != '\0')
-			values[6] = CStringGetTextDatum(s->error);
+			values[6] = slot_text(s->error);
 		else
 			nulls[6] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include <malloc.h>
+
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -36,6 +38,7 @@
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -169,11 +172,44 @@ begin_work(const char *activity)
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
 
+/*
+ * The session is the bootstrap superuser's (a background worker in
+ * PostgreSQL 15 can only connect as a role that may log in); what the
+ * worker does with the extension's tables and functions runs as the
+ * NOLOGIN role parca_scrape_worker (sql/80_scrape.sql), which holds just
+ * the rights to read the scrape configuration and store profiles, in a
+ * security-restricted operation, as PostgreSQL runs maintenance commands
+ * as a table's owner.  The rest of the transaction runs as that role;
+ * end_work() switches back, and an abort does by itself.
+ */
+static Oid	session_userid = InvalidOid;
+static int	session_sec_context = 0;
+static bool in_worker_role = false;
+
+static void
+become_worker_role(void)
+{
+	Oid			role = get_role_oid(SCRAPE_WORKER_ROLE, true);
+
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" does not exist", SCRAPE_WORKER_ROLE),
+				 errhint("CREATE EXTENSION parca creates it; the scrape worker stores nothing without it.")));
+	GetUserIdAndSecContext(&session_userid, &session_sec_context);
+	SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	in_worker_role = true;
+}
+
 static void
 end_work(void)
 {
 	SPI_finish();
 	PopActiveSnapshot();
+	if (in_worker_role)
+		SetUserIdAndSecContext(session_userid, session_sec_context);
+	in_worker_role = false;
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
@@ -186,7 +222,9 @@ abort_work(MemoryContext oldcxt)
 	MemoryContextSwitchTo(oldcxt);
 	edata = CopyErrorData();
 	FlushErrorState();
+	/* restores the session's user too */
 	AbortCurrentTransaction();
+	in_worker_role = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return edata;
 }
@@ -200,7 +238,7 @@ ingest(PendingProfile *p)
 	if (ingest_plan == NULL)
 	{
 		Oid			argtypes[3] = {BYTEAOID, TEXTOID, TEXTOID};
-		char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::jsonb)",
+		char	   *sql = psprintf("SELECT %s.parca_ingest_pprof($1, $2, $3::pg_catalog.jsonb)",
 								   quote_identifier(ext_schema));
 		SPIPlanPtr	plan = SPI_prepare(sql, 3, argtypes);
 
@@ -229,6 +267,7 @@ store(PendingProfile **batch, int n)
 	{
 		begin_work(n == 1 ? "parca: storing a scraped profile" :
 				   "parca: storing scraped profiles");
+		become_worker_role();
 		for (int i = 0; i < n; i++)
 			ingest(batch[i]);
 		end_work();
@@ -281,6 +320,7 @@ store_pending(void)
 	PendingProfile *batch[STORE_BATCH_MAX];
 	int			nbatch = 0;
 	bool		batch_stored;
+	bool		any_failed = false;
 
 	if (npending == 0)
 		return;
@@ -297,12 +337,22 @@ store_pending(void)
 			PendingProfile *one[1] = {p};
 
 			p->target->store_alone = !store(one, 1);
+			any_failed |= p->target->store_alone;
 		}
 		scrape_http_result_free(&p->result);
 		record(p->target, &p->result, p->done_at);
 	}
 	npending = 0;
 	pending_bytes = 0;
+
+	/*
+	 * A profile that failed may have been one made to take all the memory
+	 * ingestion allows (parca.max_profile_size).  Ingestion keeps freed
+	 * heap for the next profile, and blocks freed below ones still in use
+	 * stay with the process anyway: give all of it back to the kernel.
+	 */
+	if (any_failed)
+		malloc_trim(0);
 }
 
 /* Look for the extension; reload the configuration when needed. */
@@ -325,7 +375,7 @@ load_config(bool full_reload)
 	{
 		begin_work("parca: loading the scrape configuration");
 
-		schema = scrape_extension_schema();
+		schema = parca_extension_schema();
 		if (schema == NULL || ext_schema == NULL || strcmp(schema, ext_schema) != 0)
 		{
 			/* installed, dropped or recreated elsewhere: prepare again */
@@ -347,6 +397,7 @@ load_config(bool full_reload)
 		{
 			int			n;
 
+			become_worker_role();
 			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
 										   ALLOCSET_DEFAULT_SIZES);
 			newt = scrape_config_load(&n, newcxt);
@@ -485,6 +536,13 @@ parca_scrape_worker_main(Datum arg)
 	database = pstrdup(scrape_database);
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	pgstat_report_appname("parca scrape worker");
+	/*
+	 * The session took the database's and its role's settings, and the
+	 * database owner may set search_path: the worker, a superuser, looks
+	 * names up in pg_catalog only (its SQL names everything else with its
+	 * schema), so no object of theirs can stand in for a built-in.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 	/* a scrape lost in a crash is one interval of one target */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* profiles are small: compiling a query would cost more than running it */

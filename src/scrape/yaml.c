@@ -11,6 +11,13 @@
  * tables' privileges and checks apply as for any INSERT.  Keys this
  * implementation does not support (relabel_configs, tls_config, ...) are
  * named in a warning and skipped.
+ *
+ * libyaml's scanner does work in proportion to the nesting depth for every
+ * token (a document of 200 kB of '[' took minutes), and building the
+ * document cannot be interrupted: a first pass over the parser's events,
+ * which checks for interrupts, refuses documents nested deeper than any
+ * configuration is, or larger than YAML_MAX_SIZE, before the document is
+ * built.
  */
 #include "postgres.h"
 
@@ -22,10 +29,16 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
 #include "scrape/scrape_internal.h"
+
+/* A Parca configuration nests some 6 levels deep, and is a few kB. */
+#define YAML_MAX_DEPTH 64
+#define YAML_MAX_SIZE (16 * 1024 * 1024)
 
 typedef struct ImportJob
 {
@@ -45,6 +58,10 @@ line_of(yaml_node_t *node)
 	return (int) node->start_mark.line + 1;
 }
 
+/*
+ * A scalar's value (libyaml's UTF-8) in the database encoding; a NUL (from
+ * an escape such as "\0") is not text, an error.
+ */
 static const char *
 scalar(yaml_node_t *node, const char *what)
 {
@@ -53,7 +70,13 @@ scalar(yaml_node_t *node, const char *what)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("Parca configuration: %s must be a single value (line %d)",
 						what, node ? line_of(node) : 0)));
-	return (const char *) node->data.scalar.value;
+	if (memchr(node->data.scalar.value, '\0', node->data.scalar.length) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("Parca configuration: %s contains a NUL character (line %d)",
+						what, line_of(node))));
+	return pg_any_to_server((const char *) node->data.scalar.value,
+							(int) node->data.scalar.length, PG_UTF8);
 }
 
 static void
@@ -212,11 +235,11 @@ insert_job(ImportJob *job, bool replace)
 
 	args[0] = CStringGetTextDatum(job->name);
 	if (replace)
-		run("DELETE FROM parca.scrape_jobs WHERE job_name = $1", 1, types, args, NULL,
+		run("DELETE FROM parca.scrape_jobs WHERE job_name OPERATOR(pg_catalog.=) $1", 1, types, args, NULL,
 			SPI_OK_DELETE);
 	else
 	{
-		run("SELECT FROM parca.scrape_jobs WHERE job_name = $1", 1, types, args, NULL,
+		run("SELECT FROM parca.scrape_jobs WHERE job_name OPERATOR(pg_catalog.=) $1", 1, types, args, NULL,
 			SPI_OK_SELECT);
 		if (SPI_processed > 0)
 			ereport(ERROR,
@@ -233,9 +256,9 @@ insert_job(ImportJob *job, bool replace)
 	args[5] = CStringGetTextDatum(job->params.data);
 	args[6] = CStringGetTextDatum(job->files.data);
 	run("INSERT INTO parca.scrape_jobs (job_name, scrape_interval, scrape_timeout, scheme, "
-		"path_prefix, params, file_sd_files) VALUES ($1, $2 * interval '1 ms', "
-		"$3 * interval '1 ms', $4, $5, $6::jsonb, "
-		"ARRAY(SELECT jsonb_array_elements_text($7::jsonb)))",
+		"path_prefix, params, file_sd_files) VALUES ($1, $2 OPERATOR(pg_catalog.*) interval '1 ms', "
+		"$3 OPERATOR(pg_catalog.*) interval '1 ms', $4, $5, $6::pg_catalog.jsonb, "
+		"ARRAY(SELECT pg_catalog.jsonb_array_elements_text($7::pg_catalog.jsonb)))",
 		7, types, args, nulls, SPI_OK_INSERT);
 }
 
@@ -277,8 +300,8 @@ import_static_configs(yaml_document_t *doc, const char *job, yaml_node_t *seq)
 		{
 			args[1] = CStringGetTextDatum(scalar(yaml_document_get_node(doc, *t), "a target"));
 			run("INSERT INTO parca.scrape_targets (job_name, address, labels) "
-				"VALUES ($1, $2, $3::jsonb) ON CONFLICT (job_name, address) "
-				"DO UPDATE SET labels = parca.scrape_targets.labels || EXCLUDED.labels",
+				"VALUES ($1, $2, $3::pg_catalog.jsonb) ON CONFLICT (job_name, address) "
+				"DO UPDATE SET labels = parca.scrape_targets.labels OPERATOR(pg_catalog.||) EXCLUDED.labels",
 				3, types, args, NULL, SPI_OK_INSERT);
 		}
 	}
@@ -361,11 +384,11 @@ import_pprof_config(yaml_document_t *doc, const char *job, yaml_node_t *map)
 		/* a profile the job has keeps what the YAML does not set */
 		run("UPDATE parca.scrape_profiles SET enabled = coalesce($3, enabled), "
 			"path = coalesce($4, path), delta = coalesce($5, delta) "
-			"WHERE job_name = $1 AND name = $2",
+			"WHERE job_name OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
 			5, types, args, nulls, SPI_OK_UPDATE);
 		if (SPI_processed == 0)
 			run("INSERT INTO parca.scrape_profiles (job_name, name, enabled, path, delta) "
-				"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' || $2), "
+				"VALUES ($1, $2, coalesce($3, true), coalesce($4, '/debug/pprof/' OPERATOR(pg_catalog.||) $2), "
 				"coalesce($5, false))",
 				5, types, args, nulls, SPI_OK_INSERT);
 	}
@@ -477,9 +500,53 @@ import_document(yaml_document_t *doc, bool replace, ReturnSetInfo *rsinfo)
 		Datum		value;
 		bool		isnull = false;
 
+		CHECK_FOR_INTERRUPTS();
 		value = CStringGetTextDatum(import_job(doc, yaml_document_get_node(doc, *item), replace));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
+}
+
+/* Refuses input that nests deeper than YAML_MAX_DEPTH (see above). */
+static void
+check_depth(const unsigned char *input, size_t len)
+{
+	yaml_parser_t parser;
+
+	if (!yaml_parser_initialize(&parser))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not initialize the YAML parser")));
+	yaml_parser_set_input_string(&parser, input, len);
+	PG_TRY();
+	{
+		int			depth = 0;
+		bool		done = false;
+		yaml_event_t event;
+
+		/* a syntax error ends the pass: the load reports it */
+		while (!done && yaml_parser_parse(&parser, &event))
+		{
+			int			line = (int) event.start_mark.line + 1;
+
+			CHECK_FOR_INTERRUPTS();
+			if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT)
+				depth++;
+			else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+				depth--;
+			done = event.type == YAML_STREAM_END_EVENT;
+			yaml_event_delete(&event);
+			if (depth > YAML_MAX_DEPTH)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("Parca configuration nests deeper than %d levels (line %d)",
+								YAML_MAX_DEPTH, line)));
+		}
+	}
+	PG_FINALLY();
+	{
+		yaml_parser_delete(&parser);
+	}
+	PG_END_TRY();
 }
 
 PG_FUNCTION_INFO_V1(parca_scrape_import_yaml);
@@ -489,17 +556,27 @@ parca_scrape_import_yaml(PG_FUNCTION_ARGS)
 	text	   *config = PG_GETARG_TEXT_PP(0);
 	bool		replace = PG_GETARG_BOOL(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			len = VARSIZE_ANY_EXHDR(config);
+	const unsigned char *input;
 	yaml_parser_t parser;
 	yaml_document_t doc;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
+	if (len > YAML_MAX_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("Parca configuration is larger than %d bytes", YAML_MAX_SIZE)));
+	/* libyaml reads UTF-8 */
+	input = (const unsigned char *) pg_server_to_any(VARDATA_ANY(config), len, PG_UTF8);
+	if ((const char *) input != VARDATA_ANY(config))
+		len = strlen((const char *) input);
+	check_depth(input, len);
 	if (!yaml_parser_initialize(&parser))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not initialize the YAML parser")));
-	yaml_parser_set_input_string(&parser, (const unsigned char *) VARDATA_ANY(config),
-								 VARSIZE_ANY_EXHDR(config));
+	yaml_parser_set_input_string(&parser, input, len);
 	if (!yaml_parser_load(&parser, &doc))
 	{
 		char	   *problem = pstrdup(parser.problem ? parser.problem : "unknown error");

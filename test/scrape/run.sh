@@ -148,7 +148,8 @@ check "a gzip bomb is refused" \
 	wait_for 10 "SELECT health = 'down' AND last_error LIKE 'gzip response would inflate to 67108864 bytes%'
 	             FROM parca.targets WHERE job = 'bomb'"
 check "a redirect to another scheme than http(s) is not followed" \
-	wait_for 10 "SELECT health = 'down' AND last_error LIKE 'Protocol \"file\" not supported%' FROM parca.targets WHERE job = 'redirect'"
+	wait_for 10 "SELECT health = 'down' AND last_error = 'redirect to \"file:///etc/passwd\" not followed (parca.scrape_redirects = same_origin)'
+	             FROM parca.targets WHERE job = 'redirect'"
 check_eq "nothing is stored for the misbehaving targets" "0" \
 	"$(q "SELECT count(*) FROM parca.series WHERE labels->>'job' IN ('hang', 'garbage', 'endless', 'bomb', 'redirect', 'down')")"
 t1=$(q "SELECT max(last_scrape) FROM parca.targets WHERE job = 'go' AND url LIKE '%goroutine'")
