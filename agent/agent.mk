@@ -4,11 +4,11 @@
 # bpf/vmlinux.h is generated from the build machine's BTF; the program is
 # CO-RE, so libbpf relocates it for the kernel it runs on.
 
-AGENT_PKGS := libbpf libelf libdw libpq
+AGENT_PKGS := libbpf libelf libdw libpq zlib
 AGENT_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare \
 	-Iagent -Ibpf -Isrc $(shell pkg-config --cflags $(AGENT_PKGS))
-AGENT_LIBS := $(shell pkg-config --libs $(AGENT_PKGS)) -lstdc++ -lpthread
+AGENT_LIBS := $(shell pkg-config --libs $(AGENT_PKGS)) -lstdc++ -lpthread -lm
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(AGENT_SRCS:.c=.o) agent/ids.o
 BPFTOOL ?= bpftool

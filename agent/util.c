@@ -116,6 +116,20 @@ now_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t
+resident_memory(bool file_backed_only)
+{
+	char	   *text = read_file("/proc/self/statm", NULL);
+	unsigned long size = 0;
+	unsigned long resident = 0;
+	unsigned long shared = 0;
+
+	if (text)
+		sscanf(text, "%lu %lu %lu", &size, &resident, &shared);
+	free(text);
+	return (uint64_t) (file_backed_only ? shared : resident) * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
 char *
 read_file(const char *path, size_t *lenp)
 {
@@ -148,7 +162,7 @@ read_file(const char *path, size_t *lenp)
 	return b.data;
 }
 
-static void
+void
 buf_reserve(Buf *b, size_t extra)
 {
 	if (b->len + extra > b->cap)
@@ -373,4 +387,78 @@ u64map_free(U64Map *m)
 	free(m->keys);
 	free(m->values);
 	memset(m, 0, sizeof(*m));
+}
+
+typedef struct StrEntry
+{
+	uint64_t	last_used;		/* the cache's epoch when last used */
+	size_t		len;
+	char		data[];
+} StrEntry;
+
+const char *
+strcache_get(StrCache *c, uint64_t key)
+{
+	StrEntry   *e = u64map_get(&c->map, key);
+
+	if (e == NULL)
+		return NULL;
+	e->last_used = c->epoch;
+	return e->data;
+}
+
+const char *
+strcache_put(StrCache *c, uint64_t key, const char *data, size_t len)
+{
+	StrEntry   *e = xmalloc(sizeof(StrEntry) + len + 1);
+	StrEntry   *old;
+
+	e->last_used = c->epoch;
+	e->len = len;
+	memcpy(e->data, data, len);
+	e->data[len] = '\0';
+	old = u64map_put(&c->map, key, e);
+	if (old)
+	{
+		c->bytes -= sizeof(StrEntry) + old->len + 1;
+		free(old);
+	}
+	c->bytes += sizeof(StrEntry) + len + 1;
+	return e->data;
+}
+
+void
+strcache_trim(StrCache *c, size_t max_bytes)
+{
+	if (c->bytes > max_bytes)
+	{
+		size_t		pos = 0;
+		uint64_t	key;
+		void	   *v;
+		uint64_t   *stale = xcalloc(c->map.count, sizeof(uint64_t));
+		size_t		nstale = 0;
+
+		while (u64map_next(&c->map, &pos, &key, &v))
+			if (((StrEntry *) v)->last_used != c->epoch)
+				stale[nstale++] = key;
+		for (size_t i = 0; i < nstale; i++)
+		{
+			StrEntry   *e = u64map_remove(&c->map, stale[i]);
+
+			c->bytes -= sizeof(StrEntry) + e->len + 1;
+			free(e);
+		}
+		free(stale);
+	}
+	if (c->bytes > max_bytes)
+	{
+		size_t		pos = 0;
+		void	   *v;
+
+		while (u64map_next(&c->map, &pos, NULL, &v))
+			free(v);
+		u64map_free(&c->map);
+		c->bytes = 0;
+	}
+	c->epoch++;
 }
