@@ -14,6 +14,11 @@ static U64Map mappings;			/* id -> MsMapping */
 static U64Map functions;		/* id -> MsFunction */
 static U64Map locations;		/* id -> MsLocation */
 static U64Map by_address;		/* hash(mapping id, address) -> MsLocation */
+static size_t total_bytes;
+static uint64_t interval;		/* flush intervals so far */
+
+/* What an entry costs besides its strings: itself and its hash slots. */
+#define ENTRY_OVERHEAD(type) (sizeof(type) + 4 * sizeof(void *))
 
 static uint64_t
 address_key(uint64_t mapping_id, uint64_t address)
@@ -36,6 +41,7 @@ ms_mapping(const char *build_id, const char *file)
 		m->build_id = xstrdup(build_id);
 		m->file = xstrdup(file);
 		u64map_put(&mappings, id, m);
+		total_bytes += ENTRY_OVERHEAD(MsMapping) + strlen(build_id) + strlen(file) + 2;
 	}
 	return id;
 }
@@ -43,7 +49,24 @@ ms_mapping(const char *build_id, const char *file)
 MsLocation *
 ms_find_address(uint64_t mapping_id, uint64_t address)
 {
-	return u64map_get(&by_address, address_key(mapping_id, address));
+	MsLocation *loc = u64map_get(&by_address, address_key(mapping_id, address));
+
+	if (loc)
+		loc->last_used = interval;
+	return loc;
+}
+
+static size_t
+function_bytes(const MsFunction *f)
+{
+	return ENTRY_OVERHEAD(MsFunction) + strlen(f->name) + strlen(f->system_name) +
+		strlen(f->filename) + 3;
+}
+
+static size_t
+location_bytes(const MsLocation *l)
+{
+	return ENTRY_OVERHEAD(MsLocation) + l->nlines * (sizeof(uint64_t) + sizeof(int64_t));
 }
 
 static uint64_t
@@ -62,6 +85,7 @@ ms_function(const FrameLine *l)
 		f->filename = xstrdup(l->filename);
 		f->start_line = l->start_line;
 		u64map_put(&functions, id, f);
+		total_bytes += function_bytes(f);
 	}
 	return id;
 }
@@ -95,12 +119,14 @@ ms_location(const char *build_id, const char *file, uint64_t address,
 		loc->lines = lns;
 		loc->symbolized = symbolized;
 		u64map_put(&locations, id, loc);
+		total_bytes += location_bytes(loc);
 	}
 	else
 	{
 		free(fids);
 		free(lns);
 	}
+	loc->last_used = interval;
 	u64map_put(&by_address, address_key(mapping_id, address), loc);
 	return loc;
 }
@@ -108,6 +134,7 @@ ms_location(const char *build_id, const char *file, uint64_t address,
 void
 ms_set_lines(MsLocation *loc, int nlines, const FrameLine *lines)
 {
+	total_bytes -= location_bytes(loc);
 	free(loc->function_ids);
 	free(loc->lines);
 	loc->function_ids = xcalloc(nlines, sizeof(uint64_t));
@@ -119,6 +146,7 @@ ms_set_lines(MsLocation *loc, int nlines, const FrameLine *lines)
 	}
 	loc->nlines = nlines;
 	loc->symbolized = true;
+	total_bytes += location_bytes(loc);
 }
 
 MsMapping *
@@ -139,43 +167,153 @@ ms_get_location(uint64_t id)
 	return u64map_get(&locations, id);
 }
 
-void
-ms_trim(int max_locations)
+static void
+free_location(MsLocation *l)
+{
+	MsLocation *indexed = u64map_get(&by_address, address_key(l->mapping_id, l->address));
+
+	if (indexed == l)
+		u64map_remove(&by_address, address_key(l->mapping_id, l->address));
+	total_bytes -= location_bytes(l);
+	free(l->function_ids);
+	free(l->lines);
+	free(l);
+}
+
+static void
+free_function(MsFunction *f)
+{
+	total_bytes -= function_bytes(f);
+	free(f->name);
+	free(f->system_name);
+	free(f->filename);
+	free(f);
+}
+
+static void
+free_mapping(MsMapping *m)
+{
+	total_bytes -= ENTRY_OVERHEAD(MsMapping) + strlen(m->build_id) + strlen(m->file) + 2;
+	free(m->build_id);
+	free(m->file);
+	free(m);
+}
+
+/* Remove and free the values of map for which stale() says so. */
+static void
+remove_stale(U64Map *map, bool (*stale) (void *), void (*free_value) (void *))
+{
+	size_t		pos = 0;
+	uint64_t	key;
+	void	   *v;
+	uint64_t   *keys = xcalloc(map->count, sizeof(uint64_t));
+	size_t		n = 0;
+
+	while (u64map_next(map, &pos, &key, &v))
+		if (stale(v))
+			keys[n++] = key;
+	for (size_t i = 0; i < n; i++)
+		free_value(u64map_remove(map, keys[i]));
+	free(keys);
+}
+
+static bool
+location_unused(void *v)
+{
+	return ((MsLocation *) v)->last_used != interval;
+}
+
+static bool
+function_unreferenced(void *v)
+{
+	return !((MsFunction *) v)->referenced;
+}
+
+static bool
+mapping_unreferenced(void *v)
+{
+	return !((MsMapping *) v)->referenced;
+}
+
+static bool
+always(void *v)
+{
+	return true;
+}
+
+static void
+free_location_value(void *v)
+{
+	free_location(v);
+}
+
+static void
+free_function_value(void *v)
+{
+	free_function(v);
+}
+
+static void
+free_mapping_value(void *v)
+{
+	free_mapping(v);
+}
+
+/* Forget what no location kept refers to. */
+static void
+remove_unreferenced(void)
 {
 	size_t		pos = 0;
 	void	   *v;
 
-	if (locations.count <= (size_t) max_locations)
-		return;
+	while (u64map_next(&functions, &pos, NULL, &v))
+		((MsFunction *) v)->referenced = false;
+	pos = 0;
+	while (u64map_next(&mappings, &pos, NULL, &v))
+		((MsMapping *) v)->referenced = false;
+	pos = 0;
 	while (u64map_next(&locations, &pos, NULL, &v))
 	{
 		MsLocation *l = v;
+		MsMapping  *m = l->mapping_id ? u64map_get(&mappings, l->mapping_id) : NULL;
 
-		free(l->function_ids);
-		free(l->lines);
-		free(l);
+		if (m)
+			m->referenced = true;
+		for (int i = 0; i < l->nlines; i++)
+		{
+			MsFunction *f = u64map_get(&functions, l->function_ids[i]);
+
+			if (f)
+				f->referenced = true;
+		}
 	}
-	pos = 0;
-	while (u64map_next(&functions, &pos, NULL, &v))
+	remove_stale(&functions, function_unreferenced, free_function_value);
+	remove_stale(&mappings, mapping_unreferenced, free_mapping_value);
+}
+
+void
+ms_trim(size_t max_bytes)
+{
+	if (total_bytes > max_bytes)
 	{
-		MsFunction *f = v;
-
-		free(f->name);
-		free(f->system_name);
-		free(f->filename);
-		free(f);
+		remove_stale(&locations, location_unused, free_location_value);
+		remove_unreferenced();
 	}
-	pos = 0;
-	while (u64map_next(&mappings, &pos, NULL, &v))
+	if (total_bytes > max_bytes)
 	{
-		MsMapping  *m = v;
-
-		free(m->build_id);
-		free(m->file);
-		free(m);
+		remove_stale(&locations, always, free_location_value);
+		remove_stale(&functions, always, free_function_value);
+		remove_stale(&mappings, always, free_mapping_value);
+		u64map_free(&locations);
+		u64map_free(&functions);
+		u64map_free(&mappings);
+		u64map_free(&by_address);
 	}
-	u64map_free(&locations);
-	u64map_free(&functions);
-	u64map_free(&mappings);
-	u64map_free(&by_address);
+	interval++;
+}
+
+size_t
+ms_bytes(void)
+{
+	return total_bytes;
 }

@@ -18,24 +18,38 @@ typedef struct Sampler Sampler;
 /* sample is followed by sample->stack_len bytes of user stack. */
 typedef void (*SampleHandler) (const struct parca_sample *sample, void *arg);
 
-/*
- * Start sampling every online CPU at frequency Hz; copy_stack: send a copy
- * of the top of the user stack with each sample, for CFI unwinding.  On failure returns NULL
- * and writes a message saying why (no BTF, no privileges, ...) into err.
- */
-extern Sampler *sampler_start(int frequency, bool report_idle, bool copy_stack,
-							  SampleHandler handler, void *arg,
-							  char *err, size_t errlen);
+typedef struct SamplerConfig
+{
+	int			frequency;		/* on-CPU samples per second per CPU */
+	bool		report_idle;
+	bool		copy_stack;		/* send the top of the user stack, for CFI unwinding */
+	bool		off_cpu;		/* sample waits too */
+	uint64_t	off_cpu_min_ns; /* shorter waits are not sampled */
+	double		off_cpu_rate;	/* bound of off-CPU samples per second per CPU */
+} SamplerConfig;
 
-/* Wait up to timeout_ms for samples, then deliver all that are queued. */
+/*
+ * Start sampling every online CPU.  On failure returns NULL and writes a
+ * message saying why (no BTF, no privileges, ...) into err.
+ */
+extern Sampler *sampler_start(const SamplerConfig *config, SampleHandler handler,
+							  void *arg, char *err, size_t errlen);
+
+/*
+ * Wait up to timeout_ms for samples, then deliver all that are queued;
+ * with off-CPU sampling, adjust the probability that a wait is timed.
+ */
 extern void sampler_poll(Sampler *sampler, int timeout_ms);
 
 /* The BPF program's counters, summed over CPUs. */
 typedef struct SamplerCounters
 {
-	uint64_t	samples;
+	uint64_t	samples;		/* on-CPU samples sent */
 	uint64_t	lost;
 	uint64_t	idle;
+	uint64_t	off_cpu_waits;	/* waits timed that were long enough */
+	uint64_t	off_cpu;		/* off-CPU samples sent */
+	double		off_cpu_probability;	/* that a wait is timed, now */
 } SamplerCounters;
 
 extern void sampler_counters(Sampler *sampler, SamplerCounters *out);

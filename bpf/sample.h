@@ -13,6 +13,10 @@
 /* Deepest user stack kept; a deeper one is marked truncated. */
 #define SAMPLE_MAX_USER_FRAMES 127
 
+/* What a sample is. */
+#define SAMPLE_ON_CPU	0		/* a tick of the cpu-clock event */
+#define SAMPLE_OFF_CPU	1		/* a thread that waited, back on a CPU */
+
 /* How the frame-pointer walk of the user stack ended. */
 #define UNWIND_END_CLEAN	0	/* reached a zero frame pointer or return address */
 #define UNWIND_END_BROKEN	1	/* frame pointer out of order, misaligned or unreadable */
@@ -34,6 +38,31 @@ struct parca_sample
 	__u32		nkernel;		/* frames in kstack */
 	__u32		nuser;			/* frames in ustack */
 	char		comm[16];		/* the thread's name */
+
+	/*
+	 * The process's identity, so that the agent needs no /proc read to
+	 * tell a process it knows from a new one with the same pid (reused, or
+	 * exec'd into another program): the main thread's start time (ns after
+	 * boot) and name, its executable (device in the kernel's encoding,
+	 * inode; 0 for kernel threads) and its cgroup (the unified
+	 * hierarchy's id).
+	 */
+	__u64		start_time;
+	__u64		exe_ino;
+	__u32		exe_dev;
+	__u32		pad0;
+	__u64		cgroup_id;
+	char		process_comm[16];
+
+	__u32		kind;			/* SAMPLE_ON_CPU or SAMPLE_OFF_CPU */
+	__u32		pad1;
+	/*
+	 * Off-CPU: how long the thread was off the CPU (from switching out
+	 * blocked to switching in again), and the probability, times 2^32,
+	 * with which the wait was timed (see OFF_CPU_ALWAYS).
+	 */
+	__u64		off_cpu_ns;
+	__u64		off_cpu_threshold;
 	__u64		kstack[SAMPLE_MAX_KERNEL_FRAMES];	/* leaf first */
 	__u64		ustack[SAMPLE_MAX_USER_FRAMES]; /* leaf first: pc, then return addresses */
 	/* The user registers and the copy of the stack that follows the record. */
@@ -45,10 +74,15 @@ struct parca_sample
 	/* __u8 stack[stack_len] follows */
 };
 
+/* An off-CPU threshold that times every wait: probability 1. */
+#define OFF_CPU_ALWAYS		(1ull << 32)
+
 /* Indexes of the BPF program's per-CPU counters. */
-#define COUNTER_SAMPLES		0	/* samples sent */
+#define COUNTER_SAMPLES		0	/* on-CPU samples sent */
 #define COUNTER_LOST		1	/* samples lost: ring buffer full */
 #define COUNTER_IDLE		2	/* idle samples skipped */
-#define NCOUNTERS			3
+#define COUNTER_OFF_CPU_WAITS 3	/* timed waits at least off_cpu_min_ns long */
+#define COUNTER_OFF_CPU		4	/* off-CPU samples sent */
+#define NCOUNTERS			5
 
 #endif							/* PARCA_BPF_SAMPLE_H */
