@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "aggregate.h"
@@ -24,6 +26,7 @@
 #include "profiler.h"
 #include "relabel.h"
 #include "sampler.h"
+#include "symbols.h"
 #include "symbols.h"
 #include "util.h"
 #include "writer.h"
@@ -98,6 +101,9 @@ usage(FILE *out)
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
+			"  --symbolize FILE OFFSET...\n"
+			"                         print the names the agent gives these offsets of\n"
+			"                         FILE (innermost first), and exit; no eBPF\n"
 			"  --help                 show this help and exit\n"
 			"  --version              show the version and exit\n"
 			"\n"
@@ -227,6 +233,41 @@ bound_file_pages(uint64_t *base)
 	}
 }
 
+/*
+ * --symbolize: the names the agent gives offsets of a file, one line each:
+ * "OFFSET name;name;..." (innermost first, "?" if none).
+ */
+static int
+symbolize(const char *path, int n, char **offsets)
+{
+	char		real[4096];
+	struct stat st;
+	ObjFile    *f;
+
+	if (realpath(path, real) == NULL || stat(real, &st) != 0)
+		die("--symbolize: cannot read %s", path);
+	f = objfile_get(((uint64_t) major(st.st_dev) << 32) | minor(st.st_dev), st.st_ino,
+					(uint32_t) getpid(), real, 0, 0);
+	if (!objfile_is_open(f))
+		die("--symbolize: %s is not an ELF file the agent can read", path);
+	for (int i = 0; i < n; i++)
+	{
+		FrameLine	lines[SYMBOLS_MAX_LINES];
+		char	   *end;
+		uint64_t	offset = strtoull(offsets[i], &end, 0);
+		int			nlines;
+
+		if (end == offsets[i] || *end != '\0')
+			die("--symbolize: invalid offset '%s'", offsets[i]);
+		nlines = symbols_lookup(f, offset, lines);
+		printf("%s ", offsets[i]);
+		for (int j = 0; j < nlines; j++)
+			printf("%s%s", j ? ";" : "", lines[j].name);
+		printf("%s\n", nlines ? "" : "?");
+	}
+	return 0;
+}
+
 /* The BPF program's counters, as last read (they go with the sampler). */
 static SamplerCounters bpf_counters;
 
@@ -265,7 +306,7 @@ main(int argc, char **argv)
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
 		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
 		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
-		OPT_VERBOSE, OPT_HELP, OPT_VERSION
+		OPT_VERBOSE, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
 		{"dsn", required_argument, NULL, OPT_DSN},
@@ -285,6 +326,7 @@ main(int argc, char **argv)
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
+		{"symbolize", required_argument, NULL, OPT_SYMBOLIZE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
@@ -301,6 +343,7 @@ main(int argc, char **argv)
 	size_t		buffer_size = 16 * 1024 * 1024;
 	size_t		cache_size = DEFAULT_CACHE_BYTES;
 	bool		offline = false;
+	const char *symbolize_file = NULL;
 	bool		verbose = false;
 	char		node[256] = "";
 	LabelSet	external = {0};
@@ -371,6 +414,9 @@ main(int argc, char **argv)
 			case OPT_VERBOSE:
 				verbose = true;
 				break;
+			case OPT_SYMBOLIZE:
+				symbolize_file = optarg;
+				break;
 			case OPT_HELP:
 				usage(stdout);
 				return 0;
@@ -382,6 +428,8 @@ main(int argc, char **argv)
 				return 2;
 		}
 	}
+	if (symbolize_file)
+		return symbolize(symbolize_file, argc - optind, argv + optind);
 	if (optind < argc)
 		die("unexpected argument '%s'", argv[optind]);
 	log_set_level(verbose ? LOG_DEBUG : LOG_INFO);

@@ -103,6 +103,10 @@ struct ObjFile
 	int			nplt;
 	char	   *plt_names;
 
+	int			go_state;		/* -1: not checked; 0: not Go; 1: go_* known */
+	int64_t		go_tls_g;
+	uint64_t	go_m_curg;
+
 	int			dwarf_state;	/* -1: not checked; 0: none or compressed; 1: cheap */
 	Elf		   *dwarf_elf;		/* where the cheap DWARF is */
 	Dwarf	   *dwarf;			/* open during the current flush */
@@ -133,7 +137,11 @@ charge(ObjFile *f, size_t bytes)
 static Elf *
 map_elf(int fd)
 {
-	Elf		   *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf		   *elf;
+
+	/* libelf's version handshake (libbpf does it too, but not in --symbolize). */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 
 	/* Mapped: the descriptor is not needed afterwards. */
 	if (elf)
@@ -225,6 +233,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 		f->dev = dev;
 		f->ino = ino;
 		f->dwarf_state = -1;
+		f->go_state = -1;
 		charge(f, sizeof(ObjFile));
 		u64map_put(&files, key, f);
 	}
@@ -246,6 +255,12 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 	charge(f, strlen(f->build_id) + 1);
 	read_segments(f);
 	return f;
+}
+
+bool
+objfile_is_open(const ObjFile *f)
+{
+	return f->elf != NULL;
 }
 
 const char *
@@ -726,6 +741,112 @@ objfile_symbol(ObjFile *f, uint64_t vaddr)
 	if (s->size != 0 && vaddr >= s->addr + s->size)
 		return NULL;
 	return elf_strptr(f->sym_elf, f->sym_strndx, s->name);
+}
+
+/* The address and size of the function symbol called name, by a scan. */
+static bool
+find_function(ObjFile *f, const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (!f->syms_loaded)
+		objfile_symbol(f, 0);
+	for (int i = 0; i < f->nsyms; i++)
+	{
+		const char *s = elf_strptr(f->sym_elf, f->sym_strndx, f->syms[i].name);
+
+		if (s && strcmp(s, name) == 0)
+		{
+			*addr = f->syms[i].addr;
+			*size = f->syms[i].size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The file's bytes at a virtual address, through its PT_LOAD segments. */
+static const unsigned char *
+code_at(ObjFile *f, uint64_t vaddr, size_t len)
+{
+	size_t		size;
+	const unsigned char *base = (const unsigned char *) elf_rawfile(f->elf, &size);
+
+	for (int i = 0; base && i < f->nsegs; i++)
+	{
+		const Segment *s = &f->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr + len <= s->vaddr + s->filesz &&
+			s->offset + (vaddr - s->vaddr) + len <= size)
+			return base + s->offset + (vaddr - s->vaddr);
+	}
+	return NULL;
+}
+
+/*
+ * runtime.systemstack (asm_amd64.s) begins, in every release since 1.17:
+ *	mov %fs:TLS_G, %rax			64 48 8b 04 25 <disp32>
+ *	mov 0x30(%rax), %rbx		48 8b 58 30			(g.m)
+ *	...
+ *	call *%rdi					ff d7				(the function, on g0)
+ *	mov %fs:TLS_G, %rax
+ *	mov 0x30(%rax), %rbx
+ *	mov M_CURG(%rbx), %rax		48 8b 83 <disp32> or 48 8b 43 <disp8>
+ * A binary whose code differs (cgo's dynamic TLS, another architecture) is
+ * not taken for Go.
+ */
+static void
+read_go_runtime(ObjFile *f)
+{
+	uint64_t	addr;
+	uint64_t	size;
+	const unsigned char *c;
+	size_t		i;
+	size_t		call = 0;
+	int32_t		disp;
+	GElf_Shdr	shdr;
+
+	f->go_state = 0;
+	if (find_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
+		(!find_function(f, "runtime.systemstack.abi0", &addr, &size) &&
+		 !find_function(f, "runtime.systemstack", &addr, &size)) ||
+		size < 32 || size > 4096 || (c = code_at(f, addr, size)) == NULL)
+		return;
+	if (memcmp(c + 5, "\x64\x48\x8b\x04\x25", 5) != 0 ||
+		memcmp(c + 14, "\x48\x8b\x58\x30", 4) != 0)
+		return;
+	memcpy(&disp, c + 10, 4);
+	for (i = 14; i + 2 <= size && call == 0; i++)
+		if (c[i] == 0xff && c[i + 1] == 0xd7)
+			call = i + 2;
+	for (i = call; call && i + 7 <= size && i < call + 32; i++)
+	{
+		if (c[i] == 0x48 && c[i + 1] == 0x8b && (c[i + 2] == 0x83 || c[i + 2] == 0x43))
+		{
+			int32_t		off = 0;
+
+			if (c[i + 2] == 0x83)
+				memcpy(&off, c + i + 3, 4);
+			else
+				off = (int8_t) c[i + 3];
+			if (off <= 0 || off >= 4096)
+				return;
+			f->go_tls_g = disp;
+			f->go_m_curg = (uint64_t) off;
+			f->go_state = 1;
+			return;
+		}
+	}
+}
+
+bool
+objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg)
+{
+	if (f->elf == NULL)
+		return false;
+	if (f->go_state < 0)
+		read_go_runtime(f);
+	*tls_g = f->go_tls_g;
+	*m_curg = f->go_m_curg;
+	return f->go_state == 1;
 }
 
 /*

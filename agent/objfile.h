@@ -34,6 +34,9 @@ typedef struct ObjFile ObjFile;
 extern ObjFile *objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 							uint64_t start, uint64_t end);
 
+/* Could the file be opened (as an ELF file)? */
+extern bool objfile_is_open(const ObjFile *f);
+
 /* The GNU build id in hex, "" if none. */
 extern const char *objfile_build_id(const ObjFile *f);
 
@@ -55,6 +58,14 @@ extern void objfile_cfi_used(ObjFile *f, uint64_t fde_start);
  * Valid until the next objfile_end_flush().
  */
 extern const char *objfile_symbol(ObjFile *f, uint64_t vaddr);
+
+/*
+ * For a Go program: where its g is in thread-local storage (from the
+ * thread pointer) and the offset of m.curg in its runtime's m, read from
+ * the machine code of runtime.systemstack (amd64, Go 1.17 and later);
+ * false if the file is not such a program.  See docs/agent.md, "Go".
+ */
+extern bool objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg);
 
 /*
  * The file's DWARF (or its separate debug file's, by build id) when it is

@@ -482,6 +482,17 @@ process_find_mapping(Process *p, uint64_t addr)
 }
 
 ObjFile *
+process_executable(const Process *p)
+{
+	/* The kernel's dev_t (major << 20 | minor) as the maps file shows it. */
+	uint64_t	dev = ((uint64_t) (p->exe_dev >> 20) << 32) | (p->exe_dev & 0xfffff);
+
+	if (p->exe_ino == 0 || p->executable[0] != '/')
+		return NULL;
+	return objfile_get(dev, p->exe_ino, p->pid, p->executable, 0, 0);
+}
+
+ObjFile *
 process_objfile(const Process *p, const ExecMapping *m)
 {
 	if (!m->is_file)

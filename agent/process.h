@@ -57,6 +57,7 @@ typedef struct Process
 	uint64_t	maps_read_ns;	/* without PROCMAP_QUERY: last full read */
 	uint64_t	read_ns;		/* when the process was first seen */
 	bool		seen;			/* sampled since the last sweep */
+	bool		go_checked;		/* whether it is a Go program was asked */
 } Process;
 
 /* Find out whether this kernel has PROCMAP_QUERY and a unified cgroup tree. */
@@ -70,6 +71,9 @@ extern Process *process_get(const struct parca_sample *s);
  * yet), with its build id, or NULL.
  */
 extern const ExecMapping *process_find_mapping(Process *p, uint64_t addr);
+
+/* The process's executable file, or NULL for a kernel thread. */
+extern ObjFile *process_executable(const Process *p);
 
 /* The mapping's file, or NULL if it is not a file. */
 extern ObjFile *process_objfile(const Process *p, const ExecMapping *m);

@@ -272,8 +272,24 @@ sample_value(const struct parca_sample *s)
 					  s->off_cpu_threshold);
 }
 
+/*
+ * At a process's first sight: if it is a Go program, tell the BPF program
+ * how to find the goroutine its scheduler's stack works for.
+ */
+static void
+check_go(Sampler *sampler, Process *p)
+{
+	ObjFile    *exe;
+	int64_t		tls_g;
+	uint64_t	m_curg;
+
+	p->go_checked = true;
+	if ((exe = process_executable(p)) != NULL && objfile_go_runtime(exe, &tls_g, &m_curg))
+		sampler_add_go_process(sampler, p->pid, p->start_time, tls_g, m_curg);
+}
+
 void
-profiler_on_sample(const struct parca_sample *s, void *arg)
+profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 {
 	uint64_t	frames[MAX_FRAMES];
 	int			n = 0;
@@ -291,6 +307,8 @@ profiler_on_sample(const struct parca_sample *s, void *arg)
 	memcpy(comm, s->comm, sizeof(s->comm));
 	comm[sizeof(s->comm)] = '\0';
 	p = process_get(s);
+	if (!p->go_checked)
+		check_go(sampler, p);
 	stats.samples++;
 	if (s->kind == SAMPLE_OFF_CPU)
 		stats.off_cpu++;

@@ -30,7 +30,8 @@ typedef struct ProfilerStats
 extern void profiler_init(const LabelSet *common_labels);
 
 /* The sampler's callback. */
-extern void profiler_on_sample(const struct parca_sample *sample, void *arg);
+extern void profiler_on_sample(Sampler *sampler, const struct parca_sample *sample,
+							   void *arg);
 
 /* Symbolize the locations registered since the last call. */
 extern void profiler_resolve(void);

@@ -39,8 +39,9 @@ struct Sampler
 	uint64_t	last_adjust_ns;
 };
 
-/* Off-CPU: the lowest probability that a wait is timed. */
+/* Off-CPU: the lowest probability that a wait is timed, and the first. */
 #define OFF_CPU_MIN_PROBABILITY (1.0 / 65536)
+#define OFF_CPU_START 64
 
 /* libbpf's own messages (the verifier's log among them) with --verbose. */
 static int
@@ -58,8 +59,8 @@ on_ring_record(void *ctx, void *data, size_t size)
 	const struct parca_sample *sample = data;
 
 	if (size >= sizeof(struct parca_sample) &&
-		size >= sizeof(struct parca_sample) + sample->stack_len)
-		s->handler(sample, s->arg);
+		size >= sizeof(struct parca_sample) + (size_t) sample->stack_len + sample->go_stack_len)
+		s->handler(s, sample, s->arg);
 	return 0;
 }
 
@@ -156,6 +157,12 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 	s->skel->rodata->wakeup_bytes = ring_size(s->ncpus, rate, cfg->copy_stack) / 2;
 	bpf_map__set_max_entries(s->skel->maps.samples,
 							 ring_size(s->ncpus, rate, cfg->copy_stack));
+	/*
+	 * Off-CPU sampling starts cautious, one wait in OFF_CPU_START timed,
+	 * until the first adjustment (100 ms on) knows the rate of waits: a
+	 * busy machine would otherwise send a burst at start.
+	 */
+	s->skel->data->off_cpu_threshold = OFF_CPU_ALWAYS / OFF_CPU_START;
 	bpf_program__set_autoload(s->skel->progs.on_switch, cfg->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_sys_exit, cfg->off_cpu);
 	rc = profile_bpf__load(s->skel);
@@ -319,6 +326,15 @@ sampler_counters(Sampler *s, SamplerCounters *out)
 	out->off_cpu = sums[COUNTER_OFF_CPU];
 	out->off_cpu_probability = s->off_cpu ?
 		(double) s->skel->data->off_cpu_threshold / OFF_CPU_ALWAYS : 0;
+}
+
+void
+sampler_add_go_process(Sampler *s, uint32_t pid, uint64_t start_time, int64_t tls_g,
+					   uint64_t m_curg)
+{
+	struct go_process go = {.tls_g = tls_g, .m_curg = m_curg, .start_time = start_time};
+
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.go_procs), &pid, &go, BPF_ANY);
 }
 
 void

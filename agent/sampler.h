@@ -15,8 +15,12 @@
 
 typedef struct Sampler Sampler;
 
-/* sample is followed by sample->stack_len bytes of user stack. */
-typedef void (*SampleHandler) (const struct parca_sample *sample, void *arg);
+/*
+ * sample is followed by sample->stack_len bytes of user stack, then
+ * sample->go_stack_len bytes of a goroutine's.
+ */
+typedef void (*SampleHandler) (Sampler *sampler, const struct parca_sample *sample,
+							   void *arg);
 
 typedef struct SamplerConfig
 {
@@ -53,6 +57,14 @@ typedef struct SamplerCounters
 } SamplerCounters;
 
 extern void sampler_counters(Sampler *sampler, SamplerCounters *out);
+
+/*
+ * Tell the BPF program that pid is a Go process (started at start_time):
+ * where its g is in thread-local storage and m.curg in its m.  Its samples
+ * on the scheduler's stack then carry the goroutine's (see sample.h).
+ */
+extern void sampler_add_go_process(Sampler *sampler, uint32_t pid, uint64_t start_time,
+								   int64_t tls_g, uint64_t m_curg);
 
 extern void sampler_stop(Sampler *sampler);
 

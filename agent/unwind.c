@@ -169,6 +169,80 @@ is_bottom_symbol(ObjFile *f, uint64_t vaddr)
 	return name && unwind_is_bottom(name);
 }
 
+/*
+ * Go: is the function at vaddr one that switches to the scheduler's stack
+ * (g0) and calls a function there?
+ */
+static bool
+is_go_switch(ObjFile *f, uint64_t vaddr)
+{
+	const char *name = f ? objfile_symbol(f, vaddr) : NULL;
+
+	return name && (strncmp(name, "runtime.systemstack", 19) == 0 ||
+					strncmp(name, "runtime.mcall", 13) == 0 ||
+					strncmp(name, "runtime.morestack", 17) == 0);
+}
+
+/* Is the function at pc in the process where stacks begin? */
+static bool
+is_bottom_pc(Process *p, uint64_t pc)
+{
+	const ExecMapping *m = process_find_mapping(p, pc);
+	ObjFile    *f = m ? process_objfile(p, m) : NULL;
+	uint64_t	vaddr;
+
+	return f && objfile_vaddr(f, pc - m->start + m->pgoff, &vaddr) && is_bottom_symbol(f, vaddr);
+}
+
+static Status read_word(const Stack *st, uint64_t addr, uint64_t *out);
+
+/*
+ * Go, on g0: is the frame at r (pc in f at vaddr) the one where g0's stack
+ * began for this switch, called by systemstack, morestack or mcall?  Its
+ * stack pointer is g0.sched.sp there, or 8 below it after mcall, which
+ * pushed the goroutine's g there (checked).
+ */
+static bool
+at_go_switch(const struct parca_sample *s, const Regs *r, const Stack *st, ObjFile *f,
+			 uint64_t vaddr)
+{
+	uint64_t	pushed_g;
+
+	if (s->go_g == 0 || !(r->known & (1u << REG_RSP)))
+		return false;
+	if (r->v[REG_RSP] == s->go_g0_sp)
+		return is_go_switch(f, vaddr);
+	return r->v[REG_RSP] + 8 == s->go_g0_sp && is_go_switch(f, vaddr) &&
+		read_word(st, r->v[REG_RSP], &pushed_g) == ST_OK && pushed_g == s->go_g;
+}
+
+/*
+ * A stack deeper than the copy: go on along the BPF program's frame-pointer
+ * walk, from the frame record at this frame's frame pointer (code built
+ * with frame pointers keeps its own there), up to a function where stacks
+ * begin (complete) or the walk's end (truncated).
+ */
+static UnwindOutcome
+continue_by_frame_pointers(Process *p, const struct parca_sample *s, const Regs *r,
+						   uint64_t *pcs, int max, int *n)
+{
+	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
+	int			k = 1;
+
+	if (!(r->known & (1u << REG_RBP)) || r->v[REG_RBP] == 0)
+		return UNWIND_TRUNCATED;
+	while (k < nuser && s->ufp[k] != r->v[REG_RBP])
+		k++;
+	for (; k < nuser && *n < max; k++)
+	{
+		/* A return address: the call is before it. */
+		pcs[(*n)++] = s->ustack[k] - 1;
+		if (is_bottom_pc(p, s->ustack[k] - 1))
+			return UNWIND_COMPLETE;
+	}
+	return UNWIND_TRUNCATED;
+}
+
 static Status
 read_word(const Stack *st, uint64_t addr, uint64_t *out)
 {
@@ -476,6 +550,7 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 	int			n = 0;
 	ObjFile    *prev_f = NULL;
 	uint64_t	prev_vaddr = 0;
+	bool		on_goroutine = false;
 
 	r.v[REG_RIP] = s->uip;
 	r.v[REG_RSP] = s->usp;
@@ -501,6 +576,25 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 			pc--;
 		pcs[n++] = pc;
 		cfi = cfi_for(p, pc, &vaddr, &f, &mapped);
+		/*
+		 * Go: at the top of the scheduler's stack, the goroutine it works
+		 * for goes on, from the pc and stack pointer it saved switching
+		 * over (exact, not return addresses), on its own stack's copy.
+		 */
+		if (!on_goroutine && at_go_switch(s, &r, &st, f, vaddr))
+		{
+			st.start = s->go_sp;
+			st.data = (const uint8_t *) (s + 1) + s->stack_len;
+			st.len = s->go_stack_len;
+			r.known = (1u << REG_RSP) | (1u << REG_RIP);
+			r.v[REG_RIP] = s->go_pc;
+			r.v[REG_RSP] = s->go_sp;
+			on_goroutine = true;
+			return_address = false;
+			prev_f = f;
+			prev_vaddr = vaddr;
+			continue;
+		}
 		if (!mapped)
 			rc = ST_BAD;
 		else if (cfi && dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0)
@@ -542,8 +636,9 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 						(unsigned long long) (m ? pc - m->start + m->pgoff : pc));
 			}
 			*npcs = n;
-			return rc == ST_END ? UNWIND_COMPLETE :
-				rc == ST_BEYOND ? UNWIND_TRUNCATED : UNWIND_FAILED;
+			if (rc == ST_BEYOND)
+				return continue_by_frame_pointers(p, s, &r, pcs, max, npcs);
+			return rc == ST_END ? UNWIND_COMPLETE : UNWIND_FAILED;
 		}
 		/* After a signal frame, the pc is where the signal struck. */
 		return_address = !signal_frame;

@@ -64,6 +64,15 @@ struct
 	__type(value, __u8);
 }			known_pids SEC(".maps");
 
+/* Go processes (see struct go_process), by pid; written by the agent. */
+struct
+{
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct go_process);
+}			go_procs SEC(".maps");
+
 struct
 {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -220,11 +229,82 @@ unwind_user(struct parca_sample *s, __u64 ip, __u64 sp, __u64 bp)
 			break;
 		}
 		s->ustack[i] = frame[1];
+		s->ufp[i] = fp;
 		n = i + 1;
 		low = fp + sizeof(frame);
 		fp = frame[0];
 	}
 	s->nuser = n;
+}
+
+static __always_inline __u64
+read_user_word(__u64 addr)
+{
+	__u64		v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *) addr) != 0)
+		return 0;
+	return v;
+}
+
+/*
+ * Go on the scheduler's stack: if the thread runs its M's g0, find the
+ * goroutine it works for, copy g0's stack up to where this switch began
+ * (instead of the usual copy) and the goroutine's stack after it; true if
+ * it did.  The goroutine is m.curg, set while g0 runs systemstack() or
+ * morestack() for it; mcall() clears it soon (park, yield), but pushed the
+ * goroutine's g at the top of g0's stack as its callee's argument.
+ */
+static __always_inline bool
+copy_go_stacks(struct sample_buf *b, struct task_struct *task, __u32 pid, __u64 sp)
+{
+	struct parca_sample *s = &b->s;
+	struct go_process *go = bpf_map_lookup_elem(&go_procs, &pid);
+	__u64		g;
+	__u64		m;
+	__u64		g0;
+	__u64		g0_sp;
+	__u64		curg;
+	__u64		lo;
+	__u64		hi;
+	__u32		want;
+
+	if (go == NULL ||
+		go->start_time != BPF_CORE_READ(task, group_leader, start_time))
+		return false;
+	g = read_user_word(BPF_CORE_READ(task, thread.fsbase) + go->tls_g);
+	m = g ? read_user_word(g + GO_G_M) : 0;
+	g0 = m ? read_user_word(m + GO_M_G0) : 0;
+	if (g == 0 || g != g0)
+		return false;
+	g0_sp = read_user_word(g0 + GO_G_SCHED_SP);
+	curg = read_user_word(m + (go->m_curg & 0xfff));
+	if (curg == 0)
+		curg = read_user_word(g0_sp - 8);
+	if (curg == 0 || g0_sp <= sp)
+		return false;
+	s->go_sp = read_user_word(curg + GO_G_SCHED_SP);
+	s->go_pc = read_user_word(curg + GO_G_SCHED_PC);
+	lo = read_user_word(curg + GO_G_STACK_LO);
+	hi = read_user_word(curg + GO_G_STACK_HI);
+	if (s->go_sp <= lo || s->go_sp >= hi || hi - lo > (1u << 30))
+		return false;
+	s->go_g = curg;
+	s->go_g0_sp = g0_sp;
+
+	/* g0's stack, from sp to just past where this switch began */
+	want = g0_sp + 16 - sp < GO_STACK_COPY ? (__u32) (g0_sp + 16 - sp) : GO_STACK_COPY;
+	if (want > GO_STACK_COPY || bpf_probe_read_user(b->stack, want, (void *) sp) != 0)
+		want = 0;
+	s->stack_len = want;
+	/* then the goroutine's, from its saved sp up */
+	want = hi - s->go_sp < GO_STACK_COPY ? (__u32) (hi - s->go_sp) : GO_STACK_COPY;
+	if (want > GO_STACK_COPY ||
+		bpf_probe_read_user(b->stack + (s->stack_len & (GO_STACK_COPY * 2 - 1)) ,
+							want, (void *) s->go_sp) != 0)
+		want = 0;
+	s->go_stack_len = want;
+	return true;
 }
 
 /*
@@ -278,6 +358,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	s->nuser = 0;
 	s->unwind_end = UNWIND_END_NONE;
 	s->stack_len = 0;
+	s->go_stack_len = 0;
+	s->go_g = 0;
 	if (tid != 0 && BPF_CORE_READ(task, mm) != NULL)
 	{
 		if (ip == 0)
@@ -293,12 +375,13 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 		s->usp = sp;
 		s->ubp = bp;
 		unwind_user(s, ip, sp, bp);
-		if (copy_stack)
+		if (copy_stack && !copy_go_stacks(b, task, pid, sp))
 			copy_user_stack(b, sp, stack_top(task, pid, tid));
 	}
 
 	avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
-	size = sizeof(*s) + (s->stack_len & (2 * SAMPLE_STACK_COPY - 1));
+	size = sizeof(*s) + (s->stack_len & (2 * SAMPLE_STACK_COPY - 1)) +
+		(s->go_stack_len & (2 * GO_STACK_COPY - 1));
 	if (size > sizeof(*b))
 		size = sizeof(*b);
 	wake = avail + size >= wakeup_bytes;

@@ -65,14 +65,58 @@ struct parca_sample
 	__u64		off_cpu_threshold;
 	__u64		kstack[SAMPLE_MAX_KERNEL_FRAMES];	/* leaf first */
 	__u64		ustack[SAMPLE_MAX_USER_FRAMES]; /* leaf first: pc, then return addresses */
+	/*
+	 * The frame-pointer walk's frame records: ustack[i] was read at
+	 * ufp[i] + 8 (i >= 1).  A CFI walk that needs the stack beyond the
+	 * copy goes on from the record at the frame pointer it has there.
+	 */
+	__u64		ufp[SAMPLE_MAX_USER_FRAMES];
 	/* The user registers and the copy of the stack that follows the record. */
 	__u64		uip;
 	__u64		usp;
 	__u64		ubp;
 	__u32		stack_len;		/* bytes copied from usp up (0: none) */
-	__u32		pad;
-	/* __u8 stack[stack_len] follows */
+
+	/*
+	 * Go, on the scheduler's stack (g0): the goroutine whose work it does
+	 * (its g, and the pc and sp it saved switching over), where g0's stack
+	 * began for this switch (g0.sched.sp), and how many bytes of the
+	 * goroutine's stack follow the first copy (go_g 0: none of this).
+	 */
+	__u32		go_stack_len;
+	__u64		go_g;
+	__u64		go_pc;
+	__u64		go_sp;
+	__u64		go_g0_sp;
+	/* __u8 stack[stack_len], then __u8 go_stack[go_stack_len] follow */
 };
+
+/*
+ * A Go process, as the agent tells the BPF program (map go_procs, by pid):
+ * where its g is in thread-local storage (from the thread pointer, fs) and
+ * where m.curg is in its runtime's m (both read from the runtime's code);
+ * and the process's start time, so that a reused pid is not taken for it.
+ */
+struct go_process
+{
+	__s64		tls_g;
+	__u64		m_curg;
+	__u64		start_time;
+};
+
+/*
+ * Offsets in the Go runtime's g that its linker and cgo depend on, the
+ * same in every release: g.stack (lo, hi), g.m, g.sched (gobuf: sp, pc).
+ */
+#define GO_G_STACK_LO	0
+#define GO_G_STACK_HI	8
+#define GO_G_M			48
+#define GO_G_SCHED_SP	56
+#define GO_G_SCHED_PC	64
+#define GO_M_G0			0
+
+/* Most bytes copied of each of g0's stack and the goroutine's. */
+#define GO_STACK_COPY	(SAMPLE_STACK_COPY / 2)
 
 /* An off-CPU threshold that times every wait: probability 1. */
 #define OFF_CPU_ALWAYS		(1ull << 32)
