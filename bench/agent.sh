@@ -6,9 +6,9 @@
 # labels dropped (--label-drop=pid,thread_id, the bounded configuration of
 # docs/agent.md).  Reports each run's CPU time as a share of one core and
 # its peak resident memory, the agent's samples written per second and the
-# series it created (per hour, from the run's second half, once the
-# programs running all along have their series).  Needs root.  Targets:
-# <= 0.5 % of one core, <= 32 MB.
+# series it created (and at that rate, per hour: an upper bound where the
+# series stop growing once every program has its own).  Needs root.
+# Targets: <= 0.5 % of one core, <= 32 MB.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -81,7 +81,7 @@ series() {
 # run_agent NAME [OPTION]...: one agent run; its CPU, memory, samples and series.
 run_agent() {
 	local name=$1; shift
-	local before mid after wrapper agent_pid t10 tend values rows
+	local before after wrapper agent_pid t10 tend values rows
 	before=$(series)
 	q "TRUNCATE parca.samples" >/dev/null
 	python3 "$here/rusage.py" "$tmp/agent.rusage" "$agent" "$@" \
@@ -92,11 +92,9 @@ run_agent() {
 	# symbolization of every running program): CPU ticks from 10 s to 1 s
 	# before the end.
 	sleep 10
-	agent_pid=$(pgrep -x -P $wrapper parca-agent)
+	agent_pid=$(cat "$tmp/agent.rusage.pid")
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	sleep $((seconds / 2 - 10))
-	mid=$(series)
-	sleep $((seconds - seconds / 2 - 1))
+	sleep $((seconds - 11))
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
 	wait $wrapper
 	after=$(series)
@@ -105,10 +103,9 @@ run_agent() {
 		printf "%-40s CPU %6.2f s in %d s       = %5.2f %% of one core\n",
 			"  from 10 s to the end", (b - a) / hz, t, 100 * (b - a) / hz / t }'
 	read -r values rows <<<"$(q "SELECT coalesce(sum(value), 0), count(*) FROM parca.samples" | tr '|' ' ')"
-	awk -v v="$values" -v r="$rows" -v t="$seconds" -v s=$((after - before)) -v h=$((after - mid)) \
-		-v ht=$((seconds - seconds / 2)) 'BEGIN {
-		printf "  wrote %d samples (%.1f/s) as %d rows (%.1f/s); created %d series, %d in the second half: %.0f series per hour\n",
-			v, v / t, r, r / t, s, h, h * 3600 / ht }'
+	awk -v v="$values" -v r="$rows" -v t="$seconds" -v s=$((after - before)) 'BEGIN {
+		printf "  wrote %d samples (%.1f/s) as %d rows (%.1f/s); created %d series (%.0f an hour at that rate)\n",
+			v, v / t, r, r / t, s, s * 3600 / t }'
 	grep -o "done:.*" "$tmp/agent.log" | sed 's/^/  /'
 }
 
