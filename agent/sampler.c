@@ -163,8 +163,10 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 	 * busy machine would otherwise send a burst at start.
 	 */
 	s->skel->data->off_cpu_threshold = OFF_CPU_ALWAYS / OFF_CPU_START;
+	/* Without --off-cpu, nothing of it is loaded (its map needs Linux 5.12). */
 	bpf_program__set_autoload(s->skel->progs.on_switch, cfg->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_sys_exit, cfg->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.off_cpu_waits, cfg->off_cpu);
 	rc = profile_bpf__load(s->skel);
 	if (rc != 0)
 	{
