@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/ids.h"
-#include "metastore.h"
+#include "metastore_cache.h"
 #include "sample.h"
 #include "util.h"
 

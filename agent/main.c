@@ -20,14 +20,14 @@
 
 #include "aggregate.h"
 #include "kernel.h"
-#include "metastore.h"
+#include "metastore_cache.h"
 #include "process.h"
 #include "objfile.h"
 #include "profiler.h"
 #include "relabel.h"
 #include "sampler.h"
-#include "symbols.h"
-#include "symbols.h"
+#include "symbolize.h"
+#include "symbolize.h"
 #include "util.h"
 #include "writer.h"
 
@@ -238,7 +238,7 @@ bound_file_pages(uint64_t *base)
  * "OFFSET name;name;..." (innermost first, "?" if none).
  */
 static int
-symbolize(const char *path, int n, char **offsets)
+print_names(const char *path, int n, char **offsets)
 {
 	char		real[4096];
 	struct stat st;
@@ -252,14 +252,14 @@ symbolize(const char *path, int n, char **offsets)
 		die("--symbolize: %s is not an ELF file the agent can read", path);
 	for (int i = 0; i < n; i++)
 	{
-		FrameLine	lines[SYMBOLS_MAX_LINES];
+		FrameLine	lines[SYMBOLIZE_MAX_LINES];
 		char	   *end;
 		uint64_t	offset = strtoull(offsets[i], &end, 0);
 		int			nlines;
 
 		if (end == offsets[i] || *end != '\0')
 			die("--symbolize: invalid offset '%s'", offsets[i]);
-		nlines = symbols_lookup(f, offset, lines);
+		nlines = symbolize(f, offset, lines);
 		printf("%s ", offsets[i]);
 		for (int j = 0; j < nlines; j++)
 			printf("%s%s", j ? ";" : "", lines[j].name);
@@ -429,7 +429,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (symbolize_file)
-		return symbolize(symbolize_file, argc - optind, argv + optind);
+		return print_names(symbolize_file, argc - optind, argv + optind);
 	if (optind < argc)
 		die("unexpected argument '%s'", argv[optind]);
 	log_set_level(verbose ? LOG_DEBUG : LOG_INFO);

@@ -20,10 +20,10 @@
 
 #include "aggregate.h"
 #include "kernel.h"
-#include "metastore.h"
+#include "metastore_cache.h"
 #include "process.h"
 #include "relabel.h"
-#include "symbols.h"
+#include "symbolize.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -98,7 +98,7 @@ lookup_now(const Process *p, const ExecMapping *m, uint64_t offset, FrameLine *l
 {
 	ObjFile    *f = process_objfile(p, m);
 
-	return f ? symbols_lookup(f, offset, lines) : 0;
+	return f ? symbolize(f, offset, lines) : 0;
 }
 
 /*
@@ -112,7 +112,7 @@ static MsLocation *
 user_location(const Process *p, const ExecMapping *m, uint64_t offset)
 {
 	MsLocation *loc = ms_find_address(m->mapping_id, offset);
-	FrameLine	lines[SYMBOLS_MAX_LINES];
+	FrameLine	lines[SYMBOLIZE_MAX_LINES];
 
 	if (loc == NULL)
 	{
@@ -377,10 +377,10 @@ profiler_resolve(void)
 	{
 		Pending    *e = &pending[i];
 		MsLocation *loc = ms_get_location(e->location_id);
-		FrameLine	lines[SYMBOLS_MAX_LINES];
+		FrameLine	lines[SYMBOLIZE_MAX_LINES];
 
 		if (loc != NULL && !loc->symbolized)
-			ms_set_lines(loc, e->file ? symbols_lookup(e->file, loc->address, lines) : 0,
+			ms_set_lines(loc, e->file ? symbolize(e->file, loc->address, lines) : 0,
 						 lines);
 		if (e->file && (i + 1 == npending || e[1].file != e->file ||
 						(i % RESOLVE_CHECK_EVERY == RESOLVE_CHECK_EVERY - 1 &&

@@ -1,6 +1,6 @@
 /*
- * symbols.c
- *		ELF and DWARF symbolization; see symbols.h.
+ * symbolize.c
+ *		ELF and DWARF symbolization; see symbolize.h.
  *
  * A file offset becomes the ELF virtual address that the symbol table and
  * DWARF use through the file's PT_LOAD segments: the same for a PIE, a
@@ -8,7 +8,7 @@
  * put it at in the process.  A separate debug file (found by build id)
  * has the same addresses as the file it was split from.
  */
-#include "symbols.h"
+#include "symbolize.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -38,7 +38,7 @@ die_udata(Dwarf_Die *die, int name)
 	return (int64_t) w;
 }
 
-static char demangled[SYMBOLS_MAX_LINES][1024];
+static char demangled[SYMBOLIZE_MAX_LINES][1024];
 
 /* Fill a line for a function known by its linkage name or plain name. */
 static void
@@ -93,7 +93,7 @@ dwarf_lines(Dwarf *dw, uint64_t addr, FrameLine *lines)
 	nscopes = dwarf_getscopes(&cu, addr, &scopes);
 	if ((src = dwarf_getsrc_die(&cu, addr)) != NULL)
 		dwarf_lineno(src, &line);
-	for (int i = 0; i < nscopes && n < SYMBOLS_MAX_LINES; i++)
+	for (int i = 0; i < nscopes && n < SYMBOLIZE_MAX_LINES; i++)
 	{
 		Dwarf_Die  *d = &scopes[i];
 		int			tag = dwarf_tag(d);
@@ -127,7 +127,7 @@ dwarf_lines(Dwarf *dw, uint64_t addr, FrameLine *lines)
 }
 
 int
-symbols_lookup(ObjFile *f, uint64_t file_offset, FrameLine *lines)
+symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 {
 	uint64_t	addr;
 	Dwarf	   *dw;

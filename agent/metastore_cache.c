@@ -1,8 +1,8 @@
 /*
- * metastore.c
- *		The agent's metastore cache; see metastore.h.
+ * metastore_cache.c
+ *		The agent's cache of the server's metastore; see metastore_cache.h.
  */
-#include "metastore.h"
+#include "metastore_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * metastore.h
- *		The agent's copy of the mappings, functions and locations it has
+ * metastore_cache.h
+ *		The agent's cache of the server's metastore: the mappings, functions and locations it has
  *		seen, with their content ids (src/common/ids.c, as the server
  *		computes them) and whether the server has them yet.
  *
@@ -11,8 +11,8 @@
  * again gets the same id, and sending a row twice is harmless (the server
  * inserts with ON CONFLICT DO NOTHING).
  */
-#ifndef AGENT_METASTORE_H
-#define AGENT_METASTORE_H
+#ifndef AGENT_METASTORE_CACHE_H
+#define AGENT_METASTORE_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -94,4 +94,4 @@ extern void ms_trim(size_t max_bytes);
 /* Bytes the copy holds now. */
 extern size_t ms_bytes(void);
 
-#endif							/* AGENT_METASTORE_H */
+#endif							/* AGENT_METASTORE_CACHE_H */
