@@ -447,10 +447,15 @@ ranked_cmp(const void *a, const void *b)
 static void
 drop_pages(const char *from, size_t len)
 {
-	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
-	uintptr_t	start = ((uintptr_t) from + page - 1) & ~(page - 1);
-	uintptr_t	end = ((uintptr_t) from + len) & ~(page - 1);
+	static uintptr_t page;
 
+	if (page == 0)
+		page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start;
+	uintptr_t	end;
+
+	start = ((uintptr_t) from + page - 1) & ~(page - 1);
+	end = ((uintptr_t) from + len) & ~(page - 1);
 	/* The mapping is private and read-only: its pages come back from the page cache. */
 	if (end > start)
 		madvise((void *) start, end - start, MADV_DONTNEED);

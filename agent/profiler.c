@@ -233,6 +233,19 @@ user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *
 	}
 }
 
+/* v in decimal into buf (12 bytes), returned. */
+static const char *
+decimal(uint32_t v, char *buf)
+{
+	char	   *p = buf + 11;
+
+	*p = '\0';
+	do
+		*--p = (char) ('0' + v % 10);
+	while ((v /= 10) != 0);
+	return p;
+}
+
 /*
  * The sample's labels but "unwind" (see docs/agent.md, "Labels"); the
  * strings of numbers are written into buffers of the caller's.
@@ -242,9 +255,9 @@ sample_labels(LabelSet *set, const Process *p, const struct parca_sample *s,
 			  const char *thread_name, char *pid, char *tid, char *cpu)
 {
 	*set = common;
-	snprintf(pid, 12, "%u", s->pid);
-	snprintf(tid, 12, "%u", s->tid);
-	snprintf(cpu, 12, "%u", s->cpu);
+	pid = (char *) decimal(s->pid, pid);
+	tid = (char *) decimal(s->tid, tid);
+	cpu = (char *) decimal(s->cpu, cpu);
 	labelset_add(set, "comm", p->comm);
 	labelset_add(set, "pid", pid);
 	labelset_add(set, "executable", p->executable);

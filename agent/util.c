@@ -119,15 +119,23 @@ now_realtime_ns(void)
 uint64_t
 resident_memory(bool file_backed_only)
 {
+	static uint64_t page;
 	char	   *text = read_file("/proc/self/statm", NULL);
-	unsigned long size = 0;
-	unsigned long resident = 0;
-	unsigned long shared = 0;
+	char	   *p = text;
+	uint64_t	resident = 0;
+	uint64_t	shared = 0;
 
+	if (page == 0)
+		page = (uint64_t) sysconf(_SC_PAGESIZE);
+	/* "size resident shared ...", in pages */
 	if (text)
-		sscanf(text, "%lu %lu %lu", &size, &resident, &shared);
+	{
+		strtoull(p, &p, 10);
+		resident = strtoull(p, &p, 10);
+		shared = strtoull(p, &p, 10);
+	}
 	free(text);
-	return (uint64_t) (file_backed_only ? shared : resident) * (uint64_t) sysconf(_SC_PAGESIZE);
+	return (file_backed_only ? shared : resident) * page;
 }
 
 char *
