@@ -199,62 +199,44 @@ free_mapping(MsMapping *m)
 	free(m);
 }
 
-/* Remove and free the values of map for which stale() says so. */
-static void
-remove_stale(U64Map *map, bool (*stale) (void *), void (*free_value) (void *))
-{
-	size_t		pos = 0;
-	uint64_t	key;
-	void	   *v;
-	uint64_t   *keys = xcalloc(map->count, sizeof(uint64_t));
-	size_t		n = 0;
-
-	while (u64map_next(map, &pos, &key, &v))
-		if (stale(v))
-			keys[n++] = key;
-	for (size_t i = 0; i < n; i++)
-		free_value(u64map_remove(map, keys[i]));
-	free(keys);
-}
-
 static bool
-location_unused(void *v)
+location_unused(void *v, void *arg)
 {
 	return ((MsLocation *) v)->last_used != interval;
 }
 
 static bool
-function_unreferenced(void *v)
+function_unreferenced(void *v, void *arg)
 {
 	return !((MsFunction *) v)->referenced;
 }
 
 static bool
-mapping_unreferenced(void *v)
+mapping_unreferenced(void *v, void *arg)
 {
 	return !((MsMapping *) v)->referenced;
 }
 
 static bool
-always(void *v)
+always(void *v, void *arg)
 {
 	return true;
 }
 
 static void
-free_location_value(void *v)
+free_location_value(void *v, void *arg)
 {
 	free_location(v);
 }
 
 static void
-free_function_value(void *v)
+free_function_value(void *v, void *arg)
 {
 	free_function(v);
 }
 
 static void
-free_mapping_value(void *v)
+free_mapping_value(void *v, void *arg)
 {
 	free_mapping(v);
 }
@@ -287,8 +269,8 @@ remove_unreferenced(void)
 				f->referenced = true;
 		}
 	}
-	remove_stale(&functions, function_unreferenced, free_function_value);
-	remove_stale(&mappings, mapping_unreferenced, free_mapping_value);
+	u64map_remove_if(&functions, function_unreferenced, free_function_value, NULL);
+	u64map_remove_if(&mappings, mapping_unreferenced, free_mapping_value, NULL);
 }
 
 void
@@ -296,14 +278,14 @@ ms_trim(size_t max_bytes)
 {
 	if (total_bytes > max_bytes)
 	{
-		remove_stale(&locations, location_unused, free_location_value);
+		u64map_remove_if(&locations, location_unused, free_location_value, NULL);
 		remove_unreferenced();
 	}
 	if (total_bytes > max_bytes)
 	{
-		remove_stale(&locations, always, free_location_value);
-		remove_stale(&functions, always, free_function_value);
-		remove_stale(&mappings, always, free_mapping_value);
+		u64map_remove_if(&locations, always, free_location_value, NULL);
+		u64map_remove_if(&functions, always, free_function_value, NULL);
+		u64map_remove_if(&mappings, always, free_mapping_value, NULL);
 		u64map_free(&locations);
 		u64map_free(&functions);
 		u64map_free(&mappings);

@@ -516,31 +516,32 @@ process_count(void)
 	return processes.count;
 }
 
+/* Not sampled since the last sweep (and marked for the next one). */
+static bool
+process_unseen(void *v, void *arg)
+{
+	Process    *p = v;
+	bool		unseen = !p->seen;
+
+	p->seen = false;
+	return unseen;
+}
+
+static void
+process_free_value(void *v, void *arg)
+{
+	free_process(v);
+}
+
 void
 process_sweep(size_t max_bytes)
 {
-	size_t		pos = 0;
-	uint64_t	pid;
-	void	   *v;
-	uint32_t   *gone = xcalloc(processes.count, sizeof(uint32_t));
-	size_t		ngone = 0;
-
 	/*
 	 * A process not sampled since the last sweep is forgotten; one that
 	 * exited is kept one more interval this way, for its last samples may
 	 * still be in the ring.
 	 */
-	while (u64map_next(&processes, &pos, &pid, &v))
-	{
-		Process    *p = v;
-
-		if (!p->seen)
-			gone[ngone++] = (uint32_t) pid;
-		p->seen = false;
-	}
-	for (size_t i = 0; i < ngone; i++)
-		free_process(u64map_remove(&processes, gone[i]));
-	free(gone);
+	u64map_remove_if(&processes, process_unseen, process_free_value, NULL);
 	strcache_trim(&exe_paths, max_bytes / 2);
 	strcache_trim(&cgroups, max_bytes / 2);
 }

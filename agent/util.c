@@ -382,6 +382,25 @@ u64map_next(const U64Map *m, size_t *pos, uint64_t *key, void **value)
 }
 
 void
+u64map_remove_if(U64Map *m, bool (*stale) (void *value, void *arg),
+				 void (*free_value) (void *value, void *arg), void *arg)
+{
+	size_t		pos = 0;
+	uint64_t	key;
+	void	   *v;
+	uint64_t   *keys = xcalloc(m->count, sizeof(uint64_t));
+	size_t		n = 0;
+
+	/* Keys first: removing moves entries within the table. */
+	while (u64map_next(m, &pos, &key, &v))
+		if (stale(v, arg))
+			keys[n++] = key;
+	for (size_t i = 0; i < n; i++)
+		free_value(u64map_remove(m, keys[i]), arg);
+	free(keys);
+}
+
+void
 u64map_clear(U64Map *m)
 {
 	if (m->cap)
@@ -435,38 +454,31 @@ strcache_put(StrCache *c, uint64_t key, const char *data, size_t len)
 	return e->data;
 }
 
+static bool
+strentry_unused(void *v, void *arg)
+{
+	return ((StrEntry *) v)->last_used != ((StrCache *) arg)->epoch;
+}
+
+static bool
+strentry_any(void *v, void *arg)
+{
+	return true;
+}
+
+static void
+strentry_free(void *v, void *arg)
+{
+	((StrCache *) arg)->bytes -= sizeof(StrEntry) + ((StrEntry *) v)->len + 1;
+	free(v);
+}
+
 void
 strcache_trim(StrCache *c, size_t max_bytes)
 {
 	if (c->bytes > max_bytes)
-	{
-		size_t		pos = 0;
-		uint64_t	key;
-		void	   *v;
-		uint64_t   *stale = xcalloc(c->map.count, sizeof(uint64_t));
-		size_t		nstale = 0;
-
-		while (u64map_next(&c->map, &pos, &key, &v))
-			if (((StrEntry *) v)->last_used != c->epoch)
-				stale[nstale++] = key;
-		for (size_t i = 0; i < nstale; i++)
-		{
-			StrEntry   *e = u64map_remove(&c->map, stale[i]);
-
-			c->bytes -= sizeof(StrEntry) + e->len + 1;
-			free(e);
-		}
-		free(stale);
-	}
+		u64map_remove_if(&c->map, strentry_unused, strentry_free, c);
 	if (c->bytes > max_bytes)
-	{
-		size_t		pos = 0;
-		void	   *v;
-
-		while (u64map_next(&c->map, &pos, NULL, &v))
-			free(v);
-		u64map_free(&c->map);
-		c->bytes = 0;
-	}
+		u64map_remove_if(&c->map, strentry_any, strentry_free, c);
 	c->epoch++;
 }

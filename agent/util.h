@@ -79,6 +79,12 @@ extern void *u64map_put(U64Map *m, uint64_t key, void *value);
 extern void *u64map_remove(U64Map *m, uint64_t key);
 /* Iterate: start with *pos = 0; returns false when done. */
 extern bool u64map_next(const U64Map *m, size_t *pos, uint64_t *key, void **value);
+/*
+ * Remove the entries for which stale(value, arg) is true, handing each
+ * removed value to free_value(value, arg).
+ */
+extern void u64map_remove_if(U64Map *m, bool (*stale) (void *value, void *arg),
+							 void (*free_value) (void *value, void *arg), void *arg);
 /* Forget every entry (the values are the caller's). */
 extern void u64map_clear(U64Map *m);
 extern void u64map_free(U64Map *m);
