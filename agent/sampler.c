@@ -96,13 +96,14 @@ static size_t
 ring_size(int ncpus, double frequency, bool copy_stack)
 {
 	/*
-	 * Room for a second of samples from every CPU, at least 256 kB: the
-	 * agent reads the ring every 200 ms, and a flush holds it up for less
-	 * than that (a full ring loses samples, counted).  The ring's pages
-	 * are the agent's resident memory, twice over (the kernel maps it
-	 * twice so that records can wrap around).
+	 * Room for two seconds of samples from every CPU, at least 256 kB: the
+	 * agent reads the ring every 200 ms, but a flush, or a machine so
+	 * loaded that the agent waits for a CPU, holds it up longer (a full
+	 * ring loses samples, counted; one second's ring lost some at a load
+	 * average of 80).  The ring's pages are the agent's resident memory,
+	 * twice over (the kernel maps it twice so that records can wrap).
 	 */
-	size_t		want = (size_t) (ncpus * frequency) *
+	size_t		want = (size_t) (ncpus * frequency) * 2 *
 		(sizeof(struct parca_sample) + (copy_stack ? SAMPLE_STACK_COPY : 0));
 	size_t		size = 256 * 1024;
 
