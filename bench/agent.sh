@@ -67,6 +67,18 @@ forkexec)
 esac
 sleep 1
 
+# child_of PID: the pid of PID's child (the agent under rusage.py), from
+# the kernel's list of its children: pgrep, which scans /proc, can miss it
+# while hundreds of processes a second come and go.
+child_of() {
+	local c=""
+	for try in $(seq 50); do
+		read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null && [ -n "$c" ] && break
+		sleep 0.1
+	done
+	echo "$c"
+}
+
 # report NAME RUSAGE-FILE: CPU share of one core and peak RSS.
 report() {
 	read -r user sys rss status <"$2"
@@ -92,7 +104,7 @@ run_agent() {
 	# symbolization of every running program): CPU ticks from 10 s to 1 s
 	# before the end.
 	sleep 10
-	agent_pid=$(cat "$tmp/agent.rusage.pid")
+	agent_pid=$(child_of $wrapper)
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
 	sleep $((seconds - 11))
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")

@@ -58,7 +58,7 @@ run() {
 	local wrapper=$!
 	sleep 10
 	local pid
-	pid=$(cat "$tmp/$name.rusage.pid")
+	pid=$(cat "/proc/$wrapper/task/$wrapper/children" | awk '{ print $1 }')
 	local t10
 	t10=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 	sleep $((seconds - 11))
