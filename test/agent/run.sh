@@ -302,13 +302,24 @@ within() {
 	awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= p / 100 * e) }'
 }
 
+# sampling LOG: wait until the agent of LOG samples (start-up takes a few
+# seconds on a loaded machine), then a second more: until its first
+# adjustment, off-CPU sampling times one wait in 64.
+sampling() {
+	for try in $(seq 60); do
+		grep -q "sampling [0-9]* CPUs" "$1" && break
+		sleep 0.5
+	done
+	sleep 1
+}
+
 # Every wait timed (the rate bound far above this machine's waits), only
 # the test's programs kept (--relabel keep).
 q "TRUNCATE parca.samples" >/dev/null
 "$agent" --dsn "$dsn" --flush-interval 1 --off-cpu --off-cpu-rate 1000000 \
 	--relabel 'keep:comm=~offcpu|gowork' 2>"$tmp/agent6.log" &
 agent_pid=$!
-sleep 2
+sampling "$tmp/agent6.log"
 GOMAXPROCS=1 "$tmp/gowork" 4 &
 go_pid=$!
 "$tmp/offcpu" sleep 100 10 >"$tmp/sleep.out" &
@@ -382,7 +393,7 @@ q "TRUNCATE parca.samples" >/dev/null
 "$agent" --dsn "$dsn" --flush-interval 1 --off-cpu --off-cpu-rate 100 --verbose \
 	--relabel 'keep:comm=~offcpu' 2>"$tmp/agent7.log" &
 agent_pid=$!
-sleep 2
+sampling "$tmp/agent7.log"
 "$tmp/offcpu" threads 8 3 2 >"$tmp/threads.out" &
 threads_pid=$!
 wait $threads_pid
@@ -423,7 +434,7 @@ own_cgroup=$(awk -F: '$3 != "/" {
 q "TRUNCATE parca.samples" >/dev/null
 "$agent" --dsn "$dsn" --flush-interval 2 --label-drop=pid,thread_id 2>"$tmp/agent8.log" &
 agent_pid=$!
-sleep 2
+sampling "$tmp/agent8.log"
 loops=()
 for i in 1 2; do
 	(end=$((SECONDS + 8))

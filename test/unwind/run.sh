@@ -171,7 +171,7 @@ plt_start=$((16#$plt_start))
 plt_size=$((16#$plt_size))
 total=$(samples "$plt_pid")
 complete=$(samples "$plt_pid" "names ~ '(^|;)plt_loop;$root\$' AND labels->>'unwind' = 'complete'")
-in_stub=$(samples "$plt_pid" "split_part(split_part(user_frames, ';', 1), '@', 2)::bigint
+in_stub=$(samples "$plt_pid" "substring(split_part(user_frames, ';', 1) from '@([0-9]+)$')::bigint
                                BETWEEN $plt_start AND $plt_start + $plt_size - 1
                              AND names ~ '(^|;)plt_loop;$root\$'")
 echo "# plt: $complete of $total samples complete through plt_loop;main, $in_stub of them in the PLT stub"
