@@ -4,6 +4,10 @@
 # (src/pprof/profile.pb-c.c is generated from src/pprof/profile.proto).
 # The install script is assembled from the numbered parts in sql/, so that
 # each concern keeps its SQL beside its C.
+#
+# The eBPF agent (agent/, bpf/) has a Makefile of its own and needs clang,
+# bpftool, libbpf, libdw and the kernel's BTF, which the extension does
+# not: it is built only when asked, `make agent` and `make install-agent`.
 
 EXTENSION = parca
 EXTVERSION = 0.1
@@ -38,7 +42,14 @@ override with_llvm = no
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-include agent/agent.mk
+agent:
+	$(MAKE) -C agent
+install-agent:
+	$(MAKE) -C agent install
+clean: clean-agent
+clean-agent:
+	$(MAKE) -C agent clean
+.PHONY: agent install-agent clean-agent
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
@@ -52,5 +63,5 @@ $(filter-out $(PROTO_C:.c=.o),$(OBJS)): $(PROTO_H)
 -include $(OBJS:.o=.d)
 
 .PHONY: bench
-bench: all
+bench: all agent
 	bash bench/run.sh

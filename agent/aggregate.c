@@ -8,15 +8,18 @@
 #include "aggregate.h"
 
 #include <inttypes.h>
+#include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/ids.h"
-#include "metastore.h"
+#include "metastore_cache.h"
+#include "sample.h"
 #include "util.h"
 
 typedef struct Series
 {
+	int			kind;			/* SAMPLE_ON_CPU, SAMPLE_OFF_CPU */
 	char	   *labels;
 	char	   *title;
 	int			index;			/* in the batch being built */
@@ -25,7 +28,8 @@ typedef struct Series
 typedef struct Entry
 {
 	uint64_t	series_key;
-	int64_t		count;
+	int64_t		count;			/* the sum of the samples' values */
+	int64_t		samples;
 	int			nframes;
 	uint64_t	frames[];
 } Entry;
@@ -34,9 +38,10 @@ static U64Map series_map;		/* hash(labels) -> Series */
 static U64Map entries;			/* hash(series, stack) -> Entry */
 
 void
-agg_add(const char *labels, const char *title, const uint64_t *frames, int nframes)
+agg_add(int kind, const char *labels, const char *title, const uint64_t *frames,
+		int nframes, int64_t value)
 {
-	uint64_t	series_key = parca_hash64(labels, strlen(labels));
+	uint64_t	series_key = parca_hash64(labels, strlen(labels)) + (uint64_t) kind;
 	uint64_t	key;
 	Entry	   *e;
 
@@ -44,6 +49,7 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 	{
 		Series	   *s = xcalloc(1, sizeof(Series));
 
+		s->kind = kind;
 		s->labels = xstrdup(labels);
 		s->title = xstrdup(title);
 		u64map_put(&series_map, series_key, s);
@@ -56,11 +62,13 @@ agg_add(const char *labels, const char *title, const uint64_t *frames, int nfram
 		e = xmalloc(sizeof(Entry) + nframes * sizeof(uint64_t));
 		e->series_key = series_key;
 		e->count = 0;
+		e->samples = 0;
 		e->nframes = nframes;
 		memcpy(e->frames, frames, nframes * sizeof(uint64_t));
 		u64map_put(&entries, key, e);
 	}
-	e->count++;
+	e->count += value;
+	e->samples++;
 }
 
 static uint64_t
@@ -70,7 +78,7 @@ entry_key(const Entry *e)
 }
 
 void
-agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t count))
+agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t samples))
 {
 	Entry	  **undecided = xcalloc(entries.count, sizeof(Entry *));
 	size_t		n = 0;
@@ -91,7 +99,7 @@ agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t coun
 		Entry	   *same;
 
 		u64map_remove(&entries, entry_key(e));
-		last = decide(e->frames, e->nframes - 1, e->count);
+		last = decide(e->frames, e->nframes - 1, e->samples);
 		if (last)
 			e->frames[e->nframes - 1] = last;
 		else
@@ -100,6 +108,7 @@ agg_settle(uint64_t (*decide) (const uint64_t *frames, int nframes, int64_t coun
 		if (same)
 		{
 			same->count += e->count;
+			same->samples += e->samples;
 			free(e);
 		}
 		else
@@ -113,6 +122,7 @@ typedef struct Folded
 {
 	char	   *text;
 	int64_t		count;
+	int			off_cpu;
 } Folded;
 
 static int
@@ -127,6 +137,8 @@ folded_cmp_count(const void *a, const void *b)
 	const Folded *x = a;
 	const Folded *y = b;
 
+	if (x->off_cpu != y->off_cpu)
+		return x->off_cpu - y->off_cpu;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return strcmp(x->text, y->text);
@@ -179,11 +191,12 @@ agg_print_folded(FILE *out)
 		Series	   *s = u64map_get(&series_map, e->series_key);
 		Buf			line = {0};
 
-		buf_printf(&line, "%s", s->title);
+		buf_printf(&line, "%s%s", s->title, s->kind == SAMPLE_OFF_CPU ? " [off-CPU]" : "");
 		for (int f = e->nframes - 1; f >= 0; f--)
 			fold_location(&line, e->frames[f]);
 		list[n].text = line.data;
 		list[n].count = e->count;
+		list[n].off_cpu = s->kind == SAMPLE_OFF_CPU;
 		n++;
 	}
 	qsort(list, n, sizeof(Folded), folded_cmp_text);
@@ -389,10 +402,12 @@ agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns)
 		Buf			lit = {0};
 
 		buf_append(&lit, "{", 1);
+		b->series_kind = xcalloc(series_map.count, sizeof(int));
 		while (u64map_next(&series_map, &pos, NULL, &v))
 		{
 			Series	   *s = v;
 
+			b->series_kind[b->nseries] = s->kind;
 			s->index = b->nseries++;
 			lit_str(&lit, s->labels);
 		}
@@ -443,6 +458,7 @@ void
 batch_free(Batch *b)
 {
 	free(b->series);
+	free(b->series_kind);
 	free(b->sample_series);
 	free(b->values);
 	free(b->stack_start);

@@ -20,6 +20,7 @@ typedef struct Batch
 	uint64_t	duration_ns;	/* length of the window */
 	int			nseries;
 	char	   *series;			/* label sets: text[] literal of JSON objects */
+	int		   *series_kind;	/* SAMPLE_ON_CPU or SAMPLE_OFF_CPU, per series */
 	int			nsamples;
 	int		   *sample_series;	/* index into series */
 	int64_t    *values;

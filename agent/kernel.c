@@ -2,39 +2,89 @@
  * kernel.c
  *		Kernel symbols, release and build id; see kernel.h.
  *
- * Symbols are kept as one sorted array of (address, name offset) over a
- * single string block, so the 100k-odd text symbols of a kernel cost a
- * few megabytes and a lookup is a binary search.
+ * Text symbols are kept sorted by address, as 32-bit offsets from the
+ * lowest (the kernel image, its modules and BPF programs lie within 4 GB
+ * of each other), and their names with their modules' ("name\0module\0")
+ * in blocks of SYMBOLS_PER_BLOCK compressed with zlib: a kernel's 120,000
+ * text symbols cost about 2 MB instead of 5.  A lookup decompresses one
+ * block (the last one is kept); lookups happen only for kernel addresses
+ * the agent has not seen before.
  */
 #include "kernel.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <zlib.h>
 
 #include "util.h"
 
-typedef struct KSym
+#define SYMBOLS_PER_BLOCK 64
+
+/* A symbol while loading. */
+typedef struct LoadedSymbol
 {
 	uint64_t	addr;
-	uint32_t	name;			/* offset into names */
-	uint32_t	module;			/* offset into names; 0 is "" */
-} KSym;
+	uint32_t	name;			/* offset into the names being loaded */
+	uint32_t	module;			/* likewise; 0 is "" */
+} LoadedSymbol;
 
-static KSym *syms;
+static uint64_t base_addr;
+static uint32_t *offsets;		/* address - base_addr, sorted */
 static size_t nsyms;
-static Buf	names;
+static uint32_t *block_start;	/* offset of each block in packed, and the end */
+static uint32_t *block_size;	/* each block's size uncompressed */
+static unsigned char *packed;
+static long cached_block = -1;
+static char *block_text;		/* cached_block, uncompressed */
 static char release[256];
 static char build_id[256];
 
 static int
-ksym_cmp(const void *a, const void *b)
+loaded_cmp(const void *a, const void *b)
 {
-	const KSym *x = a;
-	const KSym *y = b;
+	const LoadedSymbol *x = a;
+	const LoadedSymbol *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Compress the names of the sorted symbols into blocks. */
+static void
+pack(const LoadedSymbol *syms, const char *names)
+{
+	size_t		nblocks = (nsyms + SYMBOLS_PER_BLOCK - 1) / SYMBOLS_PER_BLOCK;
+	Buf			out = {0};
+	Buf			text = {0};
+
+	block_start = xcalloc(nblocks + 1, sizeof(uint32_t));
+	block_size = xcalloc(nblocks, sizeof(uint32_t));
+	for (size_t b = 0; b < nblocks; b++)
+	{
+		uLongf		len;
+
+		text.len = 0;
+		for (size_t i = b * SYMBOLS_PER_BLOCK; i < nsyms && i < (b + 1) * SYMBOLS_PER_BLOCK; i++)
+		{
+			const char *name = names + syms[i].name;
+			const char *module = names + syms[i].module;
+
+			buf_append(&text, name, strlen(name) + 1);
+			buf_append(&text, module, strlen(module) + 1);
+		}
+		len = compressBound(text.len);
+		buf_reserve(&out, len);
+		compress2((Bytef *) out.data + out.len, &len, (const Bytef *) text.data, text.len,
+				  Z_BEST_COMPRESSION);
+		block_start[b] = (uint32_t) out.len;
+		block_size[b] = (uint32_t) text.len;
+		out.len += len;
+	}
+	block_start[nblocks] = (uint32_t) out.len;
+	packed = xrealloc(out.data, out.len ? out.len : 1);
+	buf_free(&text);
 }
 
 int
@@ -43,6 +93,8 @@ kernel_load_symbols(void)
 	FILE	   *f = fopen("/proc/kallsyms", "re");
 	char		line[512];
 	size_t		cap = 0;
+	LoadedSymbol *syms = NULL;
+	Buf			names = {0};
 	uint32_t	last_module = 0;
 	char		last_module_name[128] = "";
 
@@ -64,7 +116,7 @@ kernel_load_symbols(void)
 		if (nsyms == cap)
 		{
 			cap = cap ? cap * 2 : 65536;
-			syms = xrealloc(syms, cap * sizeof(KSym));
+			syms = xrealloc(syms, cap * sizeof(LoadedSymbol));
 		}
 		syms[nsyms].addr = addr;
 		syms[nsyms].name = (uint32_t) names.len;
@@ -84,8 +136,37 @@ kernel_load_symbols(void)
 		nsyms++;
 	}
 	fclose(f);
-	qsort(syms, nsyms, sizeof(KSym), ksym_cmp);
+	qsort(syms, nsyms, sizeof(LoadedSymbol), loaded_cmp);
+	/* Addresses beyond 4 GB of the lowest cannot be kept (none are). */
+	while (nsyms > 0 && syms[nsyms - 1].addr - syms[0].addr > UINT32_MAX)
+		nsyms--;
+	base_addr = nsyms ? syms[0].addr : 0;
+	offsets = xcalloc(nsyms ? nsyms : 1, sizeof(uint32_t));
+	for (size_t i = 0; i < nsyms; i++)
+		offsets[i] = (uint32_t) (syms[i].addr - base_addr);
+	pack(syms, names.data);
+	free(syms);
+	buf_free(&names);
 	return (int) nsyms;
+}
+
+/* Decompress block b into block_text; false if it cannot be read. */
+static bool
+load_block(size_t b)
+{
+	uLongf		len = block_size[b];
+
+	if (cached_block == (long) b)
+		return true;
+	block_text = xrealloc(block_text, len ? len : 1);
+	if (uncompress((Bytef *) block_text, &len, packed + block_start[b],
+				   block_start[b + 1] - block_start[b]) != Z_OK)
+	{
+		cached_block = -1;
+		return false;
+	}
+	cached_block = (long) b;
+	return true;
 }
 
 const char *
@@ -93,21 +174,34 @@ kernel_symbol(uint64_t addr, const char **module)
 {
 	size_t		lo = 0;
 	size_t		hi = nsyms;
+	size_t		b;
+	const char *p;
 
+	if (nsyms == 0 || addr < base_addr || addr - base_addr > UINT32_MAX)
+		return NULL;
 	/* The last symbol at or below addr. */
 	while (lo < hi)
 	{
 		size_t		mid = (lo + hi) / 2;
 
-		if (syms[mid].addr <= addr)
+		if (offsets[mid] <= addr - base_addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return NULL;
-	*module = names.data + syms[lo - 1].module;
-	return names.data + syms[lo - 1].name;
+	b = (lo - 1) / SYMBOLS_PER_BLOCK;
+	if (!load_block(b))
+		return NULL;
+	p = block_text;
+	for (size_t i = b * SYMBOLS_PER_BLOCK; i < lo - 1; i++)
+	{
+		p += strlen(p) + 1;		/* name */
+		p += strlen(p) + 1;		/* module */
+	}
+	*module = p + strlen(p) + 1;
+	return p;
 }
 
 const char *

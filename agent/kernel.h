@@ -13,7 +13,7 @@ extern int	kernel_load_symbols(void);
 
 /*
  * The function containing addr, or NULL.  *module is set to the module's
- * name ("" for the kernel image).
+ * name ("" for the kernel image).  Both are valid until the next call.
  */
 extern const char *kernel_symbol(uint64_t addr, const char **module);
 

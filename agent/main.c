@@ -14,25 +14,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "aggregate.h"
 #include "kernel.h"
-#include "metastore.h"
+#include "metastore_cache.h"
 #include "process.h"
+#include "objfile.h"
 #include "profiler.h"
+#include "relabel.h"
 #include "sampler.h"
-#include "symbols.h"
-#include "unwind.h"
+#include "symbolize.h"
+#include "symbolize.h"
 #include "util.h"
 #include "writer.h"
 
 #define AGENT_VERSION "0.1"
 #define PROFILE_TYPE "parca_agent:samples:count:cpu:nanoseconds:delta"
+/* Nanoseconds waited off the CPU; see docs/agent.md, "Off-CPU". */
+#define OFF_CPU_PROFILE_TYPE "parca_agent:off_cpu:nanoseconds:off_cpu:nanoseconds:delta"
 
-/* Cache bounds (see docs/agent.md). */
-#define MAX_LOCATIONS 20000
-#define MAX_FILES 4096
+/* Defaults of --off-cpu-min and --off-cpu-rate. */
+#define DEFAULT_OFF_CPU_MIN_NS 1000000
+#define DEFAULT_OFF_CPU_RATE 19
+
+/*
+ * The caches' bound (--cache-size) and its shares (see docs/agent.md,
+ * "Caches"): the files (symbols, CFI), the metastore copy, and the labels
+ * shared by processes (executable paths, cgroups).
+ */
+#define DEFAULT_CACHE_BYTES (16 * 1024 * 1024)
+#define FILES_SHARE 0.75
+#define METASTORE_SHARE 0.1875
+#define LABELS_SHARE 0.0625
+
+/*
+ * Unwinding reads the CFI of the programs it walks through where it lies,
+ * in their mapped files; a large program (node, a browser) leaves
+ * megabytes of its pages in the agent's resident memory within a second.
+ * When the agent's file-backed pages have grown this much since they
+ * were last dropped, they are dropped again (objfile_drop_pages).
+ */
+#define FILE_PAGES_SLACK (4 * 1024 * 1024)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -54,21 +79,36 @@ usage(FILE *out)
 			"  --frequency=HZ         samples per second per CPU (default 19)\n"
 			"  --flush-interval=SECS  write interval in seconds (default 10)\n"
 			"  --label=NAME=VALUE     add a label to every series (repeatable)\n"
+			"  --label-drop=NAMES     leave these labels (comma-separated) out of the\n"
+			"                         series, e.g. pid,thread_id,cpu (fewer series)\n"
+			"  --relabel=RULE         keep:NAME=~REGEX, drop:NAME=~REGEX, labeldrop:REGEX\n"
+			"                         or labelkeep:REGEX (repeatable, applied in order)\n"
 			"  --node=NAME            the node label (default: the host name)\n"
 			"  --duration=SECS        run this long, flush and exit (default: until signalled)\n"
 			"  --buffer-size=BYTES    bound of the unwritten backlog; k, M, G suffixes\n"
 			"                         (default 16M); beyond it the oldest data is dropped\n"
+			"  --cache-size=BYTES     bound of the caches (files, symbols, labels);\n"
+			"                         k, M, G suffixes (default 16M)\n"
 			"  --idle                 also report the idle task's samples\n"
+			"  --off-cpu              also sample where threads wait: the time each\n"
+			"                         blocked thread spent off the CPU, with its stacks\n"
+			"  --off-cpu-min=TIME     shortest wait sampled (default 1ms; ns, us, ms, s)\n"
+			"  --off-cpu-rate=N       at most about N off-CPU samples a second per CPU\n"
+			"                         (default 19); beyond it, waits are sampled\n"
 			"  --frame-pointers-only  walk user stacks by frame pointers only: no stack\n"
 			"                         copies, no CFI unwinding (cheaper; wrong for code\n"
 			"                         built without frame pointers)\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
+			"  --symbolize FILE OFFSET...\n"
+			"                         print the names the agent gives these offsets of\n"
+			"                         FILE (innermost first), and exit; no eBPF\n"
 			"  --help                 show this help and exit\n"
 			"  --version              show the version and exit\n"
 			"\n"
-			"Profile type: " PROFILE_TYPE "\n"
+			"Profile types: " PROFILE_TYPE ",\n"
+			"  with --off-cpu also " OFF_CPU_PROFILE_TYPE "\n"
 			"Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE)\n"
 			"and a kernel with BTF.\n");
 }
@@ -96,14 +136,14 @@ parse_number(const char *text, const char *option, double min)
 }
 
 static size_t
-parse_size(const char *text)
+parse_size(const char *text, const char *option)
 {
 	char	   *end;
 	double		v = strtod(text, &end);
 	double		unit = 1;
 
 	if (end == text || v <= 0)
-		die("invalid --buffer-size: %s", text);
+		die("invalid value for %s", option);
 	if (*end == 'k' || *end == 'K')
 		unit = 1024, end++;
 	else if (*end == 'M')
@@ -113,13 +153,34 @@ parse_size(const char *text)
 	if (*end == 'B')
 		end++;
 	if (*end != '\0')
-		die("invalid --buffer-size: %s", text);
+		die("invalid value for %s", option);
 	return (size_t) (v * unit);
 }
 
-/* Label names follow Prometheus: [a-zA-Z_][a-zA-Z0-9_]*. */
+/* A duration: a number and a unit (ns, us, ms, s; ms if none), in ns. */
+static uint64_t
+parse_duration_ns(const char *text, const char *option)
+{
+	char	   *end;
+	double		v = strtod(text, &end);
+	double		unit = 1e6;
+
+	if (end == text || v < 0)
+		die("invalid value for %s", option);
+	if (strcmp(end, "ns") == 0)
+		unit = 1;
+	else if (strcmp(end, "us") == 0)
+		unit = 1e3;
+	else if (strcmp(end, "s") == 0)
+		unit = 1e9;
+	else if (*end != '\0' && strcmp(end, "ms") != 0)
+		die("invalid value for %s", option);
+	return (uint64_t) (v * unit);
+}
+
+/* --label NAME=VALUE; label names follow Prometheus: [a-zA-Z_][a-zA-Z0-9_]*. */
 static void
-add_external_label(Buf *labels, const char *arg)
+add_external_label(LabelSet *labels, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 
@@ -133,11 +194,78 @@ add_external_label(Buf *labels, const char *arg)
 		if (!ok)
 			die("invalid label name in '%s'", arg);
 	}
-	buf_append(labels, ",\"", 2);
-	buf_append(labels, arg, eq - arg);
-	buf_append(labels, "\":\"", 3);
-	buf_json_escape(labels, eq + 1);
-	buf_append(labels, "\"", 1);
+	if (labels->n == LABELSET_MAX - 16)
+		die("too many --label options at '%s'", arg);
+	labelset_add(labels, strndup(arg, eq - arg), eq + 1);
+}
+
+static void
+add_relabel_rule(const char *err, const char *arg)
+{
+	if (err != NULL)
+	{
+		fprintf(stderr, "parca-agent: invalid rule '%s': %s\n", arg, err);
+		fprintf(stderr, "Try 'parca-agent --help' for more information.\n");
+		exit(2);
+	}
+}
+
+/* The agent's peak resident memory, from /proc/self/status. */
+static uint64_t
+peak_resident_bytes(void)
+{
+	char	   *text = read_file("/proc/self/status", NULL);
+	const char *field = text ? strstr(text, "\nVmHWM:") : NULL;
+	uint64_t	kb = field ? strtoull(field + 7, NULL, 10) : 0;
+
+	free(text);
+	return kb * 1024;
+}
+
+/* Drop the mapped files' pages when they have grown by FILE_PAGES_SLACK. */
+static void
+bound_file_pages(uint64_t *base)
+{
+	if (resident_memory(true) > *base + FILE_PAGES_SLACK)
+	{
+		objfile_drop_pages();
+		*base = resident_memory(true);
+	}
+}
+
+/*
+ * --symbolize: the names the agent gives offsets of a file, one line each:
+ * "OFFSET name;name;..." (innermost first, "?" if none).
+ */
+static int
+print_names(const char *path, int n, char **offsets)
+{
+	char		real[4096];
+	struct stat st;
+	ObjFile    *f;
+
+	if (realpath(path, real) == NULL || stat(real, &st) != 0)
+		die("--symbolize: cannot read %s", path);
+	f = objfile_get(((uint64_t) major(st.st_dev) << 32) | minor(st.st_dev), st.st_ino,
+					(uint32_t) getpid(), real, 0, 0);
+	if (!objfile_is_open(f))
+		die("--symbolize: %s is not an ELF file the agent can read", path);
+	for (int i = 0; i < n; i++)
+	{
+		FrameLine	lines[SYMBOLIZE_MAX_LINES];
+		char	   *end;
+		uint64_t	offset = strtoull(offsets[i], &end, 0);
+		int			nlines;
+
+		if (end == offsets[i] || *end != '\0')
+			die("--symbolize: invalid offset '%s'", offsets[i]);
+		nlines = symbolize(f, offset, lines);
+		printf("%s ", offsets[i]);
+		for (int j = 0; j < nlines; j++)
+			printf("%s%s", j ? ";" : "", lines[j].name);
+		printf("%s\n", nlines ? "" : "?");
+	}
+	return 0;
 }
 
 /* The BPF program's counters, as last read (they go with the sampler). */
@@ -152,12 +280,22 @@ log_summary(const char *when)
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
 			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64
-			" lost in a full ring buffer, %" PRIu64 " idle skipped); written %" PRIu64
+			" lost in a full ring buffer, %" PRIu64 " idle skipped, %" PRIu64
+			" dropped by rules); written %" PRIu64
 			" in %" PRIu64 " batches; dropped %" PRIu64 " in %" PRIu64
 			" batches; backlog %d batches",
 			when, ps->samples, ps->complete, ps->truncated, ps->failed, ps->kernel_only,
-			bpf_counters.lost, bpf_counters.idle, ws.values_written, ws.batches_written,
+			bpf_counters.lost, bpf_counters.idle, ps->dropped, ws.values_written, ws.batches_written,
 			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
+	if (bpf_counters.off_cpu_waits > 0 || bpf_counters.off_cpu_probability > 0)
+		log_msg(LOG_INFO, "%s: off-CPU: %" PRIu64 " waits of %" PRIu64 " sampled (%" PRIu64
+				" sent); a wait is timed with probability %.4g now", when, ps->off_cpu,
+				bpf_counters.off_cpu_waits, bpf_counters.off_cpu,
+				bpf_counters.off_cpu_probability);
+	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
+			"metastore %.1f MB, processes %zu", when, resident_memory(false) / 1048576.0,
+			peak_resident_bytes() / 1048576.0, objfile_cache_bytes() / 1048576.0,
+			ms_bytes() / 1048576.0, process_count());
 }
 
 int
@@ -165,48 +303,60 @@ main(int argc, char **argv)
 {
 	enum
 	{
-		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_NODE,
-		OPT_DURATION, OPT_BUFFER, OPT_IDLE, OPT_FP_ONLY, OPT_OFFLINE, OPT_VERBOSE,
-		OPT_HELP, OPT_VERSION
+		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
+		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
+		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
+		OPT_VERBOSE, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
 		{"dsn", required_argument, NULL, OPT_DSN},
 		{"frequency", required_argument, NULL, OPT_FREQUENCY},
 		{"flush-interval", required_argument, NULL, OPT_FLUSH},
 		{"label", required_argument, NULL, OPT_LABEL},
+		{"label-drop", required_argument, NULL, OPT_LABEL_DROP},
+		{"relabel", required_argument, NULL, OPT_RELABEL},
 		{"node", required_argument, NULL, OPT_NODE},
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
+		{"cache-size", required_argument, NULL, OPT_CACHE},
 		{"idle", no_argument, NULL, OPT_IDLE},
+		{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+		{"off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN},
+		{"off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE},
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
+		{"symbolize", required_argument, NULL, OPT_SYMBOLIZE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
 	};
 	const char *dsn = NULL;
-	int			frequency = 19;
+	SamplerConfig sc = {
+		.frequency = 19,
+		.copy_stack = true,
+		.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_NS,
+		.off_cpu_rate = DEFAULT_OFF_CPU_RATE,
+	};
 	double		flush_s = 10;
 	double		duration_s = 0;
 	size_t		buffer_size = 16 * 1024 * 1024;
-	bool		report_idle = false;
-	bool		fp_only = false;
+	size_t		cache_size = DEFAULT_CACHE_BYTES;
 	bool		offline = false;
+	const char *symbolize_file = NULL;
 	bool		verbose = false;
 	char		node[256] = "";
-	Buf			external = {0};
-	Buf			common = {0};
+	LabelSet	external = {0};
+	LabelSet	common = {0};
 	char		err[512];
 	Sampler    *sampler;
 	struct sigaction sa = {0};
 	uint64_t	start_ns, window_start_ns, stop_at_ns, last_summary_ns;
 	uint64_t	batch_id = 0;
+	uint64_t	file_pages_base = 0;
 	int			opt;
 	int			left = 0;
 
-	buf_append(&external, "", 1);
-	external.len = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
 	{
 		switch (opt)
@@ -215,8 +365,8 @@ main(int argc, char **argv)
 				dsn = optarg;
 				break;
 			case OPT_FREQUENCY:
-				frequency = (int) parse_number(optarg, "--frequency", 1);
-				if (frequency > 1000)
+				sc.frequency = (int) parse_number(optarg, "--frequency", 1);
+				if (sc.frequency > 1000)
 					die("--frequency must be at most 1000, got %s", optarg);
 				break;
 			case OPT_FLUSH:
@@ -225,6 +375,12 @@ main(int argc, char **argv)
 			case OPT_LABEL:
 				add_external_label(&external, optarg);
 				break;
+			case OPT_LABEL_DROP:
+				add_relabel_rule(relabel_add_drop_list(optarg), optarg);
+				break;
+			case OPT_RELABEL:
+				add_relabel_rule(relabel_add_rule(optarg), optarg);
+				break;
 			case OPT_NODE:
 				snprintf(node, sizeof(node), "%s", optarg);
 				break;
@@ -232,19 +388,34 @@ main(int argc, char **argv)
 				duration_s = parse_number(optarg, "--duration", 0);
 				break;
 			case OPT_BUFFER:
-				buffer_size = parse_size(optarg);
+				buffer_size = parse_size(optarg, "--buffer-size");
+				break;
+			case OPT_CACHE:
+				cache_size = parse_size(optarg, "--cache-size");
 				break;
 			case OPT_IDLE:
-				report_idle = true;
+				sc.report_idle = true;
+				break;
+			case OPT_OFF_CPU:
+				sc.off_cpu = true;
+				break;
+			case OPT_OFF_CPU_MIN:
+				sc.off_cpu_min_ns = parse_duration_ns(optarg, "--off-cpu-min");
+				break;
+			case OPT_OFF_CPU_RATE:
+				sc.off_cpu_rate = parse_number(optarg, "--off-cpu-rate", 0.001);
 				break;
 			case OPT_FP_ONLY:
-				fp_only = true;
+				sc.copy_stack = false;
 				break;
 			case OPT_OFFLINE:
 				offline = true;
 				break;
 			case OPT_VERBOSE:
 				verbose = true;
+				break;
+			case OPT_SYMBOLIZE:
+				symbolize_file = optarg;
 				break;
 			case OPT_HELP:
 				usage(stdout);
@@ -257,6 +428,8 @@ main(int argc, char **argv)
 				return 2;
 		}
 	}
+	if (symbolize_file)
+		return print_names(symbolize_file, argc - optind, argv + optind);
 	if (optind < argc)
 		die("unexpected argument '%s'", argv[optind]);
 	log_set_level(verbose ? LOG_DEBUG : LOG_INFO);
@@ -269,14 +442,12 @@ main(int argc, char **argv)
 	if (kernel_load_symbols() == 0)
 		log_msg(LOG_WARN, "no kernel symbols in /proc/kallsyms (kptr_restrict?): "
 				"kernel frames stay unsymbolized");
-	buf_append(&common, "\"node\":\"", 8);
-	buf_json_escape(&common, node);
-	buf_append(&common, "\",\"kernel_release\":\"", 20);
-	buf_json_escape(&common, kernel_release());
-	buf_append(&common, "\"", 1);
-	buf_append(&common, external.data, external.len);
-	buf_append(&common, "", 1);
-	profiler_init(common.data);
+	labelset_add(&common, "node", node);
+	labelset_add(&common, "kernel_release", kernel_release());
+	for (int i = 0; i < external.n; i++)
+		labelset_add(&common, external.labels[i].name, external.labels[i].value);
+	profiler_init(&common);
+	process_init();
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -284,8 +455,7 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	sampler = sampler_start(frequency, report_idle, !fp_only, profiler_on_sample, NULL,
-							err, sizeof(err));
+	sampler = sampler_start(&sc, profiler_on_sample, NULL, err, sizeof(err));
 	if (sampler == NULL)
 	{
 		log_msg(LOG_ERROR, "%s", err);
@@ -296,8 +466,9 @@ main(int argc, char **argv)
 		WriterConfig wc = {
 			.dsn = dsn,
 			.node = node,
-			.profile_type = PROFILE_TYPE,
-			.period = 1000000000 / frequency,
+			.profile_type = {PROFILE_TYPE, OFF_CPU_PROFILE_TYPE},
+			/* ns of CPU time a sample stands for; one ns waited per unit */
+			.period = {1000000000 / sc.frequency, 1},
 			.max_bytes = buffer_size,
 		};
 
@@ -312,6 +483,7 @@ main(int argc, char **argv)
 		bool		last;
 
 		sampler_poll(sampler, 200);
+		bound_file_pages(&file_pages_base);
 		now = now_monotonic_ns();
 		last = stop_requested || now >= stop_at_ns;
 		if (last || now - window_start_ns >= (uint64_t) (flush_s * 1e9))
@@ -328,8 +500,6 @@ main(int argc, char **argv)
 			Batch	   *b;
 
 			batch_id = id > batch_id ? id : batch_id + 1;
-			/* Unwinding's files go before symbolization opens its own. */
-			unwind_close_files();
 			profiler_resolve();
 			if (offline)
 				agg_print_folded(stdout);
@@ -352,10 +522,11 @@ main(int argc, char **argv)
 					done = next;
 				}
 			}
-			ms_trim(MAX_LOCATIONS);
-			symbols_close_sessions();
-			symbols_trim(MAX_FILES);
-			process_sweep();
+			ms_trim((size_t) (cache_size * METASTORE_SHARE));
+			objfile_end_flush((size_t) (cache_size * FILES_SHARE));
+			process_sweep((size_t) (cache_size * LABELS_SHARE));
+			/* (objfile_end_flush dropped the files' pages) */
+			file_pages_base = resident_memory(true);
 			if (verbose || now - last_summary_ns >= 60 * 1000000000ull)
 			{
 				log_summary("so far");
@@ -370,7 +541,5 @@ main(int argc, char **argv)
 	if (!offline)
 		left = writer_stop(5);
 	log_summary("done");
-	buf_free(&external);
-	buf_free(&common);
 	return left > 0 ? 1 : 0;
 }

@@ -1,29 +1,87 @@
 /*
  * process.c
- *		Per-process mappings and labels from /proc; see process.h.
+ *		Per-process labels and mappings; see process.h.
  */
 #include "process.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/ids.h"
-#include "symbols.h"
 #include "util.h"
 
-static U64Map processes;		/* pid -> Process */
+/*
+ * PROCMAP_QUERY (Linux 6.11, include/uapi/linux/fs.h): the mapping that
+ * covers an address, without formatting the whole maps file.  Declared
+ * here because the build machine's headers may predate it.
+ */
+struct procmap_query
+{
+	__u64		size;
+	__u64		query_flags;
+	__u64		query_addr;
+	__u64		vma_start;
+	__u64		vma_end;
+	__u64		vma_flags;
+	__u64		vma_page_size;
+	__u64		vma_offset;
+	__u64		inode;
+	__u32		dev_major;
+	__u32		dev_minor;
+	__u32		vma_name_size;
+	__u32		build_id_size;
+	__u64		vma_name_addr;
+	__u64		build_id_addr;
+};
+
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define CGROUP2_SUPER_MAGIC 0x63677270
 
 /*
- * How soon the mappings may be read again: often during a program's first
- * second, while its libraries appear one by one (a short-lived program
- * must be caught then), rarely afterwards, when a pc outside them is more
- * likely garbage from a failed unwind than a new library.
+ * Without PROCMAP_QUERY, how soon the whole maps file may be read again:
+ * often during a program's first second, while its libraries appear one by
+ * one (a short-lived program must be caught then), rarely afterwards, when
+ * a pc outside them is more likely garbage from a failed unwind than a new
+ * library.
  */
 #define MAPS_REREAD_YOUNG_NS 100000000ull
 #define MAPS_REREAD_NS 1000000000ull
+
+static U64Map processes;		/* pid -> Process */
+static bool have_procmap_query;
+static bool unified_cgroups;	/* cgroup v2 only: the sample's cgroup id names it */
+static StrCache exe_paths;		/* hash(exe dev, ino) -> path */
+static StrCache cgroups;		/* cgroup id -> "path\0unit\0container id" */
+
+void
+process_init(void)
+{
+	struct statfs fs;
+
+	unified_cgroups = statfs("/sys/fs/cgroup", &fs) == 0 &&
+		(unsigned long) fs.f_type == CGROUP2_SUPER_MAGIC;
+	/* Asked of our own maps: a kernel without it says ENOTTY. */
+	{
+		int			fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		struct procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE,
+			.query_addr = (uintptr_t) process_init,
+		};
+
+		have_procmap_query = fd >= 0 && ioctl(fd, PROCMAP_QUERY, &q) == 0;
+		if (fd >= 0)
+			close(fd);
+	}
+}
 
 static void
 free_maps(Process *p)
@@ -35,122 +93,49 @@ free_maps(Process *p)
 	}
 	free(p->maps);
 	p->maps = NULL;
-	p->nmaps = 0;
+	p->nmaps = p->maps_cap = 0;
 }
 
 static void
 free_process(Process *p)
 {
 	free_maps(p);
-	free(p->labels);
-	free(p->executable);
+	if (p->maps_fd >= 0)
+		close(p->maps_fd);
 	free(p->comm);
+	free(p->executable);
+	free(p->cgroup);
+	free(p->systemd_unit);
+	free(p->container_id);
 	free(p);
 }
 
-/* Field 22 of /proc/PID/stat: start time in clock ticks after boot. */
-static uint64_t
-read_start_time(uint32_t pid)
-{
-	char		path[64];
-	char	   *text;
-	char	   *p;
-	uint64_t	t = 0;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	text = read_file(path, NULL);
-	if (text == NULL)
-		return 0;
-	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
-	p = strrchr(text, ')');
-	if (p)
-	{
-		int			field = 2;
-
-		for (; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		t = strtoull(p, NULL, 10);
-	}
-	free(text);
-	return t;
-}
-
+/* The path of the process's executable, shared by its other processes. */
 static char *
-read_exe(uint32_t pid)
+executable_path(const struct parca_sample *s)
 {
-	char		path[64];
+	uint64_t	k[2] = {s->exe_dev, s->exe_ino};
+	uint64_t	key = parca_hash64(k, sizeof(k));
+	const char *path;
+	char		link[64];
 	char		target[4096];
 	ssize_t		n;
 
-	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
+	if (s->exe_ino == 0)
 		return xstrdup("");
-	target[n] = '\0';
-	return xstrdup(target);
-}
-
-static void
-read_maps(Process *p)
-{
-	char		path[64];
-	FILE	   *f;
-	char		line[4096 + 128];
-	int			cap = 0;
-
-	free_maps(p);
-	p->maps_read_ns = now_monotonic_ns();
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return;
-	while (fgets(line, sizeof(line), f))
-	{
-		unsigned long long start, end, pgoff, ino;
-		unsigned int major, minor;
-		char		perms[8];
-		int			consumed = 0;
-		char	   *file;
-		ExecMapping *m;
-		char		open_path[4200];
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-				   &pgoff, &major, &minor, &ino, &consumed) < 7)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		file = line + consumed;
-		file[strcspn(file, "\n")] = '\0';
-		if (p->nmaps == cap)
-		{
-			cap = cap ? cap * 2 : 16;
-			p->maps = xrealloc(p->maps, cap * sizeof(ExecMapping));
-		}
-		m = &p->maps[p->nmaps++];
-		m->start = start;
-		m->end = end;
-		m->pgoff = pgoff;
-		m->dev = ((uint64_t) major << 32) | minor;
-		m->ino = ino;
-		m->is_file = file[0] == '/' && ino != 0;
-		m->file = xstrdup(file[0] ? file : "[anon]");
-		if (m->is_file)
-		{
-			process_open_path(p, m, open_path, sizeof(open_path));
-			m->build_id = xstrdup(symbols_build_id(open_path, m->dev, m->ino));
-		}
-		else
-			m->build_id = xstrdup("");
-		m->mapping_id = parca_mapping_id(m->build_id, m->file);
-	}
-	fclose(f);
+	if ((path = strcache_get(&exe_paths, key)) != NULL)
+		return xstrdup(path);
+	snprintf(link, sizeof(link), "/proc/%u/exe", s->pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return xstrdup("");
+	return xstrdup(strcache_put(&exe_paths, key, target, (size_t) n));
 }
 
 /*
  * The cgroup path that names the process best: the unified hierarchy's
  * when it is not the root, else the named systemd hierarchy's, else the
- * first non-root one.
+ * first non-root one ("" for the root); NULL if the process is gone.
  */
 static char *
 read_cgroup(uint32_t pid)
@@ -163,7 +148,7 @@ read_cgroup(uint32_t pid)
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
 	text = read_file(path, NULL);
 	if (text == NULL)
-		return xstrdup("");
+		return NULL;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 	{
 		char	   *controllers = strchr(line, ':');
@@ -238,162 +223,325 @@ container_id(const char *cgroup, char *out, size_t outlen)
 }
 
 static void
-add_label(Buf *b, const char *name, const char *value)
+set_cgroup_labels(Process *p, const char *cgroup, const char *unit, const char *container)
 {
-	if (value == NULL || value[0] == '\0')
+	p->cgroup = xstrdup(cgroup);
+	p->systemd_unit = xstrdup(unit);
+	p->container_id = xstrdup(container);
+}
+
+/*
+ * The cgroup labels: with a unified cgroup tree only, the sample's cgroup
+ * id names the cgroup, so processes in the same one share a read of
+ * /proc/PID/cgroup; with v1 hierarchies, each process is read.
+ */
+static void
+read_cgroup_labels(Process *p, const struct parca_sample *s)
+{
+	const char *cached = unified_cgroups ? strcache_get(&cgroups, s->cgroup_id) : NULL;
+	char	   *cgroup;
+	char		unit[256];
+	char		container[72];
+
+	/* (kernel threads are in the root cgroup) */
+	if (s->exe_ino == 0 || (cached == NULL && (cgroup = read_cgroup(s->pid)) == NULL))
+	{
+		set_cgroup_labels(p, "", "", "");
 		return;
-	if (b->len > 0)
-		buf_append(b, ",", 1);
-	buf_printf(b, "\"%s\":\"", name);
-	buf_json_escape(b, value);
-	buf_append(b, "\"", 1);
+	}
+	if (cached)
+	{
+		const char *u = cached + strlen(cached) + 1;
+
+		set_cgroup_labels(p, cached, u, u + strlen(u) + 1);
+		return;
+	}
+	systemd_unit(cgroup, unit, sizeof(unit));
+	container_id(cgroup, container, sizeof(container));
+	set_cgroup_labels(p, cgroup, unit, container);
+	if (unified_cgroups)
+	{
+		Buf			b = {0};
+
+		buf_append(&b, cgroup, strlen(cgroup) + 1);
+		buf_append(&b, unit, strlen(unit) + 1);
+		buf_append(&b, container, strlen(container));
+		strcache_put(&cgroups, s->cgroup_id, b.data, b.len);
+		buf_free(&b);
+	}
+	free(cgroup);
 }
 
 static Process *
-read_process(uint32_t pid, const char *thread_comm)
+new_process(const struct parca_sample *s)
 {
 	Process    *p = xcalloc(1, sizeof(Process));
-	char		path[64];
-	char	   *comm;
-	char	   *cgroup;
-	char		pidtext[16];
-	char		unit[256];
-	char		container[72];
-	Buf			labels = {0};
+	char		comm[sizeof(s->process_comm) + 1];
 
-	p->pid = pid;
+	memcpy(comm, s->process_comm, sizeof(s->process_comm));
+	comm[sizeof(s->process_comm)] = '\0';
+	p->pid = s->pid;
+	p->start_time = s->start_time;
+	p->exe_ino = s->exe_ino;
+	p->exe_dev = s->exe_dev;
+	p->maps_fd = -1;
 	p->read_ns = now_monotonic_ns();
-	p->comm = xstrdup(thread_comm);
-	p->start_time = read_start_time(pid);
-	p->executable = read_exe(pid);
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	comm = read_file(path, NULL);
-	if (comm)
-		comm[strcspn(comm, "\n")] = '\0';
-	cgroup = read_cgroup(pid);
-	systemd_unit(cgroup, unit, sizeof(unit));
-	container_id(cgroup, container, sizeof(container));
-	snprintf(pidtext, sizeof(pidtext), "%u", pid);
-
-	add_label(&labels, "comm", comm ? comm : thread_comm);
-	add_label(&labels, "pid", pidtext);
-	add_label(&labels, "executable", p->executable);
-	add_label(&labels, "cgroup", cgroup);
-	add_label(&labels, "systemd_unit", unit);
-	add_label(&labels, "container_id", container);
-	buf_append(&labels, "", 1);
-	p->labels = labels.data;
-	free(comm);
-	free(cgroup);
-
-	if (p->executable[0] != '\0')
-		read_maps(p);
+	p->comm = xstrdup(comm);
+	p->executable = executable_path(s);
+	read_cgroup_labels(p, s);
 	return p;
 }
 
 Process *
-process_get(uint32_t pid, const char *thread_comm)
+process_get(const struct parca_sample *s)
 {
-	Process    *p = u64map_get(&processes, pid);
+	Process    *p = u64map_get(&processes, s->pid);
 
-	/*
-	 * A thread named otherwise than when the process was read may belong
-	 * to a new program the process exec'd: read it again now, or the
-	 * samples of a short-lived program would meet the old mappings.
-	 */
-	if (p != NULL && strcmp(thread_comm, p->comm) != 0)
+	if (p != NULL && (p->start_time != s->start_time || p->exe_ino != s->exe_ino ||
+					  p->exe_dev != s->exe_dev))
 	{
-		char	   *exe = read_exe(pid);
-
-		if (strcmp(exe, p->executable) != 0)
-		{
-			free_process(u64map_remove(&processes, pid));
-			p = NULL;
-		}
-		else
-		{
-			free(p->comm);
-			p->comm = xstrdup(thread_comm);
-		}
-		free(exe);
+		free_process(u64map_remove(&processes, s->pid));
+		p = NULL;
 	}
 	if (p == NULL)
 	{
-		p = read_process(pid, thread_comm);
-		u64map_put(&processes, pid, p);
+		p = new_process(s);
+		u64map_put(&processes, s->pid, p);
 	}
 	p->seen = true;
 	return p;
 }
 
-static const ExecMapping *
-find_in(const Process *p, uint64_t addr)
+/* Insert a mapping (file as the kernel names it), keeping maps sorted. */
+static void
+add_mapping(Process *p, uint64_t start, uint64_t end, uint64_t pgoff, uint64_t dev,
+			uint64_t ino, const char *file)
 {
-	for (int i = 0; i < p->nmaps; i++)
-		if (addr >= p->maps[i].start && addr < p->maps[i].end)
-			return &p->maps[i];
-	return NULL;
+	int			i = p->nmaps;
+	ExecMapping *m;
+
+	if (p->nmaps == p->maps_cap)
+	{
+		p->maps_cap = p->maps_cap ? p->maps_cap * 2 : 8;
+		p->maps = xrealloc(p->maps, p->maps_cap * sizeof(ExecMapping));
+	}
+	while (i > 0 && p->maps[i - 1].start > start)
+	{
+		p->maps[i] = p->maps[i - 1];
+		i--;
+	}
+	m = &p->maps[i];
+	p->nmaps++;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->dev = dev;
+	m->ino = ino;
+	m->is_file = file[0] == '/' && ino != 0;
+	m->file = xstrdup(file[0] ? file : "[anon]");
+	m->build_id = NULL;
+	m->mapping_id = 0;
+}
+
+static bool
+open_maps(Process *p)
+{
+	char		path[64];
+
+	if (p->maps_fd < 0 && !p->gone)
+	{
+		snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+		p->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
+		p->gone = p->maps_fd < 0;
+	}
+	return p->maps_fd >= 0;
+}
+
+/* Ask the kernel for the executable mapping covering addr. */
+static void
+query_mapping(Process *p, uint64_t addr)
+{
+	char		name[4096];
+	struct procmap_query q = {
+		.size = sizeof(q),
+		.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE,
+		.query_addr = addr,
+		.vma_name_addr = (uintptr_t) name,
+		.vma_name_size = sizeof(name),
+	};
+
+	if (!open_maps(p) || ioctl(p->maps_fd, PROCMAP_QUERY, &q) != 0)
+		return;
+	if (q.vma_name_size == 0)
+		name[0] = '\0';
+	add_mapping(p, q.vma_start, q.vma_end, q.vma_offset,
+				((uint64_t) q.dev_major << 32) | q.dev_minor, q.inode, name);
+}
+
+static const char *
+parse_hex(const char *s, uint64_t *v)
+{
+	*v = 0;
+	for (; isxdigit((unsigned char) *s); s++)
+		*v = (*v << 4) | (uint64_t) (isdigit((unsigned char) *s) ? *s - '0' :
+									 (tolower((unsigned char) *s) - 'a' + 10));
+	return s;
+}
+
+/*
+ * Without PROCMAP_QUERY: read the executable mappings from the maps file,
+ * lines like "7f..-7f.. r-xp 00001000 08:01 1234   /usr/lib/x.so".
+ */
+static void
+read_maps(Process *p)
+{
+	char	   *text;
+	char		path[64];
+
+	free_maps(p);
+	p->maps_read_ns = now_monotonic_ns();
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	if ((text = read_file(path, NULL)) == NULL)
+	{
+		p->gone = true;
+		return;
+	}
+	for (char *line = text, *next; *line; line = next)
+	{
+		uint64_t	start, end, pgoff, major, minor, ino;
+		const char *c;
+		const char *perms;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (next > line && next[-1] == '\n')
+			next[-1] = '\0';
+		c = parse_hex(line, &start);
+		if (*c++ != '-')
+			continue;
+		c = parse_hex(c, &end);
+		if (*c++ != ' ')
+			continue;
+		perms = c;
+		if (strlen(perms) < 5 || perms[2] != 'x')
+			continue;
+		c = parse_hex(perms + 5, &pgoff);
+		c = parse_hex(c + 1, &major);
+		c = parse_hex(c + 1, &minor);
+		ino = strtoull(c, (char **) &c, 10);
+		while (*c == ' ')
+			c++;
+		add_mapping(p, start, end, pgoff, (major << 32) | minor, ino, c);
+	}
+	free(text);
+}
+
+static ExecMapping *
+find_in(Process *p, uint64_t addr)
+{
+	int			lo = 0;
+	int			hi = p->nmaps;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
 }
 
 const ExecMapping *
 process_find_mapping(Process *p, uint64_t addr)
 {
-	const ExecMapping *m = find_in(p, addr);
+	ExecMapping *m = find_in(p, addr);
 
-	if (m == NULL && p->executable[0] != '\0' &&
-		now_monotonic_ns() - p->maps_read_ns >=
-		(now_monotonic_ns() - p->read_ns < 1000000000ull ?
-		 MAPS_REREAD_YOUNG_NS : MAPS_REREAD_NS))
+	if (m == NULL && p->exe_ino != 0 && !p->gone)
 	{
-		read_maps(p);
+		uint64_t	now = now_monotonic_ns();
+
+		if (have_procmap_query)
+			query_mapping(p, addr);
+		else if (p->nmaps == 0 ||
+				 now - p->maps_read_ns >= (now - p->read_ns < 1000000000ull ?
+										   MAPS_REREAD_YOUNG_NS : MAPS_REREAD_NS))
+			read_maps(p);
 		m = find_in(p, addr);
+	}
+	if (m != NULL && m->build_id == NULL)
+	{
+		ObjFile    *f = process_objfile(p, m);
+
+		m->build_id = xstrdup(f ? objfile_build_id(f) : "");
+		m->mapping_id = parca_mapping_id(m->build_id, m->file);
 	}
 	return m;
 }
 
-void
-process_open_path(const Process *p, const ExecMapping *m, char *buf, size_t buflen)
+ObjFile *
+process_executable(const Process *p)
 {
-	/* Through the process's root, so files in containers open too. */
-	snprintf(buf, buflen, "/proc/%u/root%s", p->pid, m->file);
-	if (access(buf, R_OK) != 0)
-		snprintf(buf, buflen, "/proc/%u/map_files/%llx-%llx", p->pid,
-				 (unsigned long long) m->start, (unsigned long long) m->end);
+	/* The kernel's dev_t (major << 20 | minor) as the maps file shows it. */
+	uint64_t	dev = ((uint64_t) (p->exe_dev >> 20) << 32) | (p->exe_dev & 0xfffff);
+
+	if (p->exe_ino == 0 || p->executable[0] != '/')
+		return NULL;
+	return objfile_get(dev, p->exe_ino, p->pid, p->executable, 0, 0);
+}
+
+ObjFile *
+process_objfile(const Process *p, const ExecMapping *m)
+{
+	if (!m->is_file)
+		return NULL;
+	return objfile_get(m->dev, m->ino, p->pid, m->file, m->start, m->end);
 }
 
 void
-process_sweep(void)
+process_done(Process *p)
 {
-	size_t		pos = 0;
-	uint64_t	pid;
-	void	   *v;
-	uint32_t   *gone = xcalloc(processes.count, sizeof(uint32_t));
-	size_t		ngone = 0;
-
-	while (u64map_next(&processes, &pos, &pid, &v))
+	if (p->maps_fd >= 0)
 	{
-		Process    *p = v;
-		bool		keep = p->seen;
-		uint64_t	start_time = keep ? read_start_time(p->pid) : 0;
-
-		/*
-		 * A process that exited is kept one more interval: its last samples
-		 * may still be in the ring.  Another start time is another process.
-		 */
-		if (start_time != 0 && start_time != p->start_time)
-			keep = false;
-		if (keep && start_time != 0)
-		{
-			char	   *exe = read_exe(p->pid);
-
-			keep = strcmp(exe, p->executable) == 0;
-			free(exe);
-		}
-		p->seen = false;
-		if (!keep)
-			gone[ngone++] = p->pid;
+		close(p->maps_fd);
+		p->maps_fd = -1;
 	}
-	for (size_t i = 0; i < ngone; i++)
-		free_process(u64map_remove(&processes, gone[i]));
-	free(gone);
+}
+
+size_t
+process_count(void)
+{
+	return processes.count;
+}
+
+/* Not sampled since the last sweep (and marked for the next one). */
+static bool
+process_unseen(void *v, void *arg)
+{
+	Process    *p = v;
+	bool		unseen = !p->seen;
+
+	p->seen = false;
+	return unseen;
+}
+
+static void
+process_free_value(void *v, void *arg)
+{
+	free_process(v);
+}
+
+void
+process_sweep(size_t max_bytes)
+{
+	/*
+	 * A process not sampled since the last sweep is forgotten; one that
+	 * exited is kept one more interval this way, for its last samples may
+	 * still be in the ring.
+	 */
+	u64map_remove_if(&processes, process_unseen, process_free_value, NULL);
+	strcache_trim(&exe_paths, max_bytes / 2);
+	strcache_trim(&cgroups, max_bytes / 2);
 }

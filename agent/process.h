@@ -1,61 +1,93 @@
 /*
  * process.h
- *		What the agent knows about each sampled process: its executable
- *		mappings (with build ids) and its labels.
+ *		What the agent knows about each sampled process: its labels and the
+ *		executable mappings its samples have needed so far.
  *
- * Read from /proc when a process is first sampled, while it still runs,
- * and again at once when it exec'd another program (noticed by a thread
- * name that changed); the mappings are read again when a sample lands
- * outside them (a library loaded since), at most every 100 ms during the
- * first second after the process was read, every second afterwards.
- * Processes not sampled since the previous sweep are forgotten, as are
- * those whose pid was reused or that exec'd another program.
+ * A process is known by its pid and the identity each sample carries
+ * (start time and executable, from the BPF program): a sample of the same
+ * pid with another identity is another process (the pid was reused, or
+ * the process exec'd), so nothing has to be read from /proc to notice.
+ * Its labels come from the sample (the process's name), from caches
+ * shared by the processes of the same executable (its path) or cgroup,
+ * and from /proc only on a cache miss.  Mappings are looked up one at a
+ * time, when a sample needs the one holding an address (PROCMAP_QUERY on
+ * /proc/PID/maps, Linux 6.11; older kernels read the whole maps file).
+ * Processes not sampled since the previous sweep are forgotten.
  */
 #ifndef AGENT_PROCESS_H
 #define AGENT_PROCESS_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "objfile.h"
+#include "sample.h"
 
 typedef struct ExecMapping
 {
 	uint64_t	start;
 	uint64_t	end;
 	uint64_t	pgoff;
-	uint64_t	dev;
+	uint64_t	dev;			/* major << 32 | minor */
 	uint64_t	ino;
-	char	   *file;			/* as /proc/PID/maps names it */
-	char	   *build_id;		/* hex or "" */
-	uint64_t	mapping_id;		/* parca_mapping_id(build_id, file) */
+	char	   *file;			/* as the kernel names it */
 	bool		is_file;		/* a file we can open (not [vdso], anonymous) */
+	char	   *build_id;		/* hex or "", NULL until process_find_mapping */
+	uint64_t	mapping_id;		/* parca_mapping_id(build_id, file): likewise */
 } ExecMapping;
 
 typedef struct Process
 {
 	uint32_t	pid;
-	char	   *labels;			/* JSON members: "comm":"...","pid":"...",... */
+	uint64_t	start_time;		/* identity, from the samples */
+	uint64_t	exe_ino;
+	uint32_t	exe_dev;
+	char	   *comm;			/* the process's name */
 	char	   *executable;		/* "" for kernel threads */
-	char	   *comm;			/* name of the last sampled thread */
-	uint64_t	start_time;		/* from /proc/PID/stat, to notice pid reuse */
-	ExecMapping *maps;
+	char	   *cgroup;			/* the cgroup's path, "" if unknown */
+	char	   *systemd_unit;
+	char	   *container_id;
+	ExecMapping *maps;			/* sorted by start */
 	int			nmaps;
-	uint64_t	maps_read_ns;
-	uint64_t	read_ns;		/* when the process was first read */
+	int			maps_cap;
+	int			maps_fd;		/* /proc/PID/maps while a sample is handled */
+	bool		gone;			/* its /proc entry could not be opened */
+	uint64_t	maps_read_ns;	/* without PROCMAP_QUERY: last full read */
+	uint64_t	read_ns;		/* when the process was first seen */
 	bool		seen;			/* sampled since the last sweep */
+	bool		go_checked;		/* whether it is a Go program was asked */
 } Process;
 
-/* The process, read from /proc on first sight; thread_comm is a fallback. */
-extern Process *process_get(uint32_t pid, const char *thread_comm);
+/* Find out whether this kernel has PROCMAP_QUERY and a unified cgroup tree. */
+extern void process_init(void);
 
-/* The executable mapping containing addr, or NULL. */
+/* The sample's process, created on first sight. */
+extern Process *process_get(const struct parca_sample *s);
+
+/*
+ * The executable mapping containing addr (looked up now if not known
+ * yet), with its build id, or NULL.
+ */
 extern const ExecMapping *process_find_mapping(Process *p, uint64_t addr);
 
-/* A path through which the agent can open the mapping's file. */
-extern void process_open_path(const Process *p, const ExecMapping *m,
-							  char *buf, size_t buflen);
+/* The process's executable file, or NULL for a kernel thread. */
+extern ObjFile *process_executable(const Process *p);
 
-/* Forget processes not sampled since the last sweep, exited or reused. */
-extern void process_sweep(void);
+/* The mapping's file, or NULL if it is not a file. */
+extern ObjFile *process_objfile(const Process *p, const ExecMapping *m);
+
+/* The sample is handled: let go of what was opened for it. */
+extern void process_done(Process *p);
+
+/* How many processes are known now. */
+extern size_t process_count(void);
+
+/*
+ * Forget the processes not sampled since the last sweep, and trim the
+ * shared label caches to max_bytes.
+ */
+extern void process_sweep(size_t max_bytes);
 
 #endif							/* AGENT_PROCESS_H */

@@ -17,41 +17,51 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "aggregate.h"
 #include "kernel.h"
-#include "metastore.h"
+#include "metastore_cache.h"
 #include "process.h"
-#include "symbols.h"
+#include "relabel.h"
+#include "symbolize.h"
 #include "unwind.h"
 #include "util.h"
 
 #define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + 1)
+
+/*
+ * Symbolization reads DWARF where it lies in the mapped file and libdw
+ * keeps what it parsed (units' abbreviations, line tables: megabytes for a
+ * large unit) until the file's handle is closed.  When the agent's
+ * resident memory has grown this much since the flush's symbolization
+ * began, the file being read is released (its DWARF closed, its pages
+ * dropped) and opened again for the next address.  Checked every
+ * RESOLVE_CHECK_EVERY lookups.
+ */
+#define RESOLVE_SLACK (4 * 1024 * 1024)
+#define RESOLVE_CHECK_EVERY 16
 #define KERNEL_FILE "[kernel.kallsyms]"
 
 /* A user location whose lines wait for the next flush. */
 typedef struct Pending
 {
+	ObjFile    *file;
+	uint64_t	address;		/* in the file */
 	uint64_t	location_id;
-	uint64_t	dev;
-	uint64_t	ino;
-	char	   *open_path;		/* through /proc/PID/root */
-	char	   *file;			/* as the process names it */
 } Pending;
 
-static char *common;
+static LabelSet common;
+static bool keep_unwind_label;
 static ProfilerStats stats;
 static Pending *pending;
 static size_t npending;
 static size_t pending_cap;
 
 void
-profiler_init(const char *common_labels)
+profiler_init(const LabelSet *common_labels)
 {
-	common = xstrdup(common_labels);
+	common = *common_labels;
+	keep_unwind_label = relabel_keeps_name("unwind");
 }
 
 const ProfilerStats *
@@ -86,12 +96,9 @@ kernel_location(uint64_t addr)
 static int
 lookup_now(const Process *p, const ExecMapping *m, uint64_t offset, FrameLine *lines)
 {
-	char		path[4200];
+	ObjFile    *f = process_objfile(p, m);
 
-	if (!m->is_file)
-		return 0;
-	process_open_path(p, m, path, sizeof(path));
-	return symbols_lookup(path, m->dev, m->ino, offset, lines);
+	return f ? symbolize(f, offset, lines) : 0;
 }
 
 /*
@@ -105,7 +112,7 @@ static MsLocation *
 user_location(const Process *p, const ExecMapping *m, uint64_t offset)
 {
 	MsLocation *loc = ms_find_address(m->mapping_id, offset);
-	FrameLine	lines[SYMBOLS_MAX_LINES];
+	FrameLine	lines[SYMBOLIZE_MAX_LINES];
 
 	if (loc == NULL)
 	{
@@ -121,44 +128,11 @@ user_location(const Process *p, const ExecMapping *m, uint64_t offset)
 			pending = xrealloc(pending, pending_cap * sizeof(Pending));
 		}
 		e = &pending[npending++];
+		e->file = process_objfile(p, m);
+		e->address = offset;
 		e->location_id = loc->id;
-		e->dev = m->dev;
-		e->ino = m->ino;
-		e->open_path = xmalloc(4200);
-		process_open_path(p, m, e->open_path, 4200);
-		e->file = xstrdup(m->file);
 	}
 	return loc;
-}
-
-static int
-pending_cmp(const void *a, const void *b)
-{
-	const Pending *x = a;
-	const Pending *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return 0;
-}
-
-/*
- * A path to the pending location's file: through its process, or when the
- * process is gone, the same path here if it is the same file.
- */
-static const char *
-pending_path(const Pending *e)
-{
-	struct stat st;
-
-	if (access(e->open_path, R_OK) == 0)
-		return e->open_path;
-	if (stat(e->file, &st) == 0 && major(st.st_dev) == (e->dev >> 32) &&
-		minor(st.st_dev) == (e->dev & 0xffffffff) && st.st_ino == e->ino)
-		return e->file;
-	return NULL;
 }
 
 static uint64_t
@@ -259,22 +233,105 @@ user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *
 	}
 }
 
+/* v in decimal into buf (12 bytes), returned. */
+static const char *
+decimal(uint32_t v, char *buf)
+{
+	char	   *p = buf + 11;
+
+	*p = '\0';
+	do
+		*--p = (char) ('0' + v % 10);
+	while ((v /= 10) != 0);
+	return p;
+}
+
+/*
+ * The sample's labels but "unwind" (see docs/agent.md, "Labels"); the
+ * strings of numbers are written into buffers of the caller's.
+ */
+static void
+sample_labels(LabelSet *set, const Process *p, const struct parca_sample *s,
+			  const char *thread_name, char *pid, char *tid, char *cpu)
+{
+	*set = common;
+	pid = (char *) decimal(s->pid, pid);
+	tid = (char *) decimal(s->tid, tid);
+	cpu = (char *) decimal(s->cpu, cpu);
+	labelset_add(set, "comm", p->comm);
+	labelset_add(set, "pid", pid);
+	labelset_add(set, "executable", p->executable);
+	labelset_add(set, "cgroup", p->cgroup);
+	labelset_add(set, "systemd_unit", p->systemd_unit);
+	labelset_add(set, "container_id", p->container_id);
+	labelset_add(set, "thread_name", thread_name);
+	labelset_add(set, "thread_id", tid);
+	labelset_add(set, "cpu", cpu);
+}
+
+/*
+ * What a sample counts for: one tick on the CPU, or the time its thread
+ * waited divided by the probability with which the wait was timed (an
+ * unbiased estimate of the time waited there in all).
+ */
+static int64_t
+sample_value(const struct parca_sample *s)
+{
+	if (s->kind != SAMPLE_OFF_CPU)
+		return 1;
+	if (s->off_cpu_threshold == 0 || s->off_cpu_threshold >= OFF_CPU_ALWAYS)
+		return (int64_t) s->off_cpu_ns;
+	return (int64_t) (((unsigned __int128) s->off_cpu_ns * OFF_CPU_ALWAYS) /
+					  s->off_cpu_threshold);
+}
+
+/*
+ * At a process's first sight: if it is a Go program, tell the BPF program
+ * how to find the goroutine its scheduler's stack works for.
+ */
+static void
+check_go(Sampler *sampler, Process *p)
+{
+	ObjFile    *exe;
+	int64_t		tls_g;
+	uint64_t	m_curg;
+
+	p->go_checked = true;
+	if ((exe = process_executable(p)) != NULL && objfile_go_runtime(exe, &tls_g, &m_curg))
+		sampler_add_go_process(sampler, p->pid, p->start_time, tls_g, m_curg);
+}
+
 void
-profiler_on_sample(const struct parca_sample *s, void *arg)
+profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 {
 	uint64_t	frames[MAX_FRAMES];
 	int			n = 0;
 	int			nkernel = s->nkernel < SAMPLE_MAX_KERNEL_FRAMES ? s->nkernel : SAMPLE_MAX_KERNEL_FRAMES;
 	char		comm[sizeof(s->comm) + 1];
+	char		pid[12];
+	char		tid[12];
+	char		cpu[12];
 	Process    *p;
-	Buf			labels = {0};
+	LabelSet	set;
+	Buf			json = {0};
 	char		title[64];
 	const char *outcome = NULL;
 
 	memcpy(comm, s->comm, sizeof(s->comm));
 	comm[sizeof(s->comm)] = '\0';
-	p = process_get(s->pid, comm);
+	p = process_get(s);
+	if (!p->go_checked)
+		check_go(sampler, p);
 	stats.samples++;
+	if (s->kind == SAMPLE_OFF_CPU)
+		stats.off_cpu++;
+	sample_labels(&set, p, s, comm, pid, tid, cpu);
+	/* Before unwinding: what the rules drop costs no more. */
+	if (!relabel_apply(&set))
+	{
+		stats.dropped++;
+		return;
+	}
 
 	for (int i = 0; i < nkernel; i++)
 		frames[n++] = kernel_location(s->kstack[i]);
@@ -286,58 +343,62 @@ profiler_on_sample(const struct parca_sample *s, void *arg)
 	else
 		user_frames_fp(p, s, frames, &n);
 
-	buf_printf(&labels, "{%s,%s", common, p->labels);
-	if (outcome)
-	{
-		buf_append(&labels, ",\"unwind\":\"", 11);
-		buf_append(&labels, outcome, strlen(outcome));
-		buf_append(&labels, "\"", 1);
-	}
-	buf_append(&labels, ",\"thread_name\":\"", 16);
-	buf_json_escape(&labels, comm);
-	buf_append(&labels, "\"}", 3);
+	if (outcome && keep_unwind_label)
+		labelset_add(&set, "unwind", outcome);
+	labelset_json(&set, &json);
 	snprintf(title, sizeof(title), "%s (%u)", comm, s->pid);
-	agg_add(labels.data, title, frames, n);
-	buf_free(&labels);
+	agg_add(s->kind, json.data, title, frames, n, sample_value(s));
+	buf_free(&json);
+	process_done(p);
 }
 
 /* agg_settle's callback: a stack ends at a known bottom or is truncated. */
 static uint64_t
-profiler_decide(const uint64_t *frames, int nframes, int64_t count)
+profiler_decide(const uint64_t *frames, int nframes, int64_t samples)
 {
 	if (is_stack_bottom(frames[nframes - 1]))
 	{
-		stats.complete += count;
+		stats.complete += samples;
 		return 0;
 	}
-	stats.truncated += count;
+	stats.truncated += samples;
 	return truncated_location();
+}
+
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const Pending *x = a;
+	const Pending *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
 }
 
 void
 profiler_resolve(void)
 {
+	/*
+	 * One file at a time, each released before the next is read, and in
+	 * address order (the lookups of a compilation unit together).
+	 */
+	uint64_t	base = resident_memory(false);
+
 	qsort(pending, npending, sizeof(Pending), pending_cmp);
 	for (size_t i = 0; i < npending; i++)
 	{
 		Pending    *e = &pending[i];
 		MsLocation *loc = ms_get_location(e->location_id);
-		FrameLine	lines[SYMBOLS_MAX_LINES];
-		const char *path;
-		int			n = 0;
+		FrameLine	lines[SYMBOLIZE_MAX_LINES];
 
-		/* One file at a time: close the previous file's session. */
-		if (i > 0 && pending_cmp(e, e - 1) != 0)
-			symbols_close_sessions();
 		if (loc != NULL && !loc->symbolized)
-		{
-			path = pending_path(e);
-			if (path)
-				n = symbols_lookup(path, e->dev, e->ino, loc->address, lines);
-			ms_set_lines(loc, n, lines);
-		}
-		free(e->open_path);
-		free(e->file);
+			ms_set_lines(loc, e->file ? symbolize(e->file, loc->address, lines) : 0,
+						 lines);
+		if (e->file && (i + 1 == npending || e[1].file != e->file ||
+						(i % RESOLVE_CHECK_EVERY == RESOLVE_CHECK_EVERY - 1 &&
+						 resident_memory(false) > base + RESOLVE_SLACK)))
+			objfile_release(e->file);
 	}
 	npending = 0;
 	agg_settle(profiler_decide);

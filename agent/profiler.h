@@ -8,26 +8,30 @@
 
 #include <stdint.h>
 
+#include "relabel.h"
 #include "sampler.h"
 
 /* Counts of what happened to the samples, since the start. */
 typedef struct ProfilerStats
 {
-	uint64_t	samples;
+	uint64_t	samples;		/* on-CPU and off-CPU */
+	uint64_t	off_cpu;		/* off-CPU */
 	uint64_t	kernel_only;	/* kernel threads, idle */
 	uint64_t	complete;		/* user stack walked to its bottom */
 	uint64_t	truncated;		/* user stack cut (depth, stack copy) */
 	uint64_t	failed;			/* user stack unwinding failed */
+	uint64_t	dropped;		/* dropped by the --relabel rules */
 } ProfilerStats;
 
 /*
- * Set the labels every series carries: a JSON members fragment such as
- * "node":"h","kernel_release":"6.1.0",... (without braces).
+ * Set the labels every series carries (node, kernel_release, --label
+ * ones); the set's strings must outlive the agent's run.
  */
-extern void profiler_init(const char *common_labels);
+extern void profiler_init(const LabelSet *common_labels);
 
 /* The sampler's callback. */
-extern void profiler_on_sample(const struct parca_sample *sample, void *arg);
+extern void profiler_on_sample(Sampler *sampler, const struct parca_sample *sample,
+							   void *arg);
 
 /* Symbolize the locations registered since the last call. */
 extern void profiler_resolve(void);

@@ -5,6 +5,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,22 @@ struct Sampler
 	int			ncpus;
 	int		   *fds;			/* perf event per CPU, -1 if offline */
 	struct bpf_link **links;
+	struct bpf_link *on_switch;	/* --off-cpu */
+	struct bpf_link *on_sys_exit;
 	SampleHandler handler;
 	void	   *arg;
+
+	/* Off-CPU sampling's rate bound (see adjust_off_cpu). */
+	bool		off_cpu;
+	double		off_cpu_target;	/* samples per second, all CPUs */
+	double		waits_per_second;	/* long enough waits, smoothed estimate */
+	uint64_t	last_waits;
+	uint64_t	last_adjust_ns;
 };
+
+/* Off-CPU: the lowest probability that a wait is timed, and the first. */
+#define OFF_CPU_MIN_PROBABILITY (1.0 / 65536)
+#define OFF_CPU_START 64
 
 /* libbpf's own messages (the verifier's log among them) with --verbose. */
 static int
@@ -45,8 +59,8 @@ on_ring_record(void *ctx, void *data, size_t size)
 	const struct parca_sample *sample = data;
 
 	if (size >= sizeof(struct parca_sample) &&
-		size >= sizeof(struct parca_sample) + sample->stack_len)
-		s->handler(sample, s->arg);
+		size >= sizeof(struct parca_sample) + (size_t) sample->stack_len + sample->go_stack_len)
+		s->handler(s, sample, s->arg);
 	return 0;
 }
 
@@ -79,10 +93,17 @@ read_online_cpus(int ncpus)
 }
 
 static size_t
-ring_size(int ncpus, int frequency, bool copy_stack)
+ring_size(int ncpus, double frequency, bool copy_stack)
 {
-	/* Room for two seconds of samples from every CPU, at least 256 kB. */
-	size_t		want = (size_t) ncpus * frequency * 2 *
+	/*
+	 * Room for two seconds of samples from every CPU, at least 256 kB: the
+	 * agent reads the ring every 200 ms, but a flush, or a machine so
+	 * loaded that the agent waits for a CPU, holds it up longer (a full
+	 * ring loses samples, counted; one second's ring lost some at a load
+	 * average of 80).  The ring's pages are the agent's resident memory,
+	 * twice over (the kernel maps it twice so that records can wrap).
+	 */
+	size_t		want = (size_t) (ncpus * frequency) * 2 *
 		(sizeof(struct parca_sample) + (copy_stack ? SAMPLE_STACK_COPY : 0));
 	size_t		size = 256 * 1024;
 
@@ -92,13 +113,21 @@ ring_size(int ncpus, int frequency, bool copy_stack)
 }
 
 Sampler *
-sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler handler,
-			  void *arg, char *err, size_t errlen)
+sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
+			  char *err, size_t errlen)
 {
 	Sampler    *s = xcalloc(1, sizeof(Sampler));
 	bool	   *online;
 	int			nonline = 0;
 	int			rc;
+	/*
+	 * The ring is sized for the samples a second the agent expects; past
+	 * a few times the on-CPU rate the off-CPU bound is a ceiling rather
+	 * than an expectation (--off-cpu-rate=1e6 to time every wait), and the
+	 * ring stays that size.
+	 */
+	double		rate = cfg->frequency +
+		(cfg->off_cpu ? fmin(cfg->off_cpu_rate, 4.0 * cfg->frequency) : 0);
 
 	libbpf_set_print(libbpf_log);
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -123,11 +152,22 @@ sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler ha
 		snprintf(err, errlen, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;
 	}
-	s->skel->rodata->report_idle = report_idle;
-	s->skel->rodata->copy_stack = copy_stack;
-	s->skel->rodata->wakeup_bytes = ring_size(s->ncpus, frequency, copy_stack) / 2;
+	s->skel->rodata->report_idle = cfg->report_idle;
+	s->skel->rodata->copy_stack = cfg->copy_stack;
+	s->skel->rodata->off_cpu_min_ns = cfg->off_cpu_min_ns;
+	s->skel->rodata->wakeup_bytes = ring_size(s->ncpus, rate, cfg->copy_stack) / 2;
 	bpf_map__set_max_entries(s->skel->maps.samples,
-							 ring_size(s->ncpus, frequency, copy_stack));
+							 ring_size(s->ncpus, rate, cfg->copy_stack));
+	/*
+	 * Off-CPU sampling starts cautious, one wait in OFF_CPU_START timed,
+	 * until the first adjustment (100 ms on) knows the rate of waits: a
+	 * busy machine would otherwise send a burst at start.
+	 */
+	s->skel->data->off_cpu_threshold = OFF_CPU_ALWAYS / OFF_CPU_START;
+	/* Without --off-cpu, nothing of it is loaded (its map needs Linux 5.12). */
+	bpf_program__set_autoload(s->skel->progs.on_switch, cfg->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.on_sys_exit, cfg->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.off_cpu_waits, cfg->off_cpu);
 	rc = profile_bpf__load(s->skel);
 	if (rc != 0)
 	{
@@ -159,7 +199,7 @@ sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler ha
 		attr.type = PERF_TYPE_SOFTWARE;
 		attr.config = PERF_COUNT_SW_CPU_CLOCK;
 		/* cpu-clock counts nanoseconds: a fixed period gives exactly frequency Hz. */
-		attr.sample_period = 1000000000ull / (uint64_t) frequency;
+		attr.sample_period = 1000000000ull / (uint64_t) cfg->frequency;
 		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
 		{
@@ -183,6 +223,21 @@ sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler ha
 	}
 	free(online);
 
+	if (cfg->off_cpu)
+	{
+		s->on_switch = bpf_program__attach(s->skel->progs.on_switch);
+		s->on_sys_exit = s->on_switch ? bpf_program__attach(s->skel->progs.on_sys_exit) : NULL;
+		if (s->on_sys_exit == NULL)
+		{
+			snprintf(err, errlen, "--off-cpu: cannot attach to the sched_switch and "
+					 "sys_exit tracepoints: %s", strerror(errno));
+			goto fail;
+		}
+		s->off_cpu = true;
+		s->off_cpu_target = cfg->off_cpu_rate * nonline;
+		s->last_adjust_ns = now_monotonic_ns();
+	}
+
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples),
 							   on_ring_record, s, NULL);
 	if (s->ring == NULL)
@@ -190,12 +245,62 @@ sampler_start(int frequency, bool report_idle, bool copy_stack, SampleHandler ha
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	log_msg(LOG_INFO, "sampling %d CPUs at %d Hz", nonline, frequency);
+	log_msg(LOG_INFO, "sampling %d CPUs at %d Hz%s", nonline, cfg->frequency,
+			cfg->off_cpu ? ", and waits off the CPU" : "");
 	return s;
 
 fail:
 	sampler_stop(s);
 	return NULL;
+}
+
+/* The BPF program's per-CPU counters, summed. */
+static void
+read_counters(Sampler *s, uint64_t *sums)
+{
+	int			n = libbpf_num_possible_cpus();
+	uint64_t   *values = xcalloc(n, sizeof(uint64_t));
+	int			fd = bpf_map__fd(s->skel->maps.counters);
+
+	for (uint32_t k = 0; k < NCOUNTERS; k++)
+	{
+		sums[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, values) != 0)
+			continue;
+		for (int c = 0; c < n; c++)
+			sums[k] += values[c];
+	}
+	free(values);
+}
+
+/*
+ * Bound the off-CPU samples to their rate: estimate how many waits a
+ * second are long enough (the timed ones divided by the probability of
+ * timing one), smoothed over the last polls, and time a wait with the
+ * probability that brings that down to the bound.  Each sample carries
+ * the probability with which its wait was timed, so that the agent counts
+ * it 1/p times whatever the probability is by then.
+ */
+static void
+adjust_off_cpu(Sampler *s)
+{
+	uint64_t	sums[NCOUNTERS];
+	uint64_t	now = now_monotonic_ns();
+	double		elapsed = (now - s->last_adjust_ns) / 1e9;
+	double		p = (double) s->skel->data->off_cpu_threshold / OFF_CPU_ALWAYS;
+	double		rate;
+
+	if (elapsed < 0.1)
+		return;
+	read_counters(s, sums);
+	rate = (sums[COUNTER_OFF_CPU_WAITS] - s->last_waits) / p / elapsed;
+	s->waits_per_second = s->last_waits == 0 ? rate : (s->waits_per_second + rate) / 2;
+	s->last_waits = sums[COUNTER_OFF_CPU_WAITS];
+	s->last_adjust_ns = now;
+	p = s->waits_per_second > s->off_cpu_target ? s->off_cpu_target / s->waits_per_second : 1;
+	if (p < OFF_CPU_MIN_PROBABILITY)
+		p = OFF_CPU_MIN_PROBABILITY;
+	s->skel->data->off_cpu_threshold = (uint64_t) (p * OFF_CPU_ALWAYS);
 }
 
 void
@@ -207,27 +312,32 @@ sampler_poll(Sampler *s, int timeout_ms)
 	 */
 	ring_buffer__poll(s->ring, timeout_ms);
 	ring_buffer__consume(s->ring);
+	if (s->off_cpu)
+		adjust_off_cpu(s);
 }
 
 void
 sampler_counters(Sampler *s, SamplerCounters *out)
 {
-	int			n = libbpf_num_possible_cpus();
-	uint64_t   *values = xcalloc(n, sizeof(uint64_t));
-	uint64_t	sums[NCOUNTERS] = {0};
-	int			fd = bpf_map__fd(s->skel->maps.counters);
+	uint64_t	sums[NCOUNTERS];
 
-	for (uint32_t k = 0; k < NCOUNTERS; k++)
-	{
-		if (bpf_map_lookup_elem(fd, &k, values) != 0)
-			continue;
-		for (int c = 0; c < n; c++)
-			sums[k] += values[c];
-	}
-	free(values);
+	read_counters(s, sums);
 	out->samples = sums[COUNTER_SAMPLES];
 	out->lost = sums[COUNTER_LOST];
 	out->idle = sums[COUNTER_IDLE];
+	out->off_cpu_waits = sums[COUNTER_OFF_CPU_WAITS];
+	out->off_cpu = sums[COUNTER_OFF_CPU];
+	out->off_cpu_probability = s->off_cpu ?
+		(double) s->skel->data->off_cpu_threshold / OFF_CPU_ALWAYS : 0;
+}
+
+void
+sampler_add_go_process(Sampler *s, uint32_t pid, uint64_t start_time, int64_t tls_g,
+					   uint64_t m_curg)
+{
+	struct go_process go = {.tls_g = tls_g, .m_curg = m_curg, .start_time = start_time};
+
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.go_procs), &pid, &go, BPF_ANY);
 }
 
 void
@@ -237,6 +347,8 @@ sampler_stop(Sampler *s)
 		return;
 	if (s->ring)
 		ring_buffer__free(s->ring);
+	bpf_link__destroy(s->on_sys_exit);
+	bpf_link__destroy(s->on_switch);
 	for (int cpu = 0; s->links && cpu < s->ncpus; cpu++)
 	{
 		if (s->links[cpu])

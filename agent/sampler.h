@@ -15,30 +15,56 @@
 
 typedef struct Sampler Sampler;
 
-/* sample is followed by sample->stack_len bytes of user stack. */
-typedef void (*SampleHandler) (const struct parca_sample *sample, void *arg);
+/*
+ * sample is followed by sample->stack_len bytes of user stack, then
+ * sample->go_stack_len bytes of a goroutine's.
+ */
+typedef void (*SampleHandler) (Sampler *sampler, const struct parca_sample *sample,
+							   void *arg);
+
+typedef struct SamplerConfig
+{
+	int			frequency;		/* on-CPU samples per second per CPU */
+	bool		report_idle;
+	bool		copy_stack;		/* send the top of the user stack, for CFI unwinding */
+	bool		off_cpu;		/* sample waits too */
+	uint64_t	off_cpu_min_ns; /* shorter waits are not sampled */
+	double		off_cpu_rate;	/* bound of off-CPU samples per second per CPU */
+} SamplerConfig;
 
 /*
- * Start sampling every online CPU at frequency Hz; copy_stack: send a copy
- * of the top of the user stack with each sample, for CFI unwinding.  On failure returns NULL
- * and writes a message saying why (no BTF, no privileges, ...) into err.
+ * Start sampling every online CPU.  On failure returns NULL and writes a
+ * message saying why (no BTF, no privileges, ...) into err.
  */
-extern Sampler *sampler_start(int frequency, bool report_idle, bool copy_stack,
-							  SampleHandler handler, void *arg,
-							  char *err, size_t errlen);
+extern Sampler *sampler_start(const SamplerConfig *config, SampleHandler handler,
+							  void *arg, char *err, size_t errlen);
 
-/* Wait up to timeout_ms for samples, then deliver all that are queued. */
+/*
+ * Wait up to timeout_ms for samples, then deliver all that are queued;
+ * with off-CPU sampling, adjust the probability that a wait is timed.
+ */
 extern void sampler_poll(Sampler *sampler, int timeout_ms);
 
 /* The BPF program's counters, summed over CPUs. */
 typedef struct SamplerCounters
 {
-	uint64_t	samples;
+	uint64_t	samples;		/* on-CPU samples sent */
 	uint64_t	lost;
 	uint64_t	idle;
+	uint64_t	off_cpu_waits;	/* waits timed that were long enough */
+	uint64_t	off_cpu;		/* off-CPU samples sent */
+	double		off_cpu_probability;	/* that a wait is timed, now */
 } SamplerCounters;
 
 extern void sampler_counters(Sampler *sampler, SamplerCounters *out);
+
+/*
+ * Tell the BPF program that pid is a Go process (started at start_time):
+ * where its g is in thread-local storage and m.curg in its m.  Its samples
+ * on the scheduler's stack then carry the goroutine's (see sample.h).
+ */
+extern void sampler_add_go_process(Sampler *sampler, uint32_t pid, uint64_t start_time,
+								   int64_t tls_g, uint64_t m_curg);
 
 extern void sampler_stop(Sampler *sampler);
 

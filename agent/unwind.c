@@ -23,29 +23,23 @@
  *	  (outside signal frames, which may switch stacks).
  * The CFI is the file's .eh_frame, or its .debug_frame when it has none
  * (Go binaries).  Code without CFI (JIT code, hand-written assembly) is
- * stepped over by its frame pointer when the
- * register is known; a zero frame pointer ends the stack there.
+ * stepped over by its frame pointer when the register is known; a zero
+ * frame pointer ends the stack there.
  *
- * Files are kept open (mmap'd, libdw's parsed CFI with them) by device and
- * inode, at most MAX_FILES and until the next flush (unwind_close_files);
- * then all are closed and reopened on demand, so that the pages of files
- * no longer sampled leave the agent's resident memory.  [vdso] is the agent's own: the kernel maps the same image into
- * every process.
+ * Files and their parsed CFI belong to the shared per-file cache
+ * (objfile.h), so a file is opened and its CFI parsed once for all the
+ * processes that run it.  [vdso] is the agent's own: the kernel maps the
+ * same image into every process.
  */
 #include "unwind.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
-#include "common/ids.h"
 #include "util.h"
 
 /* DWARF register numbers on x86-64. */
@@ -53,19 +47,6 @@
 #define REG_RBP		6
 #define REG_RSP		7
 #define REG_RIP		16			/* the return address column */
-
-#define MAX_FILES	256
-
-typedef struct UnwindFile
-{
-	Elf		   *elf;			/* NULL: could not be opened */
-	Dwarf_CFI  *cfi;			/* .eh_frame, else .debug_frame; NULL if none */
-	Dwarf	   *dwarf;			/* owns cfi when it is .debug_frame */
-	Elf		   *frame_elf;		/* the in-memory ELF dwarf reads */
-	char	   *frame_image;	/* its bytes */
-	GElf_Phdr  *loads;			/* PT_LOAD segments */
-	size_t		nloads;
-} UnwindFile;
 
 typedef struct Regs
 {
@@ -90,8 +71,9 @@ typedef enum Status
 	ST_BAD						/* cannot go on */
 } Status;
 
-static U64Map files;			/* hash(dev, ino) -> UnwindFile */
-static UnwindFile vdso;
+static Elf *vdso_elf;
+static Dwarf_CFI *vdso_cfi;
+static GElf_Phdr vdso_text;		/* its PT_LOAD segment */
 static bool vdso_loaded;
 
 const char *
@@ -109,218 +91,58 @@ unwind_outcome_name(UnwindOutcome outcome)
 	return "failed";
 }
 
-/*
- * CFI from .debug_frame, for files without .eh_frame (Go binaries).  libdw
- * reads .debug_frame only as part of a Dwarf, and opening one on the file
- * would decompress every debug section (megabytes for a Go program): it is
- * opened on a small ELF image in memory holding the decompressed
- * .debug_frame alone.
- */
-static void
-load_debug_frame(UnwindFile *f, Elf *elf)
-{
-	static const char names[] = "\0.shstrtab\0.debug_frame";
-	size_t		shstrndx;
-	Elf_Scn    *scn = NULL;
-	Elf_Data   *data = NULL;
-	GElf_Ehdr	orig;
-	Elf64_Ehdr *eh;
-	Elf64_Shdr *sh;
-	size_t		size;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || gelf_getehdr(elf, &orig) == NULL ||
-		orig.e_ident[EI_CLASS] != ELFCLASS64)
-		return;
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-	{
-		GElf_Shdr	shdr;
-		const char *name;
-
-		if (gelf_getshdr(scn, &shdr) == NULL ||
-			(name = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL ||
-			strcmp(name, ".debug_frame") != 0)
-			continue;
-		if ((shdr.sh_flags & SHF_COMPRESSED) == 0 || elf_compress(scn, 0, 0) >= 0)
-			data = elf_getdata(scn, NULL);
-		break;
-	}
-	if (data == NULL || data->d_size == 0)
-		return;
-
-	/* Header, names, .debug_frame, then section headers (null, names, frame). */
-	size = sizeof(Elf64_Ehdr) + sizeof(names) + data->d_size;
-	size = (size + 7) & ~(size_t) 7;
-	f->frame_image = xcalloc(1, size + 3 * sizeof(Elf64_Shdr));
-	eh = (Elf64_Ehdr *) f->frame_image;
-	memcpy(eh->e_ident, orig.e_ident, EI_NIDENT);
-	eh->e_type = orig.e_type;
-	eh->e_machine = orig.e_machine;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = size;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 1;
-	memcpy(f->frame_image + sizeof(Elf64_Ehdr), names, sizeof(names));
-	memcpy(f->frame_image + sizeof(Elf64_Ehdr) + sizeof(names), data->d_buf, data->d_size);
-	sh = (Elf64_Shdr *) (f->frame_image + size);
-	sh[1].sh_name = 1;
-	sh[1].sh_type = SHT_STRTAB;
-	sh[1].sh_offset = sizeof(Elf64_Ehdr);
-	sh[1].sh_size = sizeof(names);
-	sh[1].sh_addralign = 1;
-	sh[2].sh_name = 11;
-	sh[2].sh_type = SHT_PROGBITS;
-	sh[2].sh_offset = sizeof(Elf64_Ehdr) + sizeof(names);
-	sh[2].sh_size = data->d_size;
-	sh[2].sh_addralign = 1;
-	f->frame_elf = elf_memory(f->frame_image, size + 3 * sizeof(Elf64_Shdr));
-	if (f->frame_elf)
-		f->dwarf = dwarf_begin_elf(f->frame_elf, DWARF_C_READ, NULL);
-	if (f->dwarf)
-		f->cfi = dwarf_getcfi(f->dwarf);
-}
-
-static void
-load_elf(UnwindFile *f, Elf *elf)
-{
-	size_t		n;
-
-	f->elf = elf;
-	if (elf == NULL || elf_getphdrnum(elf, &n) != 0)
-		return;
-	f->loads = xcalloc(n ? n : 1, sizeof(GElf_Phdr));
-	for (size_t i = 0; i < n; i++)
-	{
-		GElf_Phdr	ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
-			f->loads[f->nloads++] = ph;
-	}
-	f->cfi = dwarf_getcfi_elf(elf);
-	if (f->cfi == NULL)
-		load_debug_frame(f, elf);
-}
-
-static void
-close_file(UnwindFile *f)
-{
-	if (f->dwarf)
-		dwarf_end(f->dwarf);
-	else if (f->cfi)
-		dwarf_cfi_end(f->cfi);
-	if (f->frame_elf)
-		elf_end(f->frame_elf);
-	free(f->frame_image);
-	if (f->elf)
-		elf_end(f->elf);
-	free(f->loads);
-	free(f);
-}
-
-/* The mapping's file: through the process, or the same file here if it exited. */
-static int
-open_mapping(const Process *p, const ExecMapping *m)
-{
-	char		path[4200];
-	struct stat st;
-	int			fd;
-
-	process_open_path(p, m, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	fd = open(m->file, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->ino &&
-		major(st.st_dev) == (m->dev >> 32) && minor(st.st_dev) == (m->dev & 0xffffffff))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
-void
-unwind_close_files(void)
-{
-	size_t		pos = 0;
-	void	   *v;
-
-	while (u64map_next(&files, &pos, NULL, &v))
-		close_file(v);
-	u64map_clear(&files);
-}
-
-static UnwindFile *
-get_file(const Process *p, const ExecMapping *m)
-{
-	uint64_t	key_parts[2] = {m->dev, m->ino};
-	uint64_t	key = parca_hash64(key_parts, sizeof(key_parts));
-	UnwindFile *f = u64map_get(&files, key);
-	int			fd;
-
-	if (f)
-		return f;
-	if (files.count >= MAX_FILES)
-		unwind_close_files();
-	f = xcalloc(1, sizeof(UnwindFile));
-	fd = open_mapping(p, m);
-	if (fd >= 0)
-	{
-		/* Mapped, so the descriptor is not needed afterwards. */
-		Elf		   *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-
-		if (elf)
-			elf_cntl(elf, ELF_C_FDDONE);
-		close(fd);
-		load_elf(f, elf);
-	}
-	u64map_put(&files, key, f);
-	return f;
-}
-
-static UnwindFile *
+/* The agent's own vDSO, the same image as every process's. */
+static Dwarf_CFI *
 get_vdso(void)
 {
 	if (!vdso_loaded)
 	{
 		const Elf64_Ehdr *eh = (const Elf64_Ehdr *) getauxval(AT_SYSINFO_EHDR);
+		size_t		n;
 
 		vdso_loaded = true;
 		if (eh)
-			load_elf(&vdso, elf_memory((char *) eh, eh->e_shoff +
-									   (size_t) eh->e_shnum * eh->e_shentsize));
+			vdso_elf = elf_memory((char *) eh, eh->e_shoff +
+								  (size_t) eh->e_shnum * eh->e_shentsize);
+		for (size_t i = 0; vdso_elf && elf_getphdrnum(vdso_elf, &n) == 0 && i < n; i++)
+			if (gelf_getphdr(vdso_elf, (int) i, &vdso_text) && vdso_text.p_type == PT_LOAD)
+			{
+				vdso_cfi = dwarf_getcfi_elf(vdso_elf);
+				break;
+			}
 	}
-	return &vdso;
+	return vdso_cfi;
 }
 
-/* The file holding pc and pc's ELF virtual address in it, or NULL. */
-static UnwindFile *
-file_for(Process *p, uint64_t pc, uint64_t *vaddr)
+/*
+ * The CFI for pc: its file's, with pc's ELF virtual address in it and the
+ * file itself (NULL for [vdso]); NULL if the file has none.  *mapped says
+ * whether pc lies in a mapping at all.
+ */
+static Dwarf_CFI *
+cfi_for(Process *p, uint64_t pc, uint64_t *vaddr, ObjFile **file, bool *mapped)
 {
 	const ExecMapping *m = process_find_mapping(p, pc);
-	UnwindFile *f;
 	uint64_t	off;
 
+	*file = NULL;
+	*mapped = m != NULL;
 	if (m == NULL)
 		return NULL;
-	if (strcmp(m->file, "[vdso]") == 0)
-		f = get_vdso();
-	else if (m->is_file)
-		f = get_file(p, m);
-	else
-		return NULL;
 	off = pc - m->start + m->pgoff;
-	for (size_t i = 0; i < f->nloads; i++)
+	if (strcmp(m->file, "[vdso]") == 0)
 	{
-		const GElf_Phdr *ph = &f->loads[i];
+		Dwarf_CFI  *cfi = get_vdso();
 
-		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz)
-		{
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
-			return f;
-		}
+		if (cfi == NULL || off < vdso_text.p_offset ||
+			off >= vdso_text.p_offset + vdso_text.p_filesz)
+			return NULL;
+		*vaddr = off - vdso_text.p_offset + vdso_text.p_vaddr;
+		return cfi;
 	}
-	return NULL;
+	if ((*file = process_objfile(p, m)) == NULL || !objfile_vaddr(*file, off, vaddr))
+		return NULL;
+	return objfile_cfi(*file);
 }
 
 bool
@@ -338,42 +160,87 @@ unwind_is_bottom(const char *name)
 	return false;
 }
 
+/* Is the function at vaddr, by the file's symbol table, where stacks begin? */
+static bool
+is_bottom_symbol(ObjFile *f, uint64_t vaddr)
+{
+	const char *name = f ? objfile_symbol(f, vaddr) : NULL;
+
+	return name && unwind_is_bottom(name);
+}
+
 /*
- * Is the function at vaddr, by the file's symbol table (else its dynamic
- * one), where stacks begin?  A linear scan: asked only when a walk fails.
+ * Go: is the function at vaddr one that switches to the scheduler's stack
+ * (g0) and calls a function there?
  */
 static bool
-is_bottom_symbol(UnwindFile *f, uint64_t vaddr)
+is_go_switch(ObjFile *f, uint64_t vaddr)
 {
-	for (int pass = 0; pass < 2; pass++)
+	const char *name = f ? objfile_symbol(f, vaddr) : NULL;
+
+	return name && (strncmp(name, "runtime.systemstack", 19) == 0 ||
+					strncmp(name, "runtime.mcall", 13) == 0 ||
+					strncmp(name, "runtime.morestack", 17) == 0);
+}
+
+/* Is the function at pc in the process where stacks begin? */
+static bool
+is_bottom_pc(Process *p, uint64_t pc)
+{
+	const ExecMapping *m = process_find_mapping(p, pc);
+	ObjFile    *f = m ? process_objfile(p, m) : NULL;
+	uint64_t	vaddr;
+
+	return f && objfile_vaddr(f, pc - m->start + m->pgoff, &vaddr) && is_bottom_symbol(f, vaddr);
+}
+
+static Status read_word(const Stack *st, uint64_t addr, uint64_t *out);
+
+/*
+ * Go, on g0: is the frame at r (pc in f at vaddr) the one where g0's stack
+ * began for this switch, called by systemstack, morestack or mcall?  Its
+ * stack pointer is g0.sched.sp there, or 8 below it after mcall, which
+ * pushed the goroutine's g there (checked).
+ */
+static bool
+at_go_switch(const struct parca_sample *s, const Regs *r, const Stack *st, ObjFile *f,
+			 uint64_t vaddr)
+{
+	uint64_t	pushed_g;
+
+	if (s->go_g == 0 || !(r->known & (1u << REG_RSP)))
+		return false;
+	if (r->v[REG_RSP] == s->go_g0_sp)
+		return is_go_switch(f, vaddr);
+	return r->v[REG_RSP] + 8 == s->go_g0_sp && is_go_switch(f, vaddr) &&
+		read_word(st, r->v[REG_RSP], &pushed_g) == ST_OK && pushed_g == s->go_g;
+}
+
+/*
+ * A stack deeper than the copy: go on along the BPF program's frame-pointer
+ * walk, from the frame record at this frame's frame pointer (code built
+ * with frame pointers keeps its own there), up to a function where stacks
+ * begin (complete) or the walk's end (truncated).
+ */
+static UnwindOutcome
+continue_by_frame_pointers(Process *p, const struct parca_sample *s, const Regs *r,
+						   uint64_t *pcs, int max, int *n)
+{
+	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
+	int			k = 1;
+
+	if (!(r->known & (1u << REG_RBP)) || r->v[REG_RBP] == 0)
+		return UNWIND_TRUNCATED;
+	while (k < nuser && s->ufp[k] != r->v[REG_RBP])
+		k++;
+	for (; k < nuser && *n < max; k++)
 	{
-		Elf_Scn    *scn = NULL;
-
-		while ((scn = elf_nextscn(f->elf, scn)) != NULL)
-		{
-			GElf_Shdr	sh;
-			Elf_Data   *data;
-
-			if (gelf_getshdr(scn, &sh) == NULL ||
-				sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) ||
-				sh.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
-				continue;
-			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++)
-			{
-				GElf_Sym	sym;
-				const char *name;
-
-				if (gelf_getsym(data, i, &sym) == NULL ||
-					GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-					vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size)
-					continue;
-				name = elf_strptr(f->elf, sh.sh_link, sym.st_name);
-				return name && unwind_is_bottom(name);
-			}
-			return false;
-		}
+		/* A return address: the call is before it. */
+		pcs[(*n)++] = s->ustack[k] - 1;
+		if (is_bottom_pc(p, s->ustack[k] - 1))
+			return UNWIND_COMPLETE;
 	}
-	return false;
+	return UNWIND_TRUNCATED;
 }
 
 static Status
@@ -681,8 +548,9 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 	Regs		r = {{0}, (1u << REG_RBP) | (1u << REG_RSP) | (1u << REG_RIP)};
 	bool		return_address = false;
 	int			n = 0;
-	UnwindFile *prev_f = NULL;
+	ObjFile    *prev_f = NULL;
 	uint64_t	prev_vaddr = 0;
+	bool		on_goroutine = false;
 
 	r.v[REG_RIP] = s->uip;
 	r.v[REG_RSP] = s->usp;
@@ -691,7 +559,9 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 	{
 		uint64_t	pc = r.v[REG_RIP];
 		uint64_t	vaddr = 0;
-		UnwindFile *f;
+		ObjFile    *f;
+		Dwarf_CFI  *cfi;
+		bool		mapped;
 		Dwarf_Frame *frame = NULL;
 		bool		signal_frame = false;
 		Status		rc;
@@ -705,11 +575,34 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 		if (return_address)
 			pc--;
 		pcs[n++] = pc;
-		f = file_for(p, pc, &vaddr);
-		if (f == NULL && process_find_mapping(p, pc) == NULL)
-			rc = ST_BAD;
-		else if (f && f->cfi && dwarf_cfi_addrframe(f->cfi, vaddr, &frame) == 0)
+		cfi = cfi_for(p, pc, &vaddr, &f, &mapped);
+		/*
+		 * Go: at the top of the scheduler's stack, the goroutine it works
+		 * for goes on, from the pc and stack pointer it saved switching
+		 * over (exact, not return addresses), on its own stack's copy.
+		 */
+		if (!on_goroutine && at_go_switch(s, &r, &st, f, vaddr))
 		{
+			st.start = s->go_sp;
+			st.data = (const uint8_t *) (s + 1) + s->stack_len;
+			st.len = s->go_stack_len;
+			r.known = (1u << REG_RSP) | (1u << REG_RIP);
+			r.v[REG_RIP] = s->go_pc;
+			r.v[REG_RSP] = s->go_sp;
+			on_goroutine = true;
+			return_address = false;
+			prev_f = f;
+			prev_vaddr = vaddr;
+			continue;
+		}
+		if (!mapped)
+			rc = ST_BAD;
+		else if (cfi && dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0)
+		{
+			Dwarf_Addr	fde_start;
+
+			if (f && dwarf_frame_info(frame, &fde_start, NULL, NULL) >= 0)
+				objfile_cfi_used(f, fde_start);
 			rc = step_cfi(frame, &r, &st, &signal_frame);
 			free(frame);
 		}
@@ -722,9 +615,9 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 		 * Go's stacks end in goexit, whose "caller" is not a real one: a
 		 * walk that fails there or right above it is complete.
 		 */
-		if (rc == ST_BAD && f && is_bottom_symbol(f, vaddr))
+		if (rc == ST_BAD && is_bottom_symbol(f, vaddr))
 			rc = ST_END;
-		else if (rc == ST_BAD && prev_f && is_bottom_symbol(prev_f, prev_vaddr))
+		else if (rc == ST_BAD && is_bottom_symbol(prev_f, prev_vaddr))
 		{
 			n--;
 			rc = ST_END;
@@ -743,8 +636,9 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 						(unsigned long long) (m ? pc - m->start + m->pgoff : pc));
 			}
 			*npcs = n;
-			return rc == ST_END ? UNWIND_COMPLETE :
-				rc == ST_BEYOND ? UNWIND_TRUNCATED : UNWIND_FAILED;
+			if (rc == ST_BEYOND)
+				return continue_by_frame_pointers(p, s, &r, pcs, max, npcs);
+			return rc == ST_END ? UNWIND_COMPLETE : UNWIND_FAILED;
 		}
 		/* After a signal frame, the pc is where the signal struck. */
 		return_address = !signal_frame;

@@ -41,7 +41,4 @@ extern const char *unwind_outcome_name(UnwindOutcome outcome);
 extern UnwindOutcome unwind_stack(Process *p, const struct parca_sample *s,
 								  uint64_t *pcs, int max, int *npcs);
 
-/* Close the files opened for unwinding (at every flush). */
-extern void unwind_close_files(void);
-
 #endif							/* AGENT_UNWIND_H */

@@ -116,6 +116,28 @@ now_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t
+resident_memory(bool file_backed_only)
+{
+	static uint64_t page;
+	char	   *text = read_file("/proc/self/statm", NULL);
+	char	   *p = text;
+	uint64_t	resident = 0;
+	uint64_t	shared = 0;
+
+	if (page == 0)
+		page = (uint64_t) sysconf(_SC_PAGESIZE);
+	/* "size resident shared ...", in pages */
+	if (text)
+	{
+		strtoull(p, &p, 10);
+		resident = strtoull(p, &p, 10);
+		shared = strtoull(p, &p, 10);
+	}
+	free(text);
+	return (file_backed_only ? shared : resident) * page;
+}
+
 char *
 read_file(const char *path, size_t *lenp)
 {
@@ -148,7 +170,7 @@ read_file(const char *path, size_t *lenp)
 	return b.data;
 }
 
-static void
+void
 buf_reserve(Buf *b, size_t extra)
 {
 	if (b->len + extra > b->cap)
@@ -360,6 +382,25 @@ u64map_next(const U64Map *m, size_t *pos, uint64_t *key, void **value)
 }
 
 void
+u64map_remove_if(U64Map *m, bool (*stale) (void *value, void *arg),
+				 void (*free_value) (void *value, void *arg), void *arg)
+{
+	size_t		pos = 0;
+	uint64_t	key;
+	void	   *v;
+	uint64_t   *keys = xcalloc(m->count, sizeof(uint64_t));
+	size_t		n = 0;
+
+	/* Keys first: removing moves entries within the table. */
+	while (u64map_next(m, &pos, &key, &v))
+		if (stale(v, arg))
+			keys[n++] = key;
+	for (size_t i = 0; i < n; i++)
+		free_value(u64map_remove(m, keys[i]), arg);
+	free(keys);
+}
+
+void
 u64map_clear(U64Map *m)
 {
 	if (m->cap)
@@ -373,4 +414,71 @@ u64map_free(U64Map *m)
 	free(m->keys);
 	free(m->values);
 	memset(m, 0, sizeof(*m));
+}
+
+typedef struct StrEntry
+{
+	uint64_t	last_used;		/* the cache's epoch when last used */
+	size_t		len;
+	char		data[];
+} StrEntry;
+
+const char *
+strcache_get(StrCache *c, uint64_t key)
+{
+	StrEntry   *e = u64map_get(&c->map, key);
+
+	if (e == NULL)
+		return NULL;
+	e->last_used = c->epoch;
+	return e->data;
+}
+
+const char *
+strcache_put(StrCache *c, uint64_t key, const char *data, size_t len)
+{
+	StrEntry   *e = xmalloc(sizeof(StrEntry) + len + 1);
+	StrEntry   *old;
+
+	e->last_used = c->epoch;
+	e->len = len;
+	memcpy(e->data, data, len);
+	e->data[len] = '\0';
+	old = u64map_put(&c->map, key, e);
+	if (old)
+	{
+		c->bytes -= sizeof(StrEntry) + old->len + 1;
+		free(old);
+	}
+	c->bytes += sizeof(StrEntry) + len + 1;
+	return e->data;
+}
+
+static bool
+strentry_unused(void *v, void *arg)
+{
+	return ((StrEntry *) v)->last_used != ((StrCache *) arg)->epoch;
+}
+
+static bool
+strentry_any(void *v, void *arg)
+{
+	return true;
+}
+
+static void
+strentry_free(void *v, void *arg)
+{
+	((StrCache *) arg)->bytes -= sizeof(StrEntry) + ((StrEntry *) v)->len + 1;
+	free(v);
+}
+
+void
+strcache_trim(StrCache *c, size_t max_bytes)
+{
+	if (c->bytes > max_bytes)
+		u64map_remove_if(&c->map, strentry_unused, strentry_free, c);
+	if (c->bytes > max_bytes)
+		u64map_remove_if(&c->map, strentry_any, strentry_free, c);
+	c->epoch++;
 }

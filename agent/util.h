@@ -32,6 +32,12 @@ extern void log_msg(int level, const char *fmt,...) __attribute__((format(printf
 extern uint64_t now_monotonic_ns(void);
 extern uint64_t now_realtime_ns(void);
 
+/*
+ * The agent's resident memory in bytes (/proc/self/statm): all of it, or
+ * only its file-backed (and shared) pages.
+ */
+extern uint64_t resident_memory(bool file_backed_only);
+
 /* Read a whole (small) file, NUL-terminated; NULL if it cannot be read. */
 extern char *read_file(const char *path, size_t *len);
 
@@ -43,6 +49,8 @@ typedef struct Buf
 	size_t		cap;
 } Buf;
 
+/* Make room for extra more bytes. */
+extern void buf_reserve(Buf *b, size_t extra);
 extern void buf_append(Buf *b, const void *data, size_t len);
 extern void buf_printf(Buf *b, const char *fmt,...) __attribute__((format(printf, 2, 3)));
 extern void buf_put_be16(Buf *b, uint16_t v);
@@ -71,8 +79,33 @@ extern void *u64map_put(U64Map *m, uint64_t key, void *value);
 extern void *u64map_remove(U64Map *m, uint64_t key);
 /* Iterate: start with *pos = 0; returns false when done. */
 extern bool u64map_next(const U64Map *m, size_t *pos, uint64_t *key, void **value);
+/*
+ * Remove the entries for which stale(value, arg) is true, handing each
+ * removed value to free_value(value, arg).
+ */
+extern void u64map_remove_if(U64Map *m, bool (*stale) (void *value, void *arg),
+							 void (*free_value) (void *value, void *arg), void *arg);
 /* Forget every entry (the values are the caller's). */
 extern void u64map_clear(U64Map *m);
 extern void u64map_free(U64Map *m);
+
+/*
+ * A cache of byte strings by 64-bit key, bounded in bytes: strcache_trim
+ * (at every flush) forgets the entries not used since the previous trim
+ * when the cache holds more than its bound, and everything if that is not
+ * enough.
+ */
+typedef struct StrCache
+{
+	U64Map		map;
+	size_t		bytes;
+	uint64_t	epoch;			/* trims so far */
+} StrCache;
+
+/* The string stored under key (marked used), or NULL. */
+extern const char *strcache_get(StrCache *c, uint64_t key);
+/* Store len bytes (a NUL is added) under key; returns the stored copy. */
+extern const char *strcache_put(StrCache *c, uint64_t key, const char *data, size_t len);
+extern void strcache_trim(StrCache *c, size_t max_bytes);
 
 #endif							/* AGENT_UTIL_H */

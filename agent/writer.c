@@ -207,7 +207,7 @@ copy_data(const Batch *b, const int64_t *series_ids, Buf *out)
 		buf_put_be32(out, 8);
 		buf_put_be64(out, (uint64_t) b->values[i]);
 		buf_put_be32(out, 8);
-		buf_put_be64(out, (uint64_t) cfg.period);
+		buf_put_be64(out, (uint64_t) cfg.period[b->series_kind[b->sample_series[i]]]);
 		buf_put_be32(out, 8);
 		buf_put_be64(out, b->duration_ns);
 	}
@@ -223,6 +223,7 @@ write_body(const Batch *b, bool *duplicate)
 	PGresult   *r;
 	int64_t    *series_ids;
 	Buf			data = {0};
+	Buf			kinds = {0};		/* int[] literal of the series' kinds */
 	bool		ok;
 
 	snprintf(batch_id, sizeof(batch_id), "%" PRIu64, b->batch_id);
@@ -259,10 +260,18 @@ write_body(const Batch *b, bool *duplicate)
 				"ON CONFLICT (id) DO NOTHING", 5, (const char *const *) b->locations))
 		return false;
 
-	params[0] = cfg.profile_type;
-	params[1] = b->series;
-	r = run("SELECT parca_series_id($1, l::jsonb) FROM unnest($2::text[]) "
-			"WITH ORDINALITY AS u(l, n) ORDER BY n", 2, params, PGRES_TUPLES_OK);
+	buf_append(&kinds, "{", 1);
+	for (int i = 0; i < b->nseries; i++)
+		buf_printf(&kinds, "%s%d", i ? "," : "", b->series_kind[i]);
+	buf_append(&kinds, "}", 2);
+	params[0] = cfg.profile_type[0];
+	params[1] = cfg.profile_type[1];
+	params[2] = b->series;
+	params[3] = kinds.data;
+	r = run("SELECT parca_series_id(CASE k WHEN 0 THEN $1 ELSE $2 END, l::jsonb) "
+			"FROM unnest($3::text[], $4::int[]) WITH ORDINALITY AS u(l, k, n) ORDER BY n",
+			4, params, PGRES_TUPLES_OK);
+	buf_free(&kinds);
 	if (r == NULL)
 		return false;
 	if (PQntuples(r) != b->nseries)

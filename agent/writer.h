@@ -22,8 +22,9 @@ typedef struct WriterConfig
 {
 	const char *dsn;			/* libpq connection string; NULL: PG* variables */
 	const char *node;			/* this machine's name, for agent_batches */
-	const char *profile_type;
-	int64_t		period;			/* ns between samples on one CPU */
+	/* By kind of sample, SAMPLE_ON_CPU and SAMPLE_OFF_CPU: */
+	const char *profile_type[2];
+	int64_t		period[2];
 	size_t		max_bytes;		/* backlog bound */
 } WriterConfig;
 

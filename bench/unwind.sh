@@ -15,7 +15,7 @@ repo=$(cd "$here/.." && pwd)
 
 seconds=${PARCA_UNWIND_BENCH_SECONDS:-60}
 agent=$repo/agent/parca-agent
-[ -x "$agent" ] || { echo "bench/unwind.sh: build the agent first (make)" >&2; exit 1; }
+[ -x "$agent" ] || { echo "bench/unwind.sh: build the agent first (make agent)" >&2; exit 1; }
 
 start_cluster "${PARCA_UNWIND_BENCH_PORT:-54455}"
 tmp=$(mktemp -d)
@@ -58,7 +58,7 @@ run() {
 	local wrapper=$!
 	sleep 10
 	local pid
-	pid=$(pgrep -P $wrapper)
+	pid=$(cat "/proc/$wrapper/task/$wrapper/children" | awk '{ print $1 }')
 	local t10
 	t10=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 	sleep $((seconds - 11))

@@ -13,6 +13,10 @@
 /* Deepest user stack kept; a deeper one is marked truncated. */
 #define SAMPLE_MAX_USER_FRAMES 127
 
+/* What a sample is. */
+#define SAMPLE_ON_CPU	0		/* a tick of the cpu-clock event */
+#define SAMPLE_OFF_CPU	1		/* a thread that waited, back on a CPU */
+
 /* How the frame-pointer walk of the user stack ended. */
 #define UNWIND_END_CLEAN	0	/* reached a zero frame pointer or return address */
 #define UNWIND_END_BROKEN	1	/* frame pointer out of order, misaligned or unreadable */
@@ -34,21 +38,95 @@ struct parca_sample
 	__u32		nkernel;		/* frames in kstack */
 	__u32		nuser;			/* frames in ustack */
 	char		comm[16];		/* the thread's name */
+
+	/*
+	 * The process's identity, so that the agent needs no /proc read to
+	 * tell a process it knows from a new one with the same pid (reused, or
+	 * exec'd into another program): the main thread's start time (ns after
+	 * boot) and name, its executable (device in the kernel's encoding,
+	 * inode; 0 for kernel threads) and its cgroup (the unified
+	 * hierarchy's id).
+	 */
+	__u64		start_time;
+	__u64		exe_ino;
+	__u32		exe_dev;
+	__u32		pad0;
+	__u64		cgroup_id;
+	char		process_comm[16];
+
+	__u32		kind;			/* SAMPLE_ON_CPU or SAMPLE_OFF_CPU */
+	__u32		pad1;
+	/*
+	 * Off-CPU: how long the thread was off the CPU (from switching out
+	 * blocked to switching in again), and the probability, times 2^32,
+	 * with which the wait was timed (see OFF_CPU_ALWAYS).
+	 */
+	__u64		off_cpu_ns;
+	__u64		off_cpu_threshold;
 	__u64		kstack[SAMPLE_MAX_KERNEL_FRAMES];	/* leaf first */
 	__u64		ustack[SAMPLE_MAX_USER_FRAMES]; /* leaf first: pc, then return addresses */
+	/*
+	 * The frame-pointer walk's frame records: ustack[i] was read at
+	 * ufp[i] + 8 (i >= 1).  A CFI walk that needs the stack beyond the
+	 * copy goes on from the record at the frame pointer it has there.
+	 */
+	__u64		ufp[SAMPLE_MAX_USER_FRAMES];
 	/* The user registers and the copy of the stack that follows the record. */
 	__u64		uip;
 	__u64		usp;
 	__u64		ubp;
 	__u32		stack_len;		/* bytes copied from usp up (0: none) */
-	__u32		pad;
-	/* __u8 stack[stack_len] follows */
+
+	/*
+	 * Go, on the scheduler's stack (g0): the goroutine whose work it does
+	 * (its g, and the pc and sp it saved switching over), where g0's stack
+	 * began for this switch (g0.sched.sp), and how many bytes of the
+	 * goroutine's stack follow the first copy (go_g 0: none of this).
+	 */
+	__u32		go_stack_len;
+	__u64		go_g;
+	__u64		go_pc;
+	__u64		go_sp;
+	__u64		go_g0_sp;
+	/* __u8 stack[stack_len], then __u8 go_stack[go_stack_len] follow */
 };
 
+/*
+ * A Go process, as the agent tells the BPF program (map go_procs, by pid):
+ * where its g is in thread-local storage (from the thread pointer, fs) and
+ * where m.curg is in its runtime's m (both read from the runtime's code);
+ * and the process's start time, so that a reused pid is not taken for it.
+ */
+struct go_process
+{
+	__s64		tls_g;
+	__u64		m_curg;
+	__u64		start_time;
+};
+
+/*
+ * Offsets in the Go runtime's g that its linker and cgo depend on, the
+ * same in every release: g.stack (lo, hi), g.m, g.sched (gobuf: sp, pc).
+ */
+#define GO_G_STACK_LO	0
+#define GO_G_STACK_HI	8
+#define GO_G_M			48
+#define GO_G_SCHED_SP	56
+#define GO_G_SCHED_PC	64
+#define GO_M_G0			0
+
+/* Most bytes copied of each of g0's stack and the goroutine's. */
+#define GO_STACK_COPY	(SAMPLE_STACK_COPY / 2)
+
+/* An off-CPU threshold that times every wait: probability 1. */
+#define OFF_CPU_ALWAYS		(1ull << 32)
+
 /* Indexes of the BPF program's per-CPU counters. */
-#define COUNTER_SAMPLES		0	/* samples sent */
+#define COUNTER_SAMPLES		0	/* on-CPU samples sent */
 #define COUNTER_LOST		1	/* samples lost: ring buffer full */
 #define COUNTER_IDLE		2	/* idle samples skipped */
-#define NCOUNTERS			3
+#define COUNTER_OFF_CPU_WAITS 3	/* timed waits at least off_cpu_min_ns long */
+#define COUNTER_OFF_CPU		4	/* off-CPU samples sent */
+#define NCOUNTERS			5
 
 #endif							/* PARCA_BPF_SAMPLE_H */

@@ -11,6 +11,8 @@ repo=$(pwd)
 bash scripts/deps.sh
 make -s -j2
 make -s install
+make -s -j2 agent
+make -s install-agent
 . scripts/cluster.sh
 cluster_start "$repo"
 

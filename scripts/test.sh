@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test: installs dependencies, builds and installs the
-# extension and the agent, runs the pg_regress suite against a temporary
-# instance, then each end-to-end suite test/*/run.sh.  The last line
-# counts every pg_regress test and every end-to-end check.
+# extension and the agent (make agent, make install-agent), runs the
+# pg_regress suite against a temporary instance, then each end-to-end suite
+# test/*/run.sh.  The last line counts every pg_regress test and every
+# end-to-end check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh
 make -s -j2
 make -s install
+make -s -j2 agent
+make -s install-agent
 
 # PostgreSQL will not run as root, and the clone may live where the
 # postgres user cannot read: pg_regress runs on a copy it owns.

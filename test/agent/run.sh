@@ -99,6 +99,7 @@ kill -INT $agent_pid
 wait $agent_pid
 check_eq "the agent exits cleanly on SIGINT after flushing" 0 $?
 check "connected through the PG* variables" grep -q "connected to PostgreSQL 127.0.0.1:$port/postgres as agent_test" "$tmp/agent1.log"
+grep -o "done: [0-9]* samples.*lost in a full ring buffer" "$tmp/agent1.log" | sed 's/^/# /'
 spin_cpu=$(cat "$tmp/spin.out")
 sys_cpu=$(cat "$tmp/sys.out")
 
@@ -284,5 +285,199 @@ wait $spin_pid
 check_eq "unwritten batches at exit: status 1" 1 $status
 check "cannot connect: said clearly" grep -q "cannot connect to PostgreSQL" "$tmp/agent4.log"
 check "overflow: oldest batches dropped and counted" grep -q "dropped the 1 oldest" "$tmp/agent4.log"
+
+# --- issue 18: off-CPU time, Go's scheduler stack, labels and relabeling,
+# a compile loop.  (About 40 s, and the first build of the Go program.)
+gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/offcpu" "$TEST_ROOT/agent/offcpu.c" -lpthread
+(cd "$TEST_ROOT/agent/gowork" && GOFLAGS=-mod=mod go build -o "$tmp/gowork" .) ||
+	echo "# the Go program did not build"
+off_type='parca_agent:off_cpu:nanoseconds:off_cpu:nanoseconds:delta'
+# off_cpu PID CONDITION: the off-CPU nanoseconds of a process's stacks meeting CONDITION
+off_cpu() {
+	q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE profile_type = '$off_type'
+	   AND labels->>'pid' = '$1' AND ($2)"
+}
+# within PCT ACTUAL EXPECTED: |actual - expected| <= PCT% of expected
+within() {
+	awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= p / 100 * e) }'
+}
+
+# sampling LOG: wait until the agent of LOG samples (start-up takes a few
+# seconds on a loaded machine), then a second more: until its first
+# adjustment, off-CPU sampling times one wait in 64.
+sampling() {
+	for try in $(seq 60); do
+		grep -q "sampling [0-9]* CPUs" "$1" && break
+		sleep 0.5
+	done
+	sleep 1
+}
+
+# Every wait timed (the rate bound far above this machine's waits), only
+# the test's programs kept (--relabel keep).
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn" --flush-interval 1 --off-cpu --off-cpu-rate 1000000 \
+	--relabel 'keep:comm=~offcpu|gowork' 2>"$tmp/agent6.log" &
+agent_pid=$!
+sampling "$tmp/agent6.log"
+GOMAXPROCS=1 "$tmp/gowork" 4 &
+go_pid=$!
+"$tmp/offcpu" sleep 100 10 >"$tmp/sleep.out" &
+sleep_pid=$!
+wait $sleep_pid
+"$tmp/offcpu" read 100 10 >"$tmp/read.out" &
+read_pid=$!
+wait $read_pid
+"$tmp/offcpu" threads 8 1 2 >/dev/null &
+threads_pid=$!
+wait $threads_pid $go_pid
+sleep 1.5
+kill -INT $agent_pid
+wait $agent_pid
+check_eq "--off-cpu: the agent exits cleanly" 0 $?
+
+# The waits, measured by the program around each system call, against the
+# off-CPU time of its stacks through the waiting function.  No sampling
+# here (a wait is timed with probability 1), so the two differ only by the
+# system call's entry and exit and the wake-up (microseconds per 10 ms
+# wait): 10% is room for a loaded machine's scheduling delays.
+read -r slept _ <"$tmp/sleep.out"
+in_sleep=$(off_cpu "$sleep_pid" "names ~ 'nanosleep;(.*;)?wait_in_nanosleep;main;'")
+echo "# off-CPU, nanosleep: $in_sleep ns in wait_in_nanosleep's stacks, $slept ns waited"
+check "off-CPU: nanosleep's waits, through wait_in_nanosleep, add up to the time waited within 10%" \
+	within 10 "$in_sleep" "$slept"
+read -r read_waited _ <"$tmp/read.out"
+in_read=$(off_cpu "$read_pid" "names ~ 'pipe_read;(.*;)?read;wait_in_read;main;'")
+echo "# off-CPU, read: $in_read ns in wait_in_read's stacks (kernel: pipe_read), $read_waited ns waited"
+check "off-CPU: read's waits on the pipe, through wait_in_read, add up to the time waited within 10%" \
+	within 10 "$in_read" "$read_waited"
+check_eq "off-CPU: the profile type's period is one nanosecond" "1" \
+	"$(q "SELECT DISTINCT period FROM agent_stacks WHERE profile_type = '$off_type'")"
+
+# Labels: every sample a thread's and a CPU's.
+check "labels: a thread_id per thread (8 waiting threads and the main one)" \
+	[ "$(q "SELECT count(DISTINCT labels->>'thread_id') FROM agent_stacks
+	         WHERE labels->>'pid' = '$threads_pid'")" -ge 8 ]
+check_eq "labels: cpu is a CPU's number on every sample" 0 \
+	"$(q "SELECT count(*) FROM agent_stacks WHERE coalesce(labels->>'cpu', '') !~ '^[0-9]+$'
+	      OR CASE WHEN labels->>'cpu' ~ '^[0-9]+$' THEN (labels->>'cpu')::int >= $(nproc --all) END")"
+check_eq "--relabel keep: only the kept programs' series" "gowork,offcpu" \
+	"$(q "SELECT string_agg(DISTINCT labels->>'comm', ',' ORDER BY labels->>'comm') FROM agent_stacks")"
+check "--relabel keep: the log counts the samples dropped" \
+	grep -Eq "[1-9][0-9]* dropped by rules" "$tmp/agent6.log"
+
+# Go: samples on the scheduler's stack (g0), under runtime.systemstack
+# (ReadMemStats) or runtime.mcall (Gosched), go on to the goroutine's stack
+# down to main.main.  Some g0 samples belong to no goroutine of main's
+# (the garbage collector's workers, sysmon's preemptions), hence 80%.
+g0=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE profile_type = '$type'
+        AND labels->>'pid' = '$go_pid' AND names ~ 'runtime\.(systemstack|mcall)'")
+g0_main=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE profile_type = '$type'
+             AND labels->>'pid' = '$go_pid'
+             AND names ~ 'runtime\.(systemstack|mcall)[^;]*;.*;main\.main;runtime\.main;runtime\.goexit'")
+echo "# Go: $g0_main of $g0 samples on g0 reach main.main"
+check "Go: >= 80% of the samples on g0 (systemstack, mcall) unwind to main.main" \
+	awk -v a="$g0_main" -v t="$g0" 'BEGIN { exit !(t >= 10 && a >= 0.8 * t) }'
+check "Go: both systemstack (ReadMemStats) and mcall (Gosched) reach main.main" \
+	[ "$(q "SELECT count(DISTINCT substring(names from 'runtime\.(systemstack|mcall)'))
+	        FROM agent_stacks WHERE labels->>'pid' = '$go_pid'
+	        AND names ~ 'main\.(readStats|yield);main\.main'")" = 2 ]
+
+# Sampled off-CPU: a bound of 100 samples a second per CPU, against 8
+# threads waiting ~450 times a second each (and the machine's own waits),
+# so a wait is timed with a probability p well below 1.  Each sampled wait
+# counts 1/p times, so the sum estimates the time waited; its relative
+# standard error for n waits is sqrt((1 - p) / (n p)): the expectation is
+# 10% plus 4 standard errors, with p the smallest the agent logged.
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn" --flush-interval 1 --off-cpu --off-cpu-rate 100 --verbose \
+	--relabel 'keep:comm=~offcpu' 2>"$tmp/agent7.log" &
+agent_pid=$!
+sampling "$tmp/agent7.log"
+"$tmp/offcpu" threads 8 3 2 >"$tmp/threads.out" &
+threads_pid=$!
+wait $threads_pid
+sleep 1.5
+kill -INT $agent_pid
+wait $agent_pid
+read -r waited nwaits <"$tmp/threads.out"
+estimate=$(off_cpu "$threads_pid" "names ~ 'wait_in_threads'")
+p=$(grep -o "probability [0-9.e-]*" "$tmp/agent7.log" | awk '{ print $2 }' | sort -g | head -1)
+sent=$(grep -o "off-CPU: [0-9]* waits of [0-9]* sampled ([0-9]* sent)" "$tmp/agent7.log" | tail -1 |
+	awk -F'[ (]' '{ print $(NF - 1) }')
+tolerance=$(awk -v p="$p" -v n="$nwaits" 'BEGIN { printf "%.1f", 10 + 400 * sqrt((1 - p) / (n * p)) }')
+echo "# sampled off-CPU: $estimate ns estimated, $waited ns waited in $nwaits waits; p >= $p, tolerance $tolerance%; $sent samples sent"
+check "sampled off-CPU: the estimate is within 10% + 4 standard errors of the time waited" \
+	within "$tolerance" "$estimate" "$waited"
+check "sampled off-CPU: the rate bound held (fewer samples sent than a third of the program's waits)" \
+	awk -v s="$sent" -v n="$nwaits" 'BEGIN { exit !(s > 0 && s < n / 3) }'
+
+# A compile loop, per-process and per-thread labels dropped: gcc, cc1 and
+# as are there with whole stacks, and their series are bounded by the
+# labels left (name, executable, cgroup, CPU, unwind outcome), not by the
+# hundreds of processes.  A compile of a small file leaves gcc and as a
+# few milliseconds each (a sample in ten compiles at 19 Hz), so each round
+# also assembles a larger file (as: 60-90 ms) and has gcc read 4,000
+# macro definitions and print the commands it would run (driver work
+# alone, about 0.1 s).  Other programs of this machine may be compilers
+# too: the loop's cgroup is this script's, named as the agent names it
+# (the unified hierarchy's path unless it is the root, else the named
+# systemd hierarchy's, else the first other one).
+awk 'BEGIN { for (i = 0; i < 400; i++)
+	printf "int f%d(int x) { int s = 0; for (int j = 0; j < x; j++) s += j * %d ^ (s >> 3); return s; }\n", i, i }' \
+	>"$tmp/big.c"
+gcc -O2 -g -S -o "$tmp/big.s" "$tmp/big.c"
+defines=$(seq -f "-DMACRO_%g=1" 4000)
+own_cgroup=$(awk -F: '$3 != "/" {
+	rank = ($1 == "0" && $2 == "") ? 3 : ($2 == "name=systemd" ? 2 : 1)
+	if (rank > best) { best = rank; path = $3 } } END { print path }' /proc/self/cgroup)
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn" --flush-interval 2 --label-drop=pid,thread_id 2>"$tmp/agent8.log" &
+agent_pid=$!
+sampling "$tmp/agent8.log"
+loops=()
+for i in 1 2; do
+	(end=$((SECONDS + 8))
+	 while [ $SECONDS -lt $end ]; do
+		gcc -O2 -g -c -o "$tmp/compiled$i.o" "$TEST_ROOT/agent/workload.c"
+		as -o "$tmp/big$i.o" "$tmp/big.s"
+		gcc -### -c -x c /dev/null $defines >/dev/null 2>&1
+		echo >>"$tmp/rounds"
+	 done) &
+	loops+=($!)
+done
+wait "${loops[@]}"
+sleep 1
+kill -INT $agent_pid
+wait $agent_pid
+grep -o "done: [0-9]* samples.*lost in a full ring buffer" "$tmp/agent8.log" | sed 's/^/# compile loop: /'
+q "SELECT labels->>'comm', labels->>'cgroup', sum(value) FROM agent_stacks
+   WHERE labels->>'comm' IN ('gcc', 'cc1', 'as') GROUP BY 1, 2" | sed 's/^/#   /'
+ours="coalesce(labels->>'cgroup', '') = '$own_cgroup'"
+check_eq "compile loop: no series has a pid or thread_id label" 0 \
+	"$(q "SELECT count(*) FROM agent_stacks WHERE labels ? 'pid' OR labels ? 'thread_id'")"
+for comm in gcc cc1 as; do
+	n=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'comm' = '$comm' AND $ours")
+	whole=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'comm' = '$comm' AND $ours
+	           AND labels->>'unwind' = 'complete'")
+	echo "# compile loop, $comm: $whole of $n samples with complete stacks"
+	check "compile loop: $comm's samples are there, with complete stacks" [ "$whole" -gt 0 ]
+done
+# Whole means down to the program's _start (or the dynamic linker's,
+# in its start-up); a process that exits before its mappings are looked
+# up cannot be unwound, which a loaded machine's scheduling delays make
+# happen, hence 70%.
+n=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'comm' IN ('gcc', 'cc1', 'as')
+       AND labels ? 'unwind' AND $ours")
+whole=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'comm' IN ('gcc', 'cc1', 'as')
+           AND labels->>'unwind' = 'complete' AND $ours")
+check "compile loop: >= 70% of the compilers' user stacks are complete" \
+	awk -v a="$whole" -v t="$n" 'BEGIN { exit !(t > 0 && a >= 0.7 * t) }'
+rounds=$(wc -l <"$tmp/rounds")
+series=$(q "SELECT count(DISTINCT series_id) FROM agent_stacks
+            WHERE labels->>'comm' IN ('gcc', 'cc1', 'as') AND $ours")
+echo "# compile loop: $rounds rounds ($((4 * rounds)) processes and more), $series series for gcc, cc1 and as"
+check "compile loop: the compilers' series stay within 3 names x CPUs x 3 outcomes" \
+	[ "$series" -le $((3 * $(nproc --all) * 3)) ]
 
 finish

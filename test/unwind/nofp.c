@@ -14,6 +14,8 @@
  *                          samples land in its PLT stub too:
  *                          zlibVersion|stub <- plt_loop <- main
  *   nofp thread SECONDS    spin in a second thread: spin <- worker <- (thread start)
+ *   nofp deep SECONDS      deep() 100 deep with 200-byte frames (more stack
+ *                          than the agent copies), then spin there
  *   nofp short MS          spin for MS milliseconds of CPU time and exit
  */
 #include <pthread.h>
@@ -112,6 +114,19 @@ recurse(int depth)
 }
 
 NOINLINE static void
+deep(int depth)
+{
+	volatile char frame[200];
+
+	frame[0] = (char) depth;
+	if (depth <= 1)
+		spin();
+	else
+		deep(depth - 1);
+	sink += frame[0];
+}
+
+NOINLINE static void
 handler(int sig)
 {
 	/* About half the CPU time in the handler. */
@@ -151,7 +166,7 @@ main(int argc, char **argv)
 {
 	if (argc != 3)
 	{
-		fprintf(stderr, "usage: nofp qsort|deflate|recurse|signal|plt|thread SECONDS | nofp short MS\n");
+		fprintf(stderr, "usage: nofp qsort|deflate|recurse|deep|signal|plt|thread SECONDS | nofp short MS\n");
 		return 2;
 	}
 	target = atof(argv[2]);
@@ -161,6 +176,8 @@ main(int argc, char **argv)
 		compress_loop();
 	else if (strcmp(argv[1], "recurse") == 0)
 		recurse(200);
+	else if (strcmp(argv[1], "deep") == 0)
+		deep(100);
 	else if (strcmp(argv[1], "signal") == 0)
 		spin_outer();
 	else if (strcmp(argv[1], "plt") == 0)

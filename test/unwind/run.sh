@@ -97,6 +97,9 @@ wait $plt_pid $mixed_pid
 "$tmp/nofp" short 300 >/dev/null &
 short_pid=$!
 wait $short_pid
+"$tmp/withfp" deep 3 >/dev/null &
+deep_pid=$!
+wait $deep_pid
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -168,7 +171,7 @@ plt_start=$((16#$plt_start))
 plt_size=$((16#$plt_size))
 total=$(samples "$plt_pid")
 complete=$(samples "$plt_pid" "names ~ '(^|;)plt_loop;$root\$' AND labels->>'unwind' = 'complete'")
-in_stub=$(samples "$plt_pid" "split_part(split_part(user_frames, ';', 1), '@', 2)::bigint
+in_stub=$(samples "$plt_pid" "substring(split_part(user_frames, ';', 1) from '@([0-9]+)$')::bigint
                                BETWEEN $plt_start AND $plt_start + $plt_size - 1
                              AND names ~ '(^|;)plt_loop;$root\$'")
 echo "# plt: $complete of $total samples complete through plt_loop;main, $in_stub of them in the PLT stub"
@@ -192,6 +195,37 @@ cut=$(samples "$recurse_pid" "nuser = 127 AND names ~ '^spin;(recurse;){126}\\[t
 echo "# recursion: $cut of $total samples are spin + 126 x recurse + [truncated], labelled truncated"
 check "recursion: >= 90% of samples stop at 127 frames, marked truncated" \
 	at_least 90 "$cut" "$total"
+
+# --- deeper than the stack copy (100 frames of 200 bytes and more, built
+# with frame pointers): the CFI walk runs out of copy and goes on along the
+# frame pointers, to main.  The program spends its time at the bottom;
+# a sample misses the chain only in the descent (microseconds) or where
+# the stack could not be read, hence 90%.
+total=$(samples "$deep_pid")
+through=$(samples "$deep_pid" "names ~ '(^|;)spin;(deep;){100}main;__libc_start_call_main'
+                               AND labels->>'unwind' = 'complete'")
+echo "# deep: $through of $total samples run spin + 100 x deep + main, by frame pointers past the copy"
+check "deeper than the copy: >= 90% of samples reach main by frame pointers, complete" \
+	at_least 90 "$through" "$total"
+
+# --- PLT stubs are named for what they jump to, through the agent's own
+# symbolizer on the stubs' offsets (objdump names them too), and so are
+# the samples that landed in one
+plt_offset() {
+	local va
+	va=$(objdump -d "$tmp/nofp" | awk -v s="<$1@plt>:" '$2 == s { print "0x" $1 }')
+	while read -r seg off addr _ filesz _; do
+		if [ "$seg" = LOAD ] && (( va >= addr && va < addr + filesz )); then
+			printf '%#x' $((va - addr + off))
+		fi
+	done < <(readelf -lW "$tmp/nofp")
+}
+zv=$(plt_offset zlibVersion)
+qs=$(plt_offset qsort)
+check_eq "PLT: the stubs are named target@plt" "$zv zlibVersion@plt|$qs qsort@plt" \
+	"$("$agent" --symbolize "$tmp/nofp" "$zv" "$qs" | paste -sd'|')"
+check_eq "PLT: the samples in the stub are zlibVersion@plt's" "$in_stub" \
+	"$(samples "$plt_pid" "names ~ '(^|;)zlibVersion@plt;plt_loop;$root\$'")"
 
 # --- outcomes in the log and as a label
 check "the log counts complete, truncated and failed stacks" \

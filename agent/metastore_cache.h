@@ -1,18 +1,22 @@
 /*
- * metastore.h
- *		The agent's copy of the mappings, functions and locations it has
- *		seen, with their content ids (src/common/ids.c, as the server
- *		computes them) and whether the server has them yet.
+ * metastore_cache.h
+ *		The agent's cache of the server's metastore: the mappings,
+ *		functions and locations it has seen, with their content ids
+ *		(src/common/ids.c, as the server computes them) and whether the
+ *		server has them yet.
  *
- * Bounded: ms_trim() forgets everything when the entries pass a limit.
+ * Bounded in bytes: ms_trim() forgets, when the copy holds more, the
+ * locations not used during the last flush interval and the functions and
+ * mappings no other location uses, and everything if that is not enough.
  * Forgetting is safe because ids are content hashes: a location seen
  * again gets the same id, and sending a row twice is harmless (the server
  * inserts with ON CONFLICT DO NOTHING).
  */
-#ifndef AGENT_METASTORE_H
-#define AGENT_METASTORE_H
+#ifndef AGENT_METASTORE_CACHE_H
+#define AGENT_METASTORE_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct MsMapping
@@ -21,6 +25,7 @@ typedef struct MsMapping
 	char	   *build_id;		/* hex, "" if none */
 	char	   *file;
 	bool		persisted;		/* the server has it */
+	bool		referenced;		/* by a location, while trimming */
 } MsMapping;
 
 typedef struct MsFunction
@@ -31,6 +36,7 @@ typedef struct MsFunction
 	char	   *filename;		/* source file, "" if unknown */
 	int64_t		start_line;
 	bool		persisted;
+	bool		referenced;		/* by a location, while trimming */
 } MsFunction;
 
 typedef struct MsLocation
@@ -43,6 +49,7 @@ typedef struct MsLocation
 	int64_t    *lines;
 	bool		symbolized;		/* lines are final (possibly none) */
 	bool		persisted;
+	uint64_t	last_used;		/* the flush interval it was last seen in */
 } MsLocation;
 
 /* One line of a symbolized location, as the symbolizer finds it. */
@@ -82,7 +89,10 @@ extern MsMapping *ms_get_mapping(uint64_t id);
 extern MsFunction *ms_get_function(uint64_t id);
 extern MsLocation *ms_get_location(uint64_t id);
 
-/* Forget everything if more than max_locations locations are known. */
-extern void ms_trim(int max_locations);
+/* At a flush: bring the copy down to max_bytes (see above). */
+extern void ms_trim(size_t max_bytes);
 
-#endif							/* AGENT_METASTORE_H */
+/* Bytes the copy holds now. */
+extern size_t ms_bytes(void);
+
+#endif							/* AGENT_METASTORE_CACHE_H */
