@@ -10,7 +10,7 @@
 # not: it is built only when asked, `make agent` and `make install-agent`.
 
 EXTENSION = parca
-EXTVERSION = 0.1
+EXTVERSION = 0.2
 MODULE_big = parca
 
 PROTO_C = src/pprof/profile.pb-c.c
@@ -19,12 +19,15 @@ SRCS = $(sort $(filter-out $(PROTO_C),$(wildcard src/*.c src/*/*.c))) $(PROTO_C)
 OBJS = $(SRCS:.c=.o)
 
 SQL_PARTS = $(sort $(wildcard sql/[0-9]*.sql))
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+# Update scripts: parca--A--B.sql from the parts in sql/upgrade/A--B/, in
+# order (docs/development.md, "Upgrades").
+UPGRADES = $(notdir $(wildcard sql/upgrade/*--*))
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(UPGRADES:%=$(EXTENSION)--%.sql)
 
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src -Wall -Wextra -Werror -Wno-unused-parameter \
+PG_CPPFLAGS = -I$(srcdir)/src -DPARCA_EXTVERSION='"$(EXTVERSION)"' -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare -MMD -MP
-SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml
+SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml -ldw -lelf
 
 # Tests: pg_regress cases under test/regress, run by scripts/test.sh
 # against a temporary instance that preloads the library.
@@ -53,6 +56,12 @@ clean-agent:
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
+
+define upgrade_script
+$(EXTENSION)--$(1).sql: $$(sort $$(wildcard sql/upgrade/$(1)/*.sql))
+	cat $$^ > $$@
+endef
+$(foreach u,$(UPGRADES),$(eval $(call upgrade_script,$(u))))
 
 $(PROTO_C) $(PROTO_H): src/pprof/profile.proto
 	cd src/pprof && protoc-c --c_out=. profile.proto

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "metastore_cache.h"
 #include "sample.h"
 #include "util.h"
@@ -271,7 +271,7 @@ lit_str(Buf *b, const char *s)
 
 typedef struct RowSet
 {
-	Buf			cols[5];
+	Buf			cols[6];
 	int			ncols;
 	U64Map		seen;
 	uint64_t   *ids;
@@ -351,23 +351,17 @@ static void
 add_location_rows(RowSet *rows, uint64_t id)
 {
 	MsLocation *l = ms_get_location(id);
-	Buf			fids = {0};
-	Buf			lines = {0};
 
 	if (l == NULL || l->persisted || !rowset_want(&rows[2], id))
 		return;
 	if (l->mapping_id)
 		add_mapping_row(&rows[0], l->mapping_id);
-	buf_append(&fids, "{", 1);
-	buf_append(&lines, "{", 1);
 	for (int i = 0; i < l->nlines; i++)
 	{
 		add_function_row(&rows[1], l->function_ids[i]);
-		lit_int(&fids, (int64_t) l->function_ids[i]);
-		lit_int(&lines, l->lines[i]);
+		lit_int(&rows[2].cols[4], (int64_t) l->function_ids[i]);
+		lit_int(&rows[2].cols[5], l->lines[i]);
 	}
-	buf_append(&fids, "}", 2);
-	buf_append(&lines, "}", 2);
 	lit_int(&rows[2].cols[0], (int64_t) l->id);
 	lit_sep(&rows[2].cols[1]);
 	if (l->mapping_id)
@@ -375,10 +369,7 @@ add_location_rows(RowSet *rows, uint64_t id)
 	else
 		buf_append(&rows[2].cols[1], "NULL", 4);
 	lit_int(&rows[2].cols[2], (int64_t) l->address);
-	lit_str(&rows[2].cols[3], fids.data);
-	lit_str(&rows[2].cols[4], lines.data);
-	buf_free(&fids);
-	buf_free(&lines);
+	lit_int(&rows[2].cols[3], l->nlines);
 }
 
 Batch *
@@ -429,7 +420,7 @@ agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns)
 
 	rowset_init(&rows[0], 3);
 	rowset_init(&rows[1], 5);
-	rowset_init(&rows[2], 5);
+	rowset_init(&rows[2], 6);
 	nframes = 0;
 	pos = 0;
 	while (u64map_next(&entries, &pos, NULL, &v))
@@ -466,10 +457,9 @@ batch_free(Batch *b)
 	for (int i = 0; i < 3; i++)
 		free(b->mappings[i]);
 	for (int i = 0; i < 5; i++)
-	{
 		free(b->functions[i]);
+	for (int i = 0; i < 6; i++)
 		free(b->locations[i]);
-	}
 	for (int i = 0; i < 3; i++)
 		free(b->new_ids[i]);
 	free(b);

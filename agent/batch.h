@@ -33,8 +33,9 @@ typedef struct Batch
 	 */
 	char	   *mappings[3];	/* id, build_id, file */
 	char	   *functions[5];	/* id, name, system_name, filename, start_line */
-	char	   *locations[5];	/* id, mapping_id, address, function_ids,
-								 * line_numbers (the last two as text[]) */
+	char	   *locations[6];	/* id, mapping_id, address, line_count, and
+								 * function_ids, line_numbers of all their
+								 * lines (parca_store_locations) */
 	/* Their ids, to mark them known once the batch is committed. */
 	uint64_t   *new_ids[3];		/* mappings, functions, locations */
 	int			nnew_ids[3];

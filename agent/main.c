@@ -27,7 +27,6 @@
 #include "relabel.h"
 #include "sampler.h"
 #include "symbolize.h"
-#include "symbolize.h"
 #include "util.h"
 #include "writer.h"
 
@@ -36,16 +35,31 @@
 /* Nanoseconds waited off the CPU; see docs/agent.md, "Off-CPU". */
 #define OFF_CPU_PROFILE_TYPE "parca_agent:off_cpu:nanoseconds:off_cpu:nanoseconds:delta"
 
-/* Defaults of --off-cpu-min and --off-cpu-rate. */
+/* The options' defaults, which --help shows (and docs/agent.md lists). */
+#define DEFAULT_FREQUENCY 19
+#define DEFAULT_FLUSH_SECONDS 10
+#define DEFAULT_BUFFER_BYTES (16 * 1024 * 1024)
+#define DEFAULT_CACHE_BYTES (16 * 1024 * 1024)
 #define DEFAULT_OFF_CPU_MIN_NS 1000000
 #define DEFAULT_OFF_CPU_RATE 19
 
+/* The highest --frequency. */
+#define MAX_FREQUENCY 1000
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/* How often the counters are logged without --verbose. */
+#define SUMMARY_INTERVAL_NS (60 * 1000000000ull)
+
+/* How long the writer may take to write the backlog at exit. */
+#define WRITER_STOP_SECONDS 5
+
 /*
- * The caches' bound (--cache-size) and its shares (see docs/agent.md,
+ * The caches' bound (--cache-size) is shared (see docs/agent.md,
  * "Caches"): the files (symbols, CFI), the metastore copy, and the labels
  * shared by processes (executable paths, cgroups).
  */
-#define DEFAULT_CACHE_BYTES (16 * 1024 * 1024)
 #define FILES_SHARE 0.75
 #define METASTORE_SHARE 0.1875
 #define LABELS_SHARE 0.0625
@@ -76,8 +90,8 @@ usage(FILE *out)
 			"writes them into PostgreSQL (the parca extension).\n"
 			"\n"
 			"  --dsn=CONNSTR          libpq connection string (default: PG* variables)\n"
-			"  --frequency=HZ         samples per second per CPU (default 19)\n"
-			"  --flush-interval=SECS  write interval in seconds (default 10)\n"
+			"  --frequency=HZ         samples per second per CPU (default %d)\n"
+			"  --flush-interval=SECS  write interval in seconds (default %d)\n"
 			"  --label=NAME=VALUE     add a label to every series (repeatable)\n"
 			"  --label-drop=NAMES     leave these labels (comma-separated) out of the\n"
 			"                         series, e.g. pid,thread_id,cpu (fewer series)\n"
@@ -86,15 +100,15 @@ usage(FILE *out)
 			"  --node=NAME            the node label (default: the host name)\n"
 			"  --duration=SECS        run this long, flush and exit (default: until signalled)\n"
 			"  --buffer-size=BYTES    bound of the unwritten backlog; k, M, G suffixes\n"
-			"                         (default 16M); beyond it the oldest data is dropped\n"
+			"                         (default %dM); beyond it the oldest data is dropped\n"
 			"  --cache-size=BYTES     bound of the caches (files, symbols, labels);\n"
-			"                         k, M, G suffixes (default 16M)\n"
+			"                         k, M, G suffixes (default %dM)\n"
 			"  --idle                 also report the idle task's samples\n"
 			"  --off-cpu              also sample where threads wait: the time each\n"
 			"                         blocked thread spent off the CPU, with its stacks\n"
-			"  --off-cpu-min=TIME     shortest wait sampled (default 1ms; ns, us, ms, s)\n"
+			"  --off-cpu-min=TIME     shortest wait sampled (default %gms; ns, us, ms, s)\n"
 			"  --off-cpu-rate=N       at most about N off-CPU samples a second per CPU\n"
-			"                         (default 19); beyond it, waits are sampled\n"
+			"                         (default %d); beyond it, waits are sampled\n"
 			"  --frame-pointers-only  walk user stacks by frame pointers only: no stack\n"
 			"                         copies, no CFI unwinding (cheaper; wrong for code\n"
 			"                         built without frame pointers)\n"
@@ -110,7 +124,9 @@ usage(FILE *out)
 			"Profile types: " PROFILE_TYPE ",\n"
 			"  with --off-cpu also " OFF_CPU_PROFILE_TYPE "\n"
 			"Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE)\n"
-			"and a kernel with BTF.\n");
+			"and a kernel with BTF.\n",
+			DEFAULT_FREQUENCY, DEFAULT_FLUSH_SECONDS, DEFAULT_BUFFER_BYTES >> 20,
+			DEFAULT_CACHE_BYTES >> 20, DEFAULT_OFF_CPU_MIN_NS / 1e6, DEFAULT_OFF_CPU_RATE);
 }
 
 static void
@@ -298,8 +314,29 @@ log_summary(const char *when)
 			ms_bytes() / 1048576.0, process_count());
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct AgentOptions
+{
+	const char *dsn;
+	SamplerConfig sampler;
+	double		flush_s;
+	double		duration_s;		/* 0: until signalled */
+	size_t		buffer_size;
+	size_t		cache_size;
+	bool		offline;
+	bool		verbose;
+	const char *symbolize_file; /* --symbolize: the offsets follow */
+	char		node[256];		/* "" until the host name is taken */
+	LabelSet	external;		/* --label */
+} AgentOptions;
+
+/*
+ * Reads the options into *o.  Returns -1 to go on; otherwise the status to
+ * exit with (--help, --version, an unknown option).  Arguments left over
+ * start at argv[optind].
+ */
+static int
+parse_options(int argc, char **argv, AgentOptions *o)
 {
 	enum
 	{
@@ -331,49 +368,33 @@ main(int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
 	};
-	const char *dsn = NULL;
-	SamplerConfig sc = {
-		.frequency = 19,
-		.copy_stack = true,
-		.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_NS,
-		.off_cpu_rate = DEFAULT_OFF_CPU_RATE,
-	};
-	double		flush_s = 10;
-	double		duration_s = 0;
-	size_t		buffer_size = 16 * 1024 * 1024;
-	size_t		cache_size = DEFAULT_CACHE_BYTES;
-	bool		offline = false;
-	const char *symbolize_file = NULL;
-	bool		verbose = false;
-	char		node[256] = "";
-	LabelSet	external = {0};
-	LabelSet	common = {0};
-	char		err[512];
-	Sampler    *sampler;
-	struct sigaction sa = {0};
-	uint64_t	start_ns, window_start_ns, stop_at_ns, last_summary_ns;
-	uint64_t	batch_id = 0;
-	uint64_t	file_pages_base = 0;
 	int			opt;
-	int			left = 0;
 
+	memset(o, 0, sizeof(*o));
+	o->sampler.frequency = DEFAULT_FREQUENCY;
+	o->sampler.copy_stack = true;
+	o->sampler.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_NS;
+	o->sampler.off_cpu_rate = DEFAULT_OFF_CPU_RATE;
+	o->flush_s = DEFAULT_FLUSH_SECONDS;
+	o->buffer_size = DEFAULT_BUFFER_BYTES;
+	o->cache_size = DEFAULT_CACHE_BYTES;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
 	{
 		switch (opt)
 		{
 			case OPT_DSN:
-				dsn = optarg;
+				o->dsn = optarg;
 				break;
 			case OPT_FREQUENCY:
-				sc.frequency = (int) parse_number(optarg, "--frequency", 1);
-				if (sc.frequency > 1000)
-					die("--frequency must be at most 1000, got %s", optarg);
+				o->sampler.frequency = (int) parse_number(optarg, "--frequency", 1);
+				if (o->sampler.frequency > MAX_FREQUENCY)
+					die("--frequency must be at most " STRINGIFY(MAX_FREQUENCY) ", got %s", optarg);
 				break;
 			case OPT_FLUSH:
-				flush_s = parse_number(optarg, "--flush-interval", 0.1);
+				o->flush_s = parse_number(optarg, "--flush-interval", 0.1);
 				break;
 			case OPT_LABEL:
-				add_external_label(&external, optarg);
+				add_external_label(&o->external, optarg);
 				break;
 			case OPT_LABEL_DROP:
 				add_relabel_rule(relabel_add_drop_list(optarg), optarg);
@@ -382,40 +403,40 @@ main(int argc, char **argv)
 				add_relabel_rule(relabel_add_rule(optarg), optarg);
 				break;
 			case OPT_NODE:
-				snprintf(node, sizeof(node), "%s", optarg);
+				snprintf(o->node, sizeof(o->node), "%s", optarg);
 				break;
 			case OPT_DURATION:
-				duration_s = parse_number(optarg, "--duration", 0);
+				o->duration_s = parse_number(optarg, "--duration", 0);
 				break;
 			case OPT_BUFFER:
-				buffer_size = parse_size(optarg, "--buffer-size");
+				o->buffer_size = parse_size(optarg, "--buffer-size");
 				break;
 			case OPT_CACHE:
-				cache_size = parse_size(optarg, "--cache-size");
+				o->cache_size = parse_size(optarg, "--cache-size");
 				break;
 			case OPT_IDLE:
-				sc.report_idle = true;
+				o->sampler.report_idle = true;
 				break;
 			case OPT_OFF_CPU:
-				sc.off_cpu = true;
+				o->sampler.off_cpu = true;
 				break;
 			case OPT_OFF_CPU_MIN:
-				sc.off_cpu_min_ns = parse_duration_ns(optarg, "--off-cpu-min");
+				o->sampler.off_cpu_min_ns = parse_duration_ns(optarg, "--off-cpu-min");
 				break;
 			case OPT_OFF_CPU_RATE:
-				sc.off_cpu_rate = parse_number(optarg, "--off-cpu-rate", 0.001);
+				o->sampler.off_cpu_rate = parse_number(optarg, "--off-cpu-rate", 0.001);
 				break;
 			case OPT_FP_ONLY:
-				sc.copy_stack = false;
+				o->sampler.copy_stack = false;
 				break;
 			case OPT_OFFLINE:
-				offline = true;
+				o->offline = true;
 				break;
 			case OPT_VERBOSE:
-				verbose = true;
+				o->verbose = true;
 				break;
 			case OPT_SYMBOLIZE:
-				symbolize_file = optarg;
+				o->symbolize_file = optarg;
 				break;
 			case OPT_HELP:
 				usage(stdout);
@@ -428,13 +449,23 @@ main(int argc, char **argv)
 				return 2;
 		}
 	}
-	if (symbolize_file)
-		return print_names(symbolize_file, argc - optind, argv + optind);
-	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
-	log_set_level(verbose ? LOG_DEBUG : LOG_INFO);
-	if (node[0] == '\0' && gethostname(node, sizeof(node) - 1) != 0)
-		snprintf(node, sizeof(node), "unknown");
+	return -1;
+}
+
+/*
+ * What the profiler needs before the first sample: the kernel's symbols,
+ * the labels of every series (node, kernel release, --label), the
+ * processes' state, and the signals that stop the agent.
+ */
+static void
+prepare_profiling(AgentOptions *o)
+{
+	LabelSet	common = {0};
+	struct sigaction sa = {0};
+
+	log_set_level(o->verbose ? LOG_DEBUG : LOG_INFO);
+	if (o->node[0] == '\0' && gethostname(o->node, sizeof(o->node) - 1) != 0)
+		snprintf(o->node, sizeof(o->node), "unknown");
 
 	/* Never wait on the network for debug information. */
 	unsetenv("DEBUGINFOD_URLS");
@@ -442,10 +473,10 @@ main(int argc, char **argv)
 	if (kernel_load_symbols() == 0)
 		log_msg(LOG_WARN, "no kernel symbols in /proc/kallsyms (kptr_restrict?): "
 				"kernel frames stay unsymbolized");
-	labelset_add(&common, "node", node);
+	labelset_add(&common, "node", o->node);
 	labelset_add(&common, "kernel_release", kernel_release());
-	for (int i = 0; i < external.n; i++)
-		labelset_add(&common, external.labels[i].name, external.labels[i].value);
+	for (int i = 0; i < o->external.n; i++)
+		labelset_add(&common, o->external.labels[i].name, o->external.labels[i].value);
 	profiler_init(&common);
 	process_init();
 
@@ -454,29 +485,78 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	sampler = sampler_start(&sc, profiler_on_sample, NULL, err, sizeof(err));
-	if (sampler == NULL)
+static void
+start_writer(const AgentOptions *o)
+{
+	WriterConfig wc = {
+		.dsn = o->dsn,
+		.node = o->node,
+		.profile_type = {PROFILE_TYPE, OFF_CPU_PROFILE_TYPE},
+		/* ns of CPU time a sample stands for; one ns waited per unit */
+		.period = {1000000000 / o->sampler.frequency, 1},
+		.max_bytes = o->buffer_size,
+	};
+
+	writer_start(&wc);
+}
+
+/* Frees the batches the writer has committed, after marking what they wrote. */
+static void
+retire_committed_batches(void)
+{
+	Batch	   *done = writer_take_committed();
+
+	while (done)
 	{
-		log_msg(LOG_ERROR, "%s", err);
-		return 1;
-	}
-	if (!offline)
-	{
-		WriterConfig wc = {
-			.dsn = dsn,
-			.node = node,
-			.profile_type = {PROFILE_TYPE, OFF_CPU_PROFILE_TYPE},
-			/* ns of CPU time a sample stands for; one ns waited per unit */
-			.period = {1000000000 / sc.frequency, 1},
-			.max_bytes = buffer_size,
-		};
+		Batch	   *next = done->next;
 
-		writer_start(&wc);
+		batch_mark_persisted(done);
+		batch_free(done);
+		done = next;
 	}
+}
 
-	start_ns = window_start_ns = last_summary_ns = now_monotonic_ns();
-	stop_at_ns = duration_s > 0 ? start_ns + (uint64_t) (duration_s * 1e9) : UINT64_MAX;
+/*
+ * The end of a flush interval: the window's counts become a batch for the
+ * writer (or standard output), and the caches are trimmed to their shares.
+ */
+static void
+flush_window(const AgentOptions *o, uint64_t window_ns)
+{
+	static uint64_t batch_id = 0;
+	uint64_t	id = now_realtime_ns() / 1000;
+	Batch	   *b;
+
+	batch_id = id > batch_id ? id : batch_id + 1;
+	profiler_resolve();
+	if (o->offline)
+		agg_print_folded(stdout);
+	b = agg_take(batch_id, now_realtime_ns(), window_ns);
+	if (b && o->offline)
+		batch_free(b);
+	else if (b)
+		writer_submit(b);
+	if (!o->offline)
+		retire_committed_batches();
+	ms_trim((size_t) (o->cache_size * METASTORE_SHARE));
+	objfile_end_flush((size_t) (o->cache_size * FILES_SHARE));
+	process_sweep((size_t) (o->cache_size * LABELS_SHARE));
+}
+
+/* Samples until signalled or --duration has passed, flushing every interval. */
+static void
+sample_until_stopped(Sampler *sampler, const AgentOptions *o)
+{
+	uint64_t	start_ns = now_monotonic_ns();
+	uint64_t	window_start_ns = start_ns;
+	uint64_t	last_summary_ns = start_ns;
+	uint64_t	stop_at_ns = o->duration_s > 0 ?
+		start_ns + (uint64_t) (o->duration_s * 1e9) : UINT64_MAX;
+	uint64_t	flush_ns = (uint64_t) (o->flush_s * 1e9);
+	uint64_t	file_pages_base = 0;
+
 	for (;;)
 	{
 		uint64_t	now;
@@ -486,7 +566,7 @@ main(int argc, char **argv)
 		bound_file_pages(&file_pages_base);
 		now = now_monotonic_ns();
 		last = stop_requested || now >= stop_at_ns;
-		if (last || now - window_start_ns >= (uint64_t) (flush_s * 1e9))
+		if (last || now - window_start_ns >= flush_ns)
 			sampler_counters(sampler, &bpf_counters);
 		if (last)
 		{
@@ -494,40 +574,13 @@ main(int argc, char **argv)
 			sampler_stop(sampler);
 			sampler = NULL;
 		}
-		if (last || now - window_start_ns >= (uint64_t) (flush_s * 1e9))
+		if (last || now - window_start_ns >= flush_ns)
 		{
-			uint64_t	id = now_realtime_ns() / 1000;
-			Batch	   *b;
-
-			batch_id = id > batch_id ? id : batch_id + 1;
-			profiler_resolve();
-			if (offline)
-				agg_print_folded(stdout);
-			b = agg_take(batch_id, now_realtime_ns(), now - window_start_ns);
+			flush_window(o, now - window_start_ns);
 			window_start_ns = now;
-			if (b && offline)
-				batch_free(b);
-			else if (b)
-				writer_submit(b);
-			if (!offline)
-			{
-				Batch	   *done = writer_take_committed();
-
-				while (done)
-				{
-					Batch	   *next = done->next;
-
-					batch_mark_persisted(done);
-					batch_free(done);
-					done = next;
-				}
-			}
-			ms_trim((size_t) (cache_size * METASTORE_SHARE));
-			objfile_end_flush((size_t) (cache_size * FILES_SHARE));
-			process_sweep((size_t) (cache_size * LABELS_SHARE));
 			/* (objfile_end_flush dropped the files' pages) */
 			file_pages_base = resident_memory(true);
-			if (verbose || now - last_summary_ns >= 60 * 1000000000ull)
+			if (o->verbose || now - last_summary_ns >= SUMMARY_INTERVAL_NS)
 			{
 				log_summary("so far");
 				last_summary_ns = now;
@@ -536,10 +589,38 @@ main(int argc, char **argv)
 		if (last)
 			break;
 	}
+}
+
+int
+main(int argc, char **argv)
+{
+	AgentOptions o;
+	char		err[512];
+	Sampler    *sampler;
+	int			status = parse_options(argc, argv, &o);
+	int			left = 0;
+
+	if (status >= 0)
+		return status;
+	if (o.symbolize_file)
+		return print_names(o.symbolize_file, argc - optind, argv + optind);
+	if (optind < argc)
+		die("unexpected argument '%s'", argv[optind]);
+
+	prepare_profiling(&o);
+	sampler = sampler_start(&o.sampler, profiler_on_sample, NULL, err, sizeof(err));
+	if (sampler == NULL)
+	{
+		log_msg(LOG_ERROR, "%s", err);
+		return 1;
+	}
+	if (!o.offline)
+		start_writer(&o);
+	sample_until_stopped(sampler, &o);
 	if (stop_requested)
 		log_msg(LOG_INFO, "stopping on signal %d", (int) stop_requested);
-	if (!offline)
-		left = writer_stop(5);
+	if (!o.offline)
+		left = writer_stop(WRITER_STOP_SECONDS);
 	log_summary("done");
 	return left > 0 ? 1 : 0;
 }

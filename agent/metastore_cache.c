@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "util.h"
 
 static U64Map mappings;			/* id -> MsMapping */
@@ -28,9 +28,18 @@ address_key(uint64_t mapping_id, uint64_t address)
 	return parca_hash64(k, sizeof(k));
 }
 
+/*
+ * Names are repaired into valid UTF-8 before they are hashed, as the
+ * extension repairs them (parca_utf8_repair): one bad name neither fails
+ * a batch (the server accepts only valid text) nor gets an id of its own.
+ */
 uint64_t
-ms_mapping(const char *build_id, const char *file)
+ms_mapping(const char *raw_build_id, const char *raw_file)
 {
+	char	   *build_id_copy,
+			   *file_copy;
+	const char *build_id = parca_utf8_repair(raw_build_id, &build_id_copy);
+	const char *file = parca_utf8_repair(raw_file, &file_copy);
 	uint64_t	id = parca_mapping_id(build_id, file);
 	MsMapping  *m = u64map_get(&mappings, id);
 
@@ -43,6 +52,8 @@ ms_mapping(const char *build_id, const char *file)
 		u64map_put(&mappings, id, m);
 		total_bytes += ENTRY_OVERHEAD(MsMapping) + strlen(build_id) + strlen(file) + 2;
 	}
+	free(build_id_copy);
+	free(file_copy);
 	return id;
 }
 
@@ -72,21 +83,26 @@ location_bytes(const MsLocation *l)
 static uint64_t
 ms_function(const FrameLine *l)
 {
-	uint64_t	id = parca_function_id(l->name, l->system_name, l->filename,
-									   l->start_line);
+	char	   *copies[3];
+	const char *name = parca_utf8_repair(l->name, &copies[0]);
+	const char *system_name = parca_utf8_repair(l->system_name, &copies[1]);
+	const char *filename = parca_utf8_repair(l->filename, &copies[2]);
+	uint64_t	id = parca_function_id(name, system_name, filename, l->start_line);
 	MsFunction *f = u64map_get(&functions, id);
 
 	if (f == NULL)
 	{
 		f = xcalloc(1, sizeof(MsFunction));
 		f->id = id;
-		f->name = xstrdup(l->name);
-		f->system_name = xstrdup(l->system_name);
-		f->filename = xstrdup(l->filename);
+		f->name = xstrdup(name);
+		f->system_name = xstrdup(system_name);
+		f->filename = xstrdup(filename);
 		f->start_line = l->start_line;
 		u64map_put(&functions, id, f);
 		total_bytes += function_bytes(f);
 	}
+	for (int i = 0; i < 3; i++)
+		free(copies[i]);
 	return id;
 }
 

@@ -25,7 +25,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "util.h"
 
 /*

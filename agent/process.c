@@ -14,7 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "util.h"
 
 /*

@@ -571,8 +571,11 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 			*npcs = n;
 			return UNWIND_TRUNCATED;
 		}
-		/* A return address: the call is before it. */
-		if (return_address)
+		/*
+		 * A return address: the call is before it; so is the system call
+		 * the thread was in, for the first frame.
+		 */
+		if (return_address || (n == 0 && s->uip_after_syscall))
 			pc--;
 		pcs[n++] = pc;
 		cfi = cfi_for(p, pc, &vaddr, &f, &mapped);

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ids/ids.h"
+
 static int	log_level = LOG_INFO;
 
 void *
@@ -237,9 +239,13 @@ buf_put_be64(Buf *b, uint64_t v)
 	buf_append(b, x, 8);
 }
 
+/* Label values too are repaired into valid UTF-8 (parca_utf8_repair). */
 void
-buf_json_escape(Buf *b, const char *s)
+buf_json_escape(Buf *b, const char *raw)
 {
+	char	   *copy;
+	const char *s = parca_utf8_repair(raw, &copy);
+
 	for (; *s; s++)
 	{
 		unsigned char c = (unsigned char) *s;
@@ -254,6 +260,7 @@ buf_json_escape(Buf *b, const char *s)
 		else
 			buf_append(b, s, 1);
 	}
+	free(copy);
 }
 
 void

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ids/ids.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 500
@@ -126,6 +127,41 @@ log_pq_error(const char *what)
 	log_msg(LOG_WARN, "%s: %.*s", what, len, msg);
 }
 
+/*
+ * Does the database speak this agent's write protocol (ids.h)?  Checked on
+ * every connection: until it does (an agent newer than the extension waits
+ * for ALTER EXTENSION parca UPDATE), batches stay in the backlog.
+ */
+static bool
+protocol_matches(void)
+{
+	PGresult   *r = PQexec(conn, "SELECT parca_write_protocol()");
+	bool		ok = false;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+	{
+		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+		/* 42883: undefined_function, an extension from before the protocol */
+		if (state && strcmp(state, "42883") == 0)
+			log_msg(LOG_ERROR, "database %s has no parca_write_protocol(): the extension parca "
+					"there is older than this agent (write protocol %d); run ALTER EXTENSION "
+					"parca UPDATE (after installing the extension of this agent's release)",
+					PQdb(conn), PARCA_WRITE_PROTOCOL);
+		else
+			log_pq_error("cannot check the write protocol");
+	}
+	else if (PQntuples(r) != 1 || atoi(PQgetvalue(r, 0, 0)) != PARCA_WRITE_PROTOCOL)
+		log_msg(LOG_ERROR, "database %s speaks write protocol %s, this agent %d: refusing to "
+				"write; install an agent and extension of the same release (then ALTER "
+				"EXTENSION parca UPDATE)", PQdb(conn),
+				PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "?", PARCA_WRITE_PROTOCOL);
+	else
+		ok = true;
+	PQclear(r);
+	return ok;
+}
+
 static bool
 connect_db(void)
 {
@@ -154,6 +190,12 @@ connect_db(void)
 			PQport(conn), PQdb(conn), PQuser(conn),
 			PQsslInUse(conn) ? "SSL " : "no SSL",
 			PQsslInUse(conn) ? PQsslAttribute(conn, "protocol") : "");
+	if (!protocol_matches())
+	{
+		PQfinish(conn);
+		conn = NULL;
+		return false;
+	}
 	return true;
 }
 
@@ -176,6 +218,15 @@ static bool
 run_ok(const char *sql, int nparams, const char *const *params)
 {
 	PGresult   *r = run(sql, nparams, params, PGRES_COMMAND_OK);
+
+	PQclear(r);
+	return r != NULL;
+}
+
+static bool
+run_tuples(const char *sql, int nparams, const char *const *params)
+{
+	PGresult   *r = run(sql, nparams, params, PGRES_TUPLES_OK);
 
 	PQclear(r);
 	return r != NULL;
@@ -242,22 +293,18 @@ write_body(const Batch *b, bool *duplicate)
 				2, params))
 		return false;
 
+	/* The write protocol (sql/50_ingest.sql): each stores what is missing. */
 	if (b->nnew_ids[0] > 0 &&
-		!run_ok("INSERT INTO parca.mappings (id, build_id, file) "
-				"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) "
-				"ON CONFLICT (id) DO NOTHING", 3, (const char *const *) b->mappings))
+		!run_tuples("SELECT parca_store_mappings($1, $2, $3)", 3,
+					(const char *const *) b->mappings))
 		return false;
 	if (b->nnew_ids[1] > 0 &&
-		!run_ok("INSERT INTO parca.functions (id, name, system_name, filename, start_line) "
-				"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], "
-				"$5::bigint[]) ON CONFLICT (id) DO NOTHING", 5,
-				(const char *const *) b->functions))
+		!run_tuples("SELECT parca_store_functions($1, $2, $3, $4, $5)", 5,
+					(const char *const *) b->functions))
 		return false;
 	if (b->nnew_ids[2] > 0 &&
-		!run_ok("INSERT INTO parca.locations (id, mapping_id, address, function_ids, line_numbers) "
-				"SELECT i, m, a, f::bigint[], l::bigint[] FROM unnest($1::bigint[], "
-				"$2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS u(i, m, a, f, l) "
-				"ON CONFLICT (id) DO NOTHING", 5, (const char *const *) b->locations))
+		!run_tuples("SELECT parca_store_locations($1, $2, $3, $4, $5, $6)", 6,
+					(const char *const *) b->locations))
 		return false;
 
 	buf_append(&kinds, "{", 1);

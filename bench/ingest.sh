@@ -69,8 +69,11 @@ for i in $(seq 100); do
 	echo "SELECT parca_ingest_pprof(pg_read_binary_file('$stage/p.pb') || '\\x48'::bytea || parca_bench_varint(1608199718549304626 + $i * 10000000000), 'memory', '{\"job\": \"bench\"}');"
 done | psql -X -q -v ON_ERROR_STOP=1 -f - >/dev/null
 q "VACUUM ANALYZE parca.samples" >/dev/null
-read -r rows bytes times <<<"$(q "SELECT count(*), pg_total_relation_size('parca.samples'), count(DISTINCT time) FROM parca.samples" | tr '|' ' ')"
-am=$(q "SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'parca.samples'::regclass" || echo heap)
+# parca.samples is partitioned: its size and access method are its leaves'
+read -r rows bytes times <<<"$(q "SELECT count(*), (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('parca.samples')),
+                                         count(DISTINCT time) FROM parca.samples" | tr '|' ' ')"
+am=$(q "SELECT string_agg(DISTINCT a.amname, '+') FROM pg_partition_tree('parca.samples') t
+        JOIN pg_class c ON c.oid = t.relid JOIN pg_am a ON a.oid = c.relam WHERE t.isleaf")
 
 echo "parca_ingest_pprof, parca/alloc_objects.pb.gz (4,661 samples x 4 types, 9,368 rows):"
 printf '  %-44s %8s ms\n' "cold (empty metastore, new session)" "$cold_ms"

@@ -86,8 +86,9 @@ ids=$(q "SELECT parca_series_ids('$selector')")
 rows=$(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$ids')")
 total_rows=$(q "SELECT count(*) FROM parca.samples")
 table_info() {
-	q "SELECT a.amname || ', ' || pg_size_pretty(pg_table_size('parca.samples'))
-	   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'parca.samples'::regclass"
+	q "SELECT string_agg(DISTINCT a.amname, '+') || ', ' || pg_size_pretty(sum(pg_table_size(t.relid)))
+	   FROM pg_partition_tree('parca.samples') t JOIN pg_class c ON c.oid = t.relid
+	   JOIN pg_am a ON a.oid = c.relam WHERE t.isleaf"
 }
 echo "data: $data; $rows rows selected by $selector, $total_rows rows in parca.samples ($(table_info))"
 

@@ -356,6 +356,7 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	}
 
 	s->nuser = 0;
+	s->uip_after_syscall = 0;
 	s->unwind_end = UNWIND_END_NONE;
 	s->stack_len = 0;
 	s->go_stack_len = 0;
@@ -364,12 +365,20 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	{
 		if (ip == 0)
 		{
-			/* In the kernel: the user registers saved on kernel entry. */
+			/*
+			 * In the kernel: the user registers saved on kernel entry.  If
+			 * they were saved by a system call, ip is past its instruction
+			 * (0f 05); after an interrupt or a fault, ip is the instruction.
+			 */
 			struct pt_regs *regs = (struct pt_regs *) bpf_task_pt_regs(task);
+			__u16		insn = 0;
 
 			ip = BPF_CORE_READ(regs, ip);
 			sp = BPF_CORE_READ(regs, sp);
 			bp = BPF_CORE_READ(regs, bp);
+			if (bpf_probe_read_user(&insn, sizeof(insn), (void *) (ip - 2)) == 0 &&
+				insn == 0x050f)
+				s->uip_after_syscall = 1;
 		}
 		s->uip = ip;
 		s->usp = sp;

@@ -55,7 +55,14 @@ struct parca_sample
 	char		process_comm[16];
 
 	__u32		kind;			/* SAMPLE_ON_CPU or SAMPLE_OFF_CPU */
-	__u32		pad1;
+
+	/*
+	 * 1 if uip is where a system call returns to (the thread was in one):
+	 * the instruction sampled is the one before, whose function's CFI the
+	 * unwinder must use (a system call can end its function, as in
+	 * __restore_rt, so uip may lie outside it).
+	 */
+	__u32		uip_after_syscall;
 	/*
 	 * Off-CPU: how long the thread was off the CPU (from switching out
 	 * blocked to switching in again), and the probability, times 2^32,

@@ -11,11 +11,15 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
+	elfutils debuginfod
 	golang-go python3
 	linux-perf openssl libc6-dbg
 	chromium nodejs
 	curl bc
 )
+# npm (test/grafana installs Grafana's packages): Debian's, unless a node
+# build that brings its own (and conflicts with Debian's) is installed
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

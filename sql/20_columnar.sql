@@ -36,7 +36,9 @@ CREATE ACCESS METHOD parca_columnar TYPE TABLE HANDLER parca_columnar_handler;
 COMMENT ON ACCESS METHOD parca_columnar IS 'compressed column chunks with min/max skipping (parca)';
 
 -- Set a table's options (NULL leaves an option as it is).  They apply
--- to stripes written from now on.
+-- to stripes written from now on.  Set on a partitioned table (such as
+-- parca.samples), they apply to its partitions, and to those made later
+-- by parca.create_partition.
 CREATE FUNCTION parca_columnar_set_options(
     tbl regclass,
     compression_level integer DEFAULT NULL,
@@ -44,14 +46,16 @@ CREATE FUNCTION parca_columnar_set_options(
     chunk_group_rows integer DEFAULT NULL) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     INSERT INTO parca.columnar_options AS o
-        VALUES (tbl, stripe_rows, chunk_group_rows, compression_level)
+        SELECT t.relid, stripe_rows, chunk_group_rows, compression_level
+        FROM (SELECT tbl UNION SELECT relid FROM pg_partition_tree(tbl)) AS t(relid)
     ON CONFLICT (relid) DO UPDATE SET
         stripe_rows = coalesce(EXCLUDED.stripe_rows, o.stripe_rows),
         chunk_group_rows = coalesce(EXCLUDED.chunk_group_rows, o.chunk_group_rows),
         compression_level = coalesce(EXCLUDED.compression_level, o.compression_level);
 $$;
 
--- Merge the small (inline) stripes of a table; returns how many.
+-- Merge a table's small (inline) stripes, then its partial stripes by size
+-- ratio (docs/columnar.md); returns how many stripes were merged.
 CREATE FUNCTION parca_columnar_compact(tbl regclass) RETURNS bigint
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 

@@ -1,5 +1,5 @@
 -- The metastore: mappings, functions and locations, each stored once.
--- Ids are content hashes (src/common/ids.c), so every writer computes the
+-- Ids are content hashes (src/ids/ids.c), so every writer computes the
 -- same id for the same thing and a stack can name its locations before
 -- they are registered.
 

@@ -1,8 +1,12 @@
 -- Querying profiles: selectors, merge, diff, icicle, top, flame graph SVG,
 -- time series and discovery (src/query/; docs/query.md).
 
+-- Planner support: a call whose selector does not depend on the row is
+-- evaluated once per query (an InitPlan), not once per row.
+CREATE FUNCTION parca_series_ids_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 CREATE FUNCTION parca_series_ids(selector text) RETURNS bigint[]
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE SUPPORT parca_series_ids_support;
 COMMENT ON FUNCTION parca_series_ids(text) IS
     'ids of the series a selector such as memory:alloc_space:bytes:space:bytes{job="api"} matches';
 
@@ -32,11 +36,19 @@ COMMENT ON FUNCTION parca_diff(profile, profile, boolean) IS
     'both profiles side by side (base scaled to the compared total unless absolute)';
 
 CREATE FUNCTION parca_icicle(profile profile, max_nodes integer DEFAULT 0)
-    RETURNS TABLE(level integer, value bigint, self bigint,
-                  "valueRight" bigint, "selfRight" bigint, label text)
+    RETURNS TABLE(level integer, value bigint, self bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
 COMMENT ON FUNCTION parca_icicle(profile, integer) IS
     'the call tree in depth-first pre-order, the data frame of Grafana''s flame graph panel';
+
+-- Grafana's panel draws a diff when the right columns exist, so only the
+-- diff function has them; value and self are the base side.
+CREATE FUNCTION parca_icicle_diff(profile profile, max_nodes integer DEFAULT 0)
+    RETURNS TABLE(level integer, value bigint, self bigint,
+                  "valueRight" bigint, "selfRight" bigint, label text)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_icicle_diff(profile, integer) IS
+    'the call tree of a diff, base side in value/self and compared side in valueRight/selfRight (Grafana''s diff flame graph)';
 
 CREATE FUNCTION parca_top(profile profile)
     RETURNS TABLE(function text, file text, flat bigint, flat_percent double precision,
@@ -108,7 +120,7 @@ $$;
 
 -- Time series for Grafana: per step bucket (aligned to start, or to
 -- 2000-01-01 when start is -infinity) and series,
--- the total value (samples:count in the period unit) and, for delta types,
+-- the total value (samples:count in the period unit when it is known) and, for delta types,
 -- the value per second of profiled time.  With sum_by, series are summed
 -- by those labels.
 CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timestamptz,
@@ -128,6 +140,7 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
                sel.key, x.series_id, x.time,
                pg_catalog.sum(CASE WHEN pg_catalog.split_part(sel.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
                                     AND pg_catalog.split_part(sel.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count'
+                                    AND x.period OPERATOR(pg_catalog.>) 0  -- 0: unknown, the count stays
                                    THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
                pg_catalog.max(x.duration) AS d,
                pg_catalog.bool_or(sel.profile_type OPERATOR(pg_catalog.~~) '%:delta') AS is_delta
@@ -141,8 +154,10 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
         GROUP BY p.bucket, p.key, p.series_id
     )
     SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
+           -- the aggregate runs whatever CASE decides: it must not divide by 0
            CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
-                THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9)) END,
+                THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9))
+                         FILTER (WHERE p.d OPERATOR(pg_catalog.>) 0) END,
            pg_catalog.sum(p.profiles)::bigint
     FROM per_series p
     GROUP BY p.bucket, p.key
@@ -150,3 +165,57 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
 $$;
 COMMENT ON FUNCTION parca_query_range(text, timestamptz, timestamptz, interval, text[]) IS
     'per step and series: total value and, for delta types, value per second';
+
+-- A selector from parts, for dashboards: template variables are pasted
+-- into SQL string literals (which Grafana's SQL datasource quotes), never
+-- into selector syntax.  The label matcher matches exactly one of
+-- label_values (each escaped for the regex and quoted for the selector);
+-- a NULL array, or a NULL element (Grafana's "All", sent as NULL), means
+-- any value.  matchers is more selector text: `job="api", pod!~"x-.*"`.
+-- An empty profile type, or an empty list of values, selects nothing:
+-- the result is NULL, and the query functions return nothing for it.
+CREATE FUNCTION parca_selector(profile_type text, label text DEFAULT NULL,
+                               label_values text[] DEFAULT NULL, matchers text DEFAULT '')
+    RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE
+        WHEN coalesce(profile_type, '') = '' THEN NULL
+        WHEN coalesce(label, '') <> '' AND cardinality(label_values) = 0 THEN NULL
+        ELSE profile_type || '{' || concat_ws(', ',
+            CASE WHEN coalesce(label, '') <> '' AND label_values IS NOT NULL
+                      AND array_position(label_values, NULL) IS NULL
+                 THEN label || CASE WHEN cardinality(label_values) = 1 THEN '="' ELSE '=~"' END
+                      || replace(replace(
+                             CASE WHEN cardinality(label_values) = 1 THEN label_values[1]
+                                  ELSE (SELECT string_agg(regexp_replace(v, '([^[:alnum:]_])', E'\\\\\\1', 'g'), '|')
+                                        FROM unnest(label_values) AS v) END,
+                             E'\\', E'\\\\'), '"', E'\\"')
+                      || '"'
+            END,
+            nullif(btrim(matchers, E' \t\n\r,'), '')) || '}'
+    END
+$$;
+COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
+    'a selector from a profile type, one label with a list of values and more matchers, each value quoted';
+
+-- The unit of the values parca_query returns for these arguments (the
+-- third field of its profile type): for samples:count the period unit
+-- when the samples in the range have a period, else count.  Cheap: it
+-- stops at the first sample with a period.  For Grafana's unit.
+CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestamptz)
+    RETURNS text
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE
+        WHEN count(DISTINCT s.profile_type) <> 1 THEN NULL
+        WHEN split_part(min(s.profile_type), ':', 2) = 'samples'
+             AND split_part(min(s.profile_type), ':', 3) = 'count'
+        THEN CASE WHEN EXISTS (SELECT FROM parca.samples x
+                               WHERE x.series_id = ANY (array_agg(s.id))
+                                 AND x.time BETWEEN start AND stop AND x.period > 0)
+                  THEN split_part(min(s.profile_type), ':', 5) ELSE 'count' END
+        ELSE split_part(min(s.profile_type), ':', 3)
+    END
+    FROM @extschema@.parca_series(selector) s
+$$;
+COMMENT ON FUNCTION parca_query_unit(text, timestamptz, timestamptz) IS
+    'the unit of the values parca_query returns for these arguments (nanoseconds, bytes, count, ...)';

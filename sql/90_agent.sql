@@ -26,8 +26,17 @@ $$;
 COMMENT ON TABLE parca.agent_batches IS 'batches written by parca-agent, for idempotent retries';
 GRANT USAGE ON SCHEMA parca TO parca_agent;
 GRANT INSERT ON parca.samples TO parca_agent;
--- INSERT ... ON CONFLICT (id) DO NOTHING reads the conflicting id.
-GRANT INSERT, SELECT (id) ON parca.mappings, parca.functions, parca.locations TO parca_agent;
+-- The write protocol (sql/50_ingest.sql) runs as its caller: it looks the
+-- ids up, inserts what is missing (INSERT ... ON CONFLICT (id) reads the
+-- conflicting id) and adds lines to a stored location that has none.
+GRANT EXECUTE ON FUNCTION parca_write_protocol(),
+    parca_store_mappings(bigint[], text[], text[]),
+    parca_store_functions(bigint[], text[], text[], text[], bigint[]),
+    parca_store_locations(bigint[], bigint[], bigint[], integer[], bigint[], bigint[], boolean[])
+    TO parca_agent;
+GRANT INSERT, SELECT (id) ON parca.mappings, parca.functions TO parca_agent;
+GRANT INSERT, SELECT (id, function_ids), UPDATE (function_ids, line_numbers) ON parca.locations
+    TO parca_agent;
 -- parca_series_id() looks the series up and inserts it if new, as its caller.
 GRANT SELECT, INSERT ON parca.series TO parca_agent;
 GRANT SELECT, INSERT, DELETE ON parca.agent_batches TO parca_agent;

@@ -29,10 +29,12 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "labels.h"
 #include "metastore.h"
+#include "parca.h"
 #include "pprof/pprof.h"
+#include "profile_type.h"
 #include "samples_insert.h"
 #include "stacktrace.h"
 
@@ -137,17 +139,19 @@ static char *
 profile_type_of(const Pprof *p, const char *name, size_t sample_type)
 {
 	const PprofMessage *m = p->msg;
-	const char *period_type = m->period_type ? pprof_string(p, m->period_type->type) : "";
-	const char *period_unit = m->period_type ? pprof_string(p, m->period_type->unit) : "";
-	const char *type = pprof_string(p, m->sample_type[sample_type]->type);
-	const char *unit = pprof_string(p, m->sample_type[sample_type]->unit);
+	ProfileType type;
 
-	profile_type_field_validate(type, "sample type");
-	profile_type_field_validate(unit, "sample unit");
-	profile_type_field_validate(period_type, "period type");
-	profile_type_field_validate(period_unit, "period unit");
-	return psprintf("%s:%s:%s:%s:%s%s", name, type, unit, period_type, period_unit,
-					m->duration_nanos > 0 ? ":delta" : "");
+	type.name = name;
+	type.sample_type = pprof_string(p, m->sample_type[sample_type]->type);
+	type.sample_unit = pprof_string(p, m->sample_type[sample_type]->unit);
+	type.period_type = m->period_type ? pprof_string(p, m->period_type->type) : "";
+	type.period_unit = m->period_type ? pprof_string(p, m->period_type->unit) : "";
+	type.delta = m->duration_nanos > 0;
+	profile_type_field_validate(type.sample_type, "sample type");
+	profile_type_field_validate(type.sample_unit, "sample unit");
+	profile_type_field_validate(type.period_type, "period type");
+	profile_type_field_validate(type.period_unit, "period unit");
+	return profile_type_format(&type);
 }
 
 static Datum
@@ -347,9 +351,10 @@ write_samples(IngestState *st, const uint64 *location_ids)
  * An ingest allocates a few MB and frees them all at the end.  glibc
  * returns freed memory at the top of the heap to the kernel, and serves
  * requests above its mmap threshold with fresh mappings, so each profile
- * faults the same pages in again: a quarter of a warm ingest's time.  A
- * backend that ingests keeps up to 16 MB of freed heap for its next
- * profile instead; backends that never ingest are left as they are.
+ * faults the same pages in again: a quarter of a warm ingest's time
+ * (bench/ingest.sh, "warm").  A backend that ingests keeps up to 16 MB of
+ * freed heap for its next profile instead; backends that never ingest are
+ * left as they are.
  */
 static void
 keep_freed_memory_for_next_profile(void)
@@ -389,7 +394,8 @@ parca_ingest_pprof(PG_FUNCTION_ARGS)
 	memset(&st, 0, sizeof(st));
 	if (!PG_ARGISNULL(2))
 		st.base = labels_from_jsonb(PG_GETARG_JSONB_P(2), &st.nbase, "the labels argument");
-	st.p = pprof_decode(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
+	st.p = pprof_decode(VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data),
+						 (Size) parca_max_profile_size);
 	st.profile_types = palloc(Max(st.p->msg->n_sample_type, 1) * sizeof(char *));
 	for (size_t t = 0; t < st.p->msg->n_sample_type; t++)
 		st.profile_types[t] = profile_type_of(st.p, name, t);
@@ -421,11 +427,12 @@ Datum
 parca_series_id(PG_FUNCTION_ARGS)
 {
 	char	   *profile_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ProfileType parsed;
 	LabelPair  *pairs;
 	int			npairs;
 	int64		id;
 
-	profile_type_validate(profile_type);
+	profile_type_parse_or_error(profile_type, &parsed);
 	pairs = labels_from_jsonb(PG_GETARG_JSONB_P(1), &npairs, "the labels argument");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

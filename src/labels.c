@@ -1,6 +1,6 @@
 /*
  * labels.c
- *		Label sets and profile type names.
+ *		Label sets.
  */
 #include "postgres.h"
 
@@ -116,67 +116,4 @@ labels_to_jsonb(LabelPair *pairs, int npairs)
 	}
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(result);
-}
-
-/*
- * Whether c may appear in a field of a profile type: ':' separates the
- * fields, '{', '}' and '"' belong to selectors, and a selector could not
- * name a type with white space or control characters in it.
- */
-static bool
-profile_type_char_ok(char c)
-{
-	return c != ':' && c != '{' && c != '}' && c != '"' && c != ' ' &&
-		(unsigned char) c >= 0x20 && c != 0x7f;
-}
-
-void
-profile_name_validate(const char *name)
-{
-	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("profile name must not be empty")));
-	for (const char *p = name; *p; p++)
-		if (!profile_type_char_ok(*p))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid profile name \"%s\"", name),
-					 errdetail("A profile name may not contain ':', '{', '}', '\"', white space or control characters.")));
-}
-
-void
-profile_type_field_validate(const char *field, const char *what)
-{
-	for (const char *p = field; *p; p++)
-		if (!profile_type_char_ok(*p))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid profile: %s \"%s\" cannot be part of a profile type", what, field),
-					 errdetail("A profile type is name:sample_type:sample_unit:period_type:period_unit; no selector could name one whose fields contain ':', '{', '}', '\"', white space or control characters.")));
-}
-
-void
-profile_type_validate(const char *profile_type)
-{
-	int			ncolons = 0;
-	const char *last = profile_type;
-	bool		chars_ok = profile_type[0] != ':';
-
-	for (const char *p = profile_type; *p; p++)
-	{
-		if (*p == ':')
-		{
-			ncolons++;
-			last = p + 1;
-		}
-		else if (!profile_type_char_ok(*p))
-			chars_ok = false;
-	}
-	if (chars_ok && (ncolons == 4 || (ncolons == 5 && strcmp(last, "delta") == 0)))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid profile type \"%s\"", profile_type),
-			 errdetail("A profile type is name:sample_type:sample_unit:period_type:period_unit, optionally followed by :delta; the name is not empty, and no field contains '{', '}', '\"', white space or control characters.")));
 }

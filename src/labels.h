@@ -33,16 +33,4 @@ extern LabelPair *labels_from_jsonb(Jsonb *labels, int *npairs, const char *what
  */
 extern Jsonb *labels_to_jsonb(LabelPair *pairs, int npairs);
 
-/* Checks a profile type string (name:sample_type:sample_unit:period_type:period_unit[:delta]). */
-extern void profile_type_validate(const char *profile_type);
-
-/* Checks the name part of a profile type. */
-extern void profile_name_validate(const char *name);
-
-/*
- * Checks a pprof string that becomes a field of a profile type (what names
- * it in the message: "sample type", ...).
- */
-extern void profile_type_field_validate(const char *field, const char *what);
-
 #endif							/* PARCA_LABELS_H */

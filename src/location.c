@@ -26,7 +26,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "metastore.h"
 
 PG_FUNCTION_INFO_V1(location_in);

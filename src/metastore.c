@@ -3,7 +3,7 @@
  *		The metastore: mappings, functions, locations and series.
  *
  * Ids of mappings, functions and locations are content hashes
- * (common/ids.c), so registering is "insert what is missing".  To keep a
+ * (ids/ids.c), so registering is "insert what is missing".  To keep a
  * warm ingest cheap each backend caches the ids it knows to be stored;
  * ids this transaction wrote wait in a pending list and join the cache
  * only when the transaction commits (a subtransaction abort drops its
@@ -11,7 +11,8 @@
  * invalidation of any metastore table (TRUNCATE, DROP) empties the cache:
  * the callback only notes the relation (it may run in the middle of an
  * ingest, where nothing may be freed), and the caches are checked at the
- * next entry point.
+ * next entry point.  The metastore's garbage collection
+ * (sql/45_metastore_gc.sql) sends such an invalidation too.
  */
 #include "postgres.h"
 
@@ -21,12 +22,15 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "storage/lmgr.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "common/ids.h"
+#include "extension_version.h"
+#include "ids/ids.h"
 #include "metastore.h"
+#include "samples_table.h"
 
 /* Beyond this many cached ids the cache starts over. */
 #define ID_CACHE_MAX_ENTRIES	(1024 * 1024)
@@ -244,9 +248,29 @@ id_keyed_table(const char *name, Size entrysize, long nelem)
 	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/*
+ * Whoever registers or looks up ids is about to write rows that refer to
+ * them: it holds parca.samples as a writer until it commits, so that the
+ * metastore's garbage collection (which takes it in SHARE mode) either
+ * waits for its rows or ran entirely before.  Taking the lock also reads
+ * the invalidations such a collection sent at its commit, so that the
+ * caches, checked next (ensure_caches), forget the removed ids.  Readers
+ * (metastore_stacktrace_type) do not lock: they may run on a standby.
+ */
+static void
+lock_for_writing(void)
+{
+	LockRelationOid(samples_table_relid(), RowExclusiveLock);
+}
+
+/*
+ * Every write to the metastore comes here first: the place to refuse a
+ * database whose extension is older than this library.
+ */
 static void
 ensure_caches(void)
 {
+	extension_version_check();
 	if ((n_noted_relids > 0 || all_invalidated) && metastore_invalidated())
 		reset_caches();
 
@@ -416,6 +440,56 @@ compare_u64(const void *a, const void *b)
 
 /* --- mappings, functions, locations ------------------------------------- */
 
+/*
+ * New rows are inserted in ascending id order.  An INSERT that meets an
+ * uncommitted row with its id waits for that transaction; two writers
+ * inserting overlapping new ids in different orders would each wait for
+ * the other (a deadlock), in the same order they queue instead.
+ */
+typedef struct IdPosition
+{
+	uint64		id;
+	int			pos;
+} IdPosition;
+
+/* By id, then by position: the first of repeated ids stays first. */
+static int
+compare_id_positions(const void *a, const void *b)
+{
+	const IdPosition *x = a;
+	const IdPosition *y = b;
+	int			c = compare_u64(&x->id, &y->id);
+
+	return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/*
+ * The positions i of ids[0..n) with insert[i] set, ordered by id; their
+ * count in *nnew.
+ */
+static int *
+insertion_order(const uint64 *ids, const bool *insert, int n, int *nnew)
+{
+	IdPosition *sorted = palloc(Max(n, 1) * sizeof(IdPosition));
+	int		   *order;
+	int			k = 0;
+
+	for (int i = 0; i < n && insert; i++)
+		if (insert[i])
+		{
+			sorted[k].id = ids[i];
+			sorted[k].pos = i;
+			k++;
+		}
+	qsort(sorted, k, sizeof(IdPosition), compare_id_positions);
+	order = palloc(Max(k, 1) * sizeof(int));
+	for (int i = 0; i < k; i++)
+		order[i] = sorted[i].pos;
+	pfree(sorted);
+	*nnew = k;
+	return order;
+}
+
 static SavedPlan insert_mappings = {
 	"INSERT INTO parca.mappings (id, build_id, file) "
 	"SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) ON CONFLICT (id) DO NOTHING",
@@ -463,20 +537,17 @@ register_mappings(const MetaMapping *m, int n)
 	uint64	   *ids = palloc(Max(n, 1) * sizeof(uint64));
 	const char **build_ids = palloc(Max(n, 1) * sizeof(char *));
 	const char **files = palloc(Max(n, 1) * sizeof(char *));
-	int			nnew = 0;
-	bool	   *insert;
+	int			nnew;
+	int		   *order;
 
 	for (int i = 0; i < n; i++)
 		ids[i] = m[i].id;
-	insert = ids_to_insert(&select_mappings, ids, n);
-	for (int i = 0; i < n && insert; i++)
+	order = insertion_order(ids, ids_to_insert(&select_mappings, ids, n), n, &nnew);
+	for (int k = 0; k < nnew; k++)
 	{
-		if (!insert[i])
-			continue;
-		ids[nnew] = m[i].id;
-		build_ids[nnew] = m[i].build_id;
-		files[nnew] = m[i].file;
-		nnew++;
+		ids[k] = m[order[k]].id;
+		build_ids[k] = m[order[k]].build_id;
+		files[k] = m[order[k]].file;
 	}
 	if (nnew > 0)
 	{
@@ -501,22 +572,21 @@ register_functions(const MetaFunction *f, int n)
 	const char **system_names = palloc(Max(n, 1) * sizeof(char *));
 	const char **filenames = palloc(Max(n, 1) * sizeof(char *));
 	uint64	   *start_lines = palloc(Max(n, 1) * sizeof(uint64));
-	int			nnew = 0;
-	bool	   *insert;
+	int			nnew;
+	int		   *order;
 
 	for (int i = 0; i < n; i++)
 		ids[i] = f[i].id;
-	insert = ids_to_insert(&select_functions, ids, n);
-	for (int i = 0; i < n && insert; i++)
+	order = insertion_order(ids, ids_to_insert(&select_functions, ids, n), n, &nnew);
+	for (int k = 0; k < nnew; k++)
 	{
-		if (!insert[i])
-			continue;
-		ids[nnew] = f[i].id;
-		names[nnew] = f[i].name;
-		system_names[nnew] = f[i].system_name;
-		filenames[nnew] = f[i].filename;
-		start_lines[nnew] = (uint64) f[i].start_line;
-		nnew++;
+		const MetaFunction *fk = &f[order[k]];
+
+		ids[k] = fk->id;
+		names[k] = fk->name;
+		system_names[k] = fk->system_name;
+		filenames[k] = fk->filename;
+		start_lines[k] = (uint64) fk->start_line;
 	}
 	if (nnew > 0)
 	{
@@ -613,7 +683,8 @@ datum_array(Datum *d, bool *nulls, int n, Oid type)
 static void
 register_locations(const MetaLocation *l, int n)
 {
-	uint64	   *cand = palloc(Max(n, 1) * sizeof(uint64));
+	IdPosition *cand = palloc(Max(n, 1) * sizeof(IdPosition));
+	uint64	   *cand_ids = palloc(Max(n, 1) * sizeof(uint64));
 	int			ncand = 0,
 				total_lines = 0;
 	HTAB	   *stored;
@@ -624,35 +695,41 @@ register_locations(const MetaLocation *l, int n)
 	{
 		if (!known(l[i].id, l[i].nlines > 0))
 		{
-			cand[ncand++] = l[i].id;
+			cand[ncand].id = l[i].id;
+			cand[ncand].pos = i;
+			ncand++;
 			total_lines += l[i].nlines;
 		}
 	}
 	if (ncand == 0)
 		return;
-	qsort(cand, ncand, sizeof(uint64), compare_u64);
-	stored = find_stored(&select_locations, cand, ncand);
+	/* in id order: see insertion_order */
+	qsort(cand, ncand, sizeof(IdPosition), compare_id_positions);
+	for (int k = 0; k < ncand; k++)
+		cand_ids[k] = cand[k].id;
+	stored = find_stored(&select_locations, cand_ids, ncand);
 	batch_init(&ins, ncand, total_lines);
 	batch_init(&upd, ncand, total_lines);
-	for (int i = 0; i < n; i++)
+	for (int k = 0; k < ncand; k++)
 	{
-		bool		have_lines = l[i].nlines > 0;
+		const MetaLocation *lk = &l[cand[k].pos];
+		bool		have_lines = lk->nlines > 0;
 		bool		seen;
 		FoundId    *f;
 
-		if (known(l[i].id, have_lines))
+		if (known(lk->id, have_lines))
 			continue;
-		f = hash_search(stored, &l[i].id, HASH_ENTER, &seen);
-		remember_id(l[i].id, have_lines || (seen && f->has_lines));
+		f = hash_search(stored, &lk->id, HASH_ENTER, &seen);
+		remember_id(lk->id, have_lines || (seen && f->has_lines));
 		if (!seen)
 		{
 			f->has_lines = have_lines;
-			batch_add(&ins, &l[i]);
+			batch_add(&ins, lk);
 		}
 		else if (have_lines && !f->has_lines)
 		{
 			f->has_lines = true;
-			batch_add(&upd, &l[i]);
+			batch_add(&upd, lk);
 		}
 	}
 	if (ins.n > 0)
@@ -689,6 +766,7 @@ metastore_register(const MetaMapping *mappings, int nmappings,
 				   const MetaFunction *functions, int nfunctions,
 				   const MetaLocation *locations, int nlocations)
 {
+	lock_for_writing();
 	ensure_caches();
 	register_mappings(mappings, nmappings);
 	register_functions(functions, nfunctions);
@@ -721,6 +799,7 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	bool		isnull;
 	int64		id;
 
+	lock_for_writing();
 	ensure_caches();
 	memcpy(key, profile_type, type_len + 1);
 	strcpy(key + type_len + 1, labels_text);

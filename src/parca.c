@@ -15,14 +15,16 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
-#include "utils/fmgroids.h"
 #include "fmgr.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 #include "parca.h"
 #include "columnar/columnar.h"
+#include "partitions.h"
 #include "scrape/scrape.h"
+#include "symbolize/symbolize.h"
 
 PG_MODULE_MAGIC;
 
@@ -44,6 +46,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	columnar_init();
 	scrape_init();
+	symbolize_init();
+	partitions_init();
 	MarkGUCPrefixReserved("parca");
 }
 
@@ -65,17 +69,4 @@ parca_extension_schema(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return OidIsValid(schema) ? get_namespace_name(schema) : NULL;
-}
-
-Oid
-parca_samples_relid(void)
-{
-	Oid			relid = get_relname_relid("samples", get_namespace_oid("parca", false));
-
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table parca.samples does not exist"),
-				 errhint("Drop and create extension parca again.")));
-	return relid;
 }

@@ -11,7 +11,4 @@ extern int	parca_max_profile_size;
 /* The schema of extension parca (palloc'd), or NULL if it is not installed. */
 extern char *parca_extension_schema(void);
 
-/* The OID of table parca.samples; an error if it is missing. */
-extern Oid	parca_samples_relid(void);
-
 #endif							/* PARCA_H */

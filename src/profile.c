@@ -12,9 +12,10 @@
 
 #include "common/int.h"
 #include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "profile.h"
 
 /* A stack as stored in the arena: byte length, then the frames. */
@@ -102,13 +103,13 @@ arena_store(ProfileBuilder *b, const StoredStack *key)
 	return copy;
 }
 
-static void
-add_value(int64 *sum, int64 value)
+void
+profile_value_add(int64 *sum, int64 value)
 {
 	if (unlikely(pg_add_s64_overflow(*sum, value, sum)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("profile value out of range: a stack's sum exceeds 64 bits")));
+				 errmsg("profile value out of range: a sum exceeds 64 bits")));
 }
 
 void
@@ -135,8 +136,8 @@ profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 		entry->value_right = value_right;
 		return;
 	}
-	add_value(&entry->value, value);
-	add_value(&entry->value_right, value_right);
+	profile_value_add(&entry->value, value);
+	profile_value_add(&entry->value_right, value_right);
 }
 
 void
@@ -244,16 +245,20 @@ profile_builder_finish(ProfileBuilder *b)
 	return result;
 }
 
+/*
+ * A damaged profile value: data corruption when read, bad input when it is
+ * being typed in or received (r->bad_input).
+ */
 static void
-corrupt_profile(const char *what)
+corrupt_profile(const ProfileReader *r, const char *what)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
+			(errcode(r->bad_input ? ERRCODE_INVALID_TEXT_REPRESENTATION : ERRCODE_DATA_CORRUPTED),
 			 errmsg("invalid profile value: %s", what)));
 }
 
-void
-profile_reader_init(ProfileReader *r, const struct varlena *profile)
+static void
+profile_reader_start(ProfileReader *r, const struct varlena *profile, bool bad_input)
 {
 	const char *p = VARDATA_ANY(profile);
 	Size		len = VARSIZE_ANY_EXHDR(profile);
@@ -262,17 +267,18 @@ profile_reader_init(ProfileReader *r, const struct varlena *profile)
 	uint16		type_len;
 	char	   *type;
 
+	r->bad_input = bad_input;
 	if (len < PROFILE_HEADER_SIZE)
-		corrupt_profile("too short");
+		corrupt_profile(r, "too short");
 	memcpy(&version, p, 1);
 	memcpy(&flags, p + 1, 1);
 	memcpy(&type_len, p + 2, 2);
 	memcpy(&r->meta.period, p + 4, 8);
 	memcpy(&r->remaining, p + 12, 4);
 	if (version != PROFILE_VERSION)
-		corrupt_profile("unknown format version");
+		corrupt_profile(r, "unknown format version");
 	if (len < PROFILE_HEADER_SIZE + (Size) type_len)
-		corrupt_profile("truncated profile type");
+		corrupt_profile(r, "truncated profile type");
 	type = palloc(type_len + 1);
 	memcpy(type, p + PROFILE_HEADER_SIZE, type_len);
 	type[type_len] = '\0';
@@ -280,6 +286,12 @@ profile_reader_init(ProfileReader *r, const struct varlena *profile)
 	r->meta.is_diff = (flags & PROFILE_FLAG_DIFF) != 0;
 	r->pos = p + PROFILE_HEADER_SIZE + type_len;
 	r->end = p + len;
+}
+
+void
+profile_reader_init(ProfileReader *r, const struct varlena *profile)
+{
+	profile_reader_start(r, profile, false);
 }
 
 bool
@@ -291,11 +303,11 @@ profile_reader_next(ProfileReader *r, ProfileSample *s)
 	if (r->remaining == 0)
 	{
 		if (r->pos != r->end)
-			corrupt_profile("trailing bytes");
+			corrupt_profile(r, "trailing bytes");
 		return false;
 	}
 	if (r->end - r->pos < 12)
-		corrupt_profile("truncated sample");
+		corrupt_profile(r, "truncated sample");
 	memcpy(&nframes, r->pos, 4);
 	memcpy(&s->value, r->pos + 4, 8);
 	r->pos += 12;
@@ -303,13 +315,13 @@ profile_reader_next(ProfileReader *r, ProfileSample *s)
 	if (r->meta.is_diff)
 	{
 		if (r->end - r->pos < 8)
-			corrupt_profile("truncated sample");
+			corrupt_profile(r, "truncated sample");
 		memcpy(&s->value_right, r->pos, 8);
 		r->pos += 8;
 	}
 	need = (Size) nframes * sizeof(uint64);
 	if (nframes > (uint32) (r->end - r->pos) / sizeof(uint64))
-		corrupt_profile("truncated stack");
+		corrupt_profile(r, "truncated stack");
 	s->nframes = (int) nframes;
 	s->frames = r->pos;
 	r->pos += need;
@@ -338,7 +350,9 @@ profile_validate(const struct varlena *profile)
 	ProfileReader r;
 	ProfileSample s;
 
-	profile_reader_init(&r, profile);
+	profile_reader_start(&r, profile, true);
+	/* the type is shown as text: it must be valid in the database encoding */
+	(void) pg_verifymbstr(r.meta.profile_type, strlen(r.meta.profile_type), false);
 	while (profile_reader_next(&r, &s))
 		;
 }
@@ -430,6 +444,6 @@ parca_profile_total(PG_FUNCTION_ARGS)
 
 	profile_reader_init(&r, PG_GETARG_PROFILE_P(0));
 	while (profile_reader_next(&r, &s))
-		add_value(&total, s.value);
+		profile_value_add(&total, s.value);
 	PG_RETURN_INT64(total);
 }

@@ -75,10 +75,18 @@ typedef struct ProfileReader
 	const char *end;
 	uint32		remaining;
 	ProfileMeta meta;
+	bool		bad_input;		/* damage is bad input, not corruption */
 } ProfileReader;
 
+/* Damage found while reading is data corruption (XX001). */
 extern void profile_reader_init(ProfileReader *r, const struct varlena *profile);
 extern bool profile_reader_next(ProfileReader *r, ProfileSample *sample);
+
+/*
+ * *sum += value; a sum that leaves 64 bits is an error (every total and
+ * inclusive value of a profile is such a sum), never a silent wrap.
+ */
+extern void profile_value_add(int64 *sum, int64 value);
 
 #define PG_GETARG_PROFILE_P(n) ((struct varlena *) PG_DETOAST_DATUM(PG_GETARG_DATUM(n)))
 

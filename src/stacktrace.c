@@ -3,7 +3,7 @@
  *		The stacktrace type: I/O, comparison and hashing.
  *
  * Text form: location ids as 16 hex digits, leaf first, e.g.
- * {00a1b2c3d4e5f607,1122334455667788}.  parca_frames() (export.c) turns
+ * {00a1b2c3d4e5f607,1122334455667788}.  parca_frames() (sql/35_frames.sql) turns
  * the ids into function names.  Comparison is by frames as unsigned
  * integers, leaf first, then by depth; it only has to be a total order
  * consistent with equality so that btree indexes, sorting and GROUP BY

@@ -11,6 +11,52 @@ SHARED_TESTDATA=$(cd "$REPO_ROOT/../shared/testdata" 2>/dev/null && pwd || true)
 pass_count=0
 fail_count=0
 
+# stack_names STACK [user]: SQL giving the function names of the stack
+# expression STACK (inlined functions too), leaf first, ';'-separated,
+# '?' for a frame without a name; with "user", without the kernel's frames.
+stack_names() {
+	local only_user=true
+	[ "${2:-}" = user ] && only_user="m.file IS DISTINCT FROM '[kernel.kallsyms]'"
+	echo "(SELECT string_agg(coalesce(f.name, '?'), ';' ORDER BY u.pos, fl.lpos)
+	   FROM unnest(parca_stack_location_ids($1)) WITH ORDINALITY AS u(id, pos)
+	   LEFT JOIN parca.locations l ON l.id = u.id
+	   LEFT JOIN parca.mappings m ON m.id = l.mapping_id
+	   LEFT JOIN LATERAL unnest(l.function_ids) WITH ORDINALITY AS fl(fid, lpos) ON true
+	   LEFT JOIN parca.functions f ON f.id = fl.fid
+	  WHERE $only_user)"
+}
+
+# wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	while [ $SECONDS -lt $deadline ]; do
+		[ "$(q "$2" 2>/dev/null)" = t ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# agent_sampling LOG: waits until parca-agent, started with its stderr in
+# LOG, says it samples (loading its BPF program takes longer on a loaded
+# machine than any fixed pause); fails after a minute
+agent_sampling() {
+	local i
+	for i in $(seq 1 600); do
+		grep -q "sampling [0-9]* CPUs" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "# parca-agent did not start sampling: $(tail -c 300 "$1")"
+	return 1
+}
+
+# require_fixtures: exits (a failed suite) unless ../shared/testdata/pprof is there
+require_fixtures() {
+	if [ -z "$SHARED_TESTDATA" ] || [ ! -d "$SHARED_TESTDATA/pprof" ]; then
+		echo "FAIL - fixtures not found (expected ../shared/testdata next to the repository)"
+		exit 1
+	fi
+}
+
 # start_cluster PORT [extra postgresql.conf lines...]
 # Sets PGDATA_DIR, PGPORT, PGHOST, PGUSER, PGDATABASE for psql calls.
 start_cluster() {
@@ -104,6 +150,14 @@ check_eq() {
 		fail_count=$((fail_count + 1))
 		echo "FAIL - $1: expected [$2], got [$3]"
 	fi
+}
+
+# near_expected ACTUAL EXPECTED: a count of profiler samples against its
+# expectation (19 Hz x CPU seconds for parca-agent).  Which timer ticks find
+# a program running varies with the load: the count is binomial, with a
+# variance below its mean, and stays within four standard deviations.
+near_expected() {
+	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 4 * sqrt(e)) }'
 }
 
 # finish: print the suite's counts; exit status says whether all passed.

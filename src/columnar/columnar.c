@@ -15,7 +15,7 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 int			columnar_stripe_rows = 1000000;
 int			columnar_chunk_group_rows = 10000;
@@ -44,7 +44,7 @@ columnar_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		{
 			columnar_discard_relation(objectId);
 			if (RelationGetNumberOfBlocks(rel) > 0)
-				columnar_delete_storage(objectId, columnar_read_metapage(rel).storage_id);
+				columnar_delete_storage(objectId, columnar_read_storage_id(rel));
 			columnar_delete_options(objectId);
 		}
 		relation_close(rel, NoLock);
@@ -89,7 +89,7 @@ columnar_init(void)
 							 NULL,
 							 &columnar_enable_aggregate, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	columnar_write_init();
+	columnar_write_state_init();
 	columnar_customscan_init();
 	columnar_agg_init();
 	prev_object_access_hook = object_access_hook;

@@ -39,7 +39,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 /* What each output column of the node is. */
 #define AGG_KEY		0
@@ -255,8 +255,8 @@ columnar_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	cpath->path.pathtarget = target;
 	cpath->path.rows = cheapest->rows;
 	/* one pass, no hashing of keys per row: below the cheapest plan */
-	cpath->path.startup_cost = cheapest->startup_cost * 0.5;
-	cpath->path.total_cost = cheapest->total_cost * 0.5;
+	cpath->path.startup_cost = cheapest->startup_cost * COLUMNAR_AGG_COST;
+	cpath->path.total_cost = cheapest->total_cost * COLUMNAR_AGG_COST;
 	cpath->methods = &agg_path_methods;
 	cpath->custom_private = list_make4(makeInteger(rte->relid), makeInteger(key->varattno),
 									   outs, input_rel->baserestrictinfo);

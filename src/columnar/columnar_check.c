@@ -10,7 +10,6 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "funcapi.h"
-#include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -19,7 +18,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 PG_FUNCTION_INFO_V1(parca_columnar_check);
 PG_FUNCTION_INFO_V1(parca_columnar_chunks);
@@ -56,15 +55,6 @@ corrupt(Relation rel, ColumnarStripe *s, const char *what)
 			 errmsg("columnar table \"%s\" is damaged: %s", RelationGetRelationName(rel), what),
 			 s ? errdetail("In the stripe that starts at row number " INT64_FORMAT ".",
 						   s->first_row) : 0));
-}
-
-static int
-row_range_cmp(const void *a, const void *b)
-{
-	const ColumnarRowRange *x = a;
-	const ColumnarRowRange *y = b;
-
-	return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0);
 }
 
 /*
@@ -153,7 +143,6 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 			for (int g = -1; g < s->ngroups; g++)
 			{
 				ColumnarChunk *ch = g < 0 ? &s->columns[a].dict : COLUMNAR_CHUNK(s, a, g);
-				pg_crc32c	crc;
 
 				if (g < 0 && !s->columns[a].has_dict)
 					continue;
@@ -161,11 +150,8 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 					continue;
 				if (ch->encoding >= ENC_COUNT)
 					corrupt(rel, s, "unknown chunk encoding");
-				columnar_read_stored(rel, s, ch, &stored);
-				INIT_CRC32C(crc);
-				COMP_CRC32C(crc, stored.data, stored.len);
-				FIN_CRC32C(crc);
-				if (crc != ch->crc)
+				columnar_chunk_read_stored(rel, s, ch, &stored);
+				if (columnar_chunk_crc(stored.data, stored.len) != ch->crc)
 					corrupt(rel, s, "chunk checksum mismatch");
 			}
 		}
@@ -179,14 +165,32 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 		rows += decoded;
 	}
 
-	qsort(ranges, nranges, sizeof(ColumnarRowRange), row_range_cmp);
+	qsort(ranges, nranges, sizeof(ColumnarRowRange), columnar_range_cmp);
 	for (int i = 1; i < nranges; i++)
 		if (ranges[i - 1].first + ranges[i - 1].count > ranges[i].first)
 			corrupt(rel, NULL, "two stripes share row numbers");
-	qsort(blocks, nblockranges, sizeof(ColumnarRowRange), row_range_cmp);
+	qsort(blocks, nblockranges, sizeof(ColumnarRowRange), columnar_range_cmp);
 	for (int i = 1; i < nblockranges; i++)
 		if (blocks[i - 1].first + blocks[i - 1].count > blocks[i].first)
 			corrupt(rel, NULL, "two stripes share data pages");
+	/* the free page runs of the metapage: inside the relation, under no stripe */
+	{
+		ColumnarBlockRun *free;
+		int			nfree = columnar_free_runs(rel, &free);
+		/* VACUUM may have found pages a writer appended since */
+		BlockNumber nblocks_now = RelationGetNumberOfBlocks(rel);
+
+		for (int f = 0; f < nfree; f++)
+		{
+			if (free[f].first < 1 || free[f].count <= 0 ||
+				free[f].first + free[f].count > nblocks_now)
+				corrupt(rel, NULL, "a free page run lies outside the relation");
+			for (int i = 0; i < nblockranges; i++)
+				if (blocks[i].first < free[f].first + free[f].count &&
+					free[f].first < blocks[i].first + blocks[i].count)
+					corrupt(rel, NULL, "a free page run overlaps a stripe");
+		}
+	}
 
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);

@@ -42,7 +42,7 @@
 #include "utils/ruleutils.h"
 #include "utils/selfuncs.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook;
 
@@ -269,7 +269,9 @@ columnar_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTb
 										 rel->relid, JOIN_INNER, NULL) : 1.0;
 	cpath->path.startup_cost = seqpath->startup_cost;
 	cpath->path.total_cost = seqpath->startup_cost +
-		(seqpath->total_cost - seqpath->startup_cost) * (0.1 + 0.4 * colfrac + 0.4 * sel);
+		(seqpath->total_cost - seqpath->startup_cost) *
+		(COLUMNAR_SCAN_FIXED_COST + COLUMNAR_SCAN_COLUMNS_COST * colfrac +
+		 COLUMNAR_SCAN_SELECTIVITY_COST * sel);
 	add_path(rel, &cpath->path);
 }
 

@@ -1,6 +1,7 @@
 /*
  * columnar_encode.c
- *		Integer encodings of column chunks, and zstd.
+ *		Integer encodings of column chunks, varints, and zstd: the codecs
+ *		that the chunk format (columnar_chunk.c) is made of.
  *
  * Values of pass-by-value columns (and dictionary indexes) are int64.
  * Each chunk is encoded every way that fits and the smallest wins:
@@ -19,49 +20,11 @@
 
 #include "lib/stringinfo.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 const char *const columnar_encoding_names[ENC_COUNT] = {
 	"all_null", "for", "rle", "delta_for", "delta_rle", "dod_for", "dict", "plain"
 };
-
-static void
-put_varint(StringInfo out, uint64 v)
-{
-	char		buf[10];
-	int			n = 0;
-
-	while (v >= 0x80)
-	{
-		buf[n++] = (char) ((v & 0x7f) | 0x80);
-		v >>= 7;
-	}
-	buf[n++] = (char) v;
-	appendBinaryStringInfo(out, buf, n);
-}
-
-static uint64
-get_varint(const char **p, const char *end)
-{
-	uint64		v = 0;
-	int			shift = 0;
-
-	while (*p < end)
-	{
-		uint8		b = (uint8) *(*p)++;
-
-		v |= (uint64) (b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-		shift += 7;
-		if (shift > 63)
-			break;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("columnar chunk has a truncated varint")));
-	return 0;
-}
 
 static inline uint64
 zigzag(int64 v)
@@ -192,8 +155,8 @@ encode_rle(const int64 *v, int n, StringInfo out)
 
 		while (j < n && v[j] == v[i])
 			j++;
-		put_varint(out, zigzag(v[i]));
-		put_varint(out, (uint64) (j - i));
+		columnar_put_varint(out, zigzag(v[i]));
+		columnar_put_varint(out, (uint64) (j - i));
 		i = j;
 	}
 }
@@ -205,8 +168,8 @@ decode_rle(const char *p, const char *end, int64 *v, int n)
 
 	while (i < n)
 	{
-		int64		val = unzigzag(get_varint(&p, end));
-		uint64		count = get_varint(&p, end);
+		int64		val = unzigzag(columnar_get_varint(&p, end));
+		uint64		count = columnar_get_varint(&p, end);
 
 		if (count == 0 || count > (uint64) (n - i))
 			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),

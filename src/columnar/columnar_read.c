@@ -1,8 +1,9 @@
 /*
  * columnar_read.c
- *		Reading stripes: the stripes a snapshot sees, chunk decoding, scans
- *		(sequential, with chunk group skipping and only the columns asked
- *		for), fetch by row number (indexes) and by ordinal (ANALYZE).
+ *		Reading stripes: the stripes a snapshot sees, chunk groups decoded
+ *		into datums (chunk by chunk, columnar_chunk.c), scans (sequential,
+ *		with chunk group skipping and only the columns asked for), fetch by
+ *		row number (indexes) and by ordinal (ANALYZE).
  *
  * A scan decodes one chunk group at a time, only for the columns it
  * needs; the values it returns point into that decoded group and stay
@@ -15,14 +16,14 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "miscadmin.h"
-#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 typedef struct RowMapEntry
 {
@@ -243,152 +244,6 @@ columnar_read_total_rows(ColumnarReadState *rs)
 	return rs->cumulative[rs->nstripes];
 }
 
-/* The stored bytes of a chunk into out; returns pages read. */
-int
-columnar_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-					 StringInfo out)
-{
-	int64		off = chunk->offset;
-	int64		end = chunk->offset + chunk->size;
-	BlockNumber nblocks;
-	int			pages = 0;
-
-	if (chunk->offset < 0 || chunk->size < 0 || chunk->offset + chunk->size > stripe->data_size)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("columnar chunk lies outside its stripe in \"%s\"",
-						RelationGetRelationName(rel))));
-	resetStringInfo(out);
-	if (stripe->first_block < 0)
-	{
-		appendBinaryStringInfo(out, stripe->inline_data + chunk->offset, chunk->size);
-		return 0;
-	}
-	nblocks = RelationGetNumberOfBlocks(rel);
-	enlargeStringInfo(out, chunk->size);
-	while (off < end)
-	{
-		BlockNumber blk = (BlockNumber) (stripe->first_block + off / COLUMNAR_PAGE_PAYLOAD);
-		int			pos = (int) (off % COLUMNAR_PAGE_PAYLOAD);
-		int			part = (int) Min(end - off, COLUMNAR_PAGE_PAYLOAD - pos);
-		Buffer		b;
-		Page		page;
-
-		if (blk >= nblocks)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("columnar stripe of \"%s\" refers to block %u past the end",
-							RelationGetRelationName(rel), blk)));
-		b = ReadBuffer(rel, blk);
-		LockBuffer(b, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(b);
-		if (((PageHeader) page)->pd_lower < SizeOfPageHeaderData + pos + part)
-		{
-			UnlockReleaseBuffer(b);
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("columnar data page %u of \"%s\" is short",
-							blk, RelationGetRelationName(rel))));
-		}
-		memcpy(out->data + out->len, page + SizeOfPageHeaderData + pos, part);
-		UnlockReleaseBuffer(b);
-		pages++;
-		out->len += part;
-		off += part;
-	}
-	out->data[out->len] = '\0';
-	return pages;
-}
-
-/* The bytes of a chunk, decompressed, into raw; returns pages read. */
-int
-columnar_read_chunk(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-					StringInfo raw)
-{
-	StringInfoData stored;
-	int			pages;
-
-	if (chunk->rawsize == 0)
-		return columnar_read_stored(rel, stripe, chunk, raw);
-	initStringInfo(&stored);
-	pages = columnar_read_stored(rel, stripe, chunk, &stored);
-	resetStringInfo(raw);
-	enlargeStringInfo(raw, chunk->rawsize);
-	columnar_decompress(stored.data, stored.len, chunk->rawsize, raw->data);
-	raw->len = chunk->rawsize;
-	pfree(stored.data);
-	return pages;
-}
-
-static uint64
-read_varint(const char **p, const char *end)
-{
-	uint64		v = 0;
-	int			shift = 0;
-
-	while (*p < end && shift < 64)
-	{
-		uint8		b = (uint8) *(*p)++;
-
-		v |= (uint64) (b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-		shift += 7;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("columnar chunk has a truncated value length")));
-	return 0;
-}
-
-/*
- * n values stored as (varint length, bytes): rebuild them as datums of a
- * type of length typlen, each MAXALIGNed, in cxt.
- */
-static char **
-decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cxt)
-{
-	const char *p = raw;
-	const char *end = raw + rawlen;
-	Size		total = 0;
-	char	  **out = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
-	char	   *arena;
-
-	for (int i = 0; i < n; i++)
-	{
-		uint64		len = read_varint(&p, end);
-
-		if (len > (uint64) (end - p) || (typlen > 0 && len != (uint64) typlen))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("columnar chunk has a bad value length")));
-		p += len;
-		total += MAXALIGN(len + VARHDRSZ);
-	}
-	if (p != end)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("columnar chunk has trailing bytes")));
-	arena = MemoryContextAllocHuge(cxt, Max(total, 1));
-	p = raw;
-	for (int i = 0; i < n; i++)
-	{
-		uint64		len = read_varint(&p, end);
-
-		out[i] = arena;
-		if (typlen == -1)
-		{
-			SET_VARSIZE(arena, len + VARHDRSZ);
-			memcpy(VARDATA(arena), p, len);
-		}
-		else
-			memcpy(arena, p, len);
-		arena += MAXALIGN(len + VARHDRSZ);
-		p += len;
-	}
-	return out;
-}
-
 static void
 load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
@@ -410,11 +265,98 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	}
 	if (rs->dicts[att] == NULL)
 	{
-		rs->blocks_read += columnar_read_chunk(rs->rel, s, &s->columns[att].dict, &rs->raw);
-		rs->dicts[att] = decode_values(rs->raw.data, rs->raw.len, s->columns[att].ndict,
-									   TupleDescAttr(rs->desc, att)->attlen, rs->dict_cxt);
+		rs->blocks_read += columnar_chunk_read(rs->rel, s, &s->columns[att].dict, &rs->raw);
+		rs->dicts[att] = columnar_chunk_decode_dictionary(rs->raw.data, rs->raw.len,
+														  s->columns[att].ndict,
+														  TupleDescAttr(rs->desc, att)->attlen,
+														  rs->dict_cxt);
 		rs->dict_sizes[att] = s->columns[att].ndict;
 	}
+}
+
+/*
+ * Decode column a of chunk group g (n rows) of stripe s into rs->vals[a]
+ * and rs->nulls[a], in the group's memory.
+ */
+static void
+decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
+{
+	Form_pg_attribute att = TupleDescAttr(rs->desc, a);
+	Datum	   *vals;
+	bool	   *nulls;
+	ColumnarChunk *ch;
+	int64	   *ints;
+	char	  **values;
+	int			k = 0;
+
+	rs->dict_index[a] = NULL;
+	vals = rs->vals[a] = palloc(sizeof(Datum) * Max(n, 1));
+	nulls = rs->nulls[a] = palloc(sizeof(bool) * Max(n, 1));
+	if (a >= s->natts)
+	{
+		/* a column added after the stripe was written */
+		bool		isnull;
+		Datum		d = getmissingattr(rs->desc, a + 1, &isnull);
+
+		for (int r = 0; r < n; r++)
+		{
+			vals[r] = d;
+			nulls[r] = isnull;
+		}
+		return;
+	}
+	if (s->columns[a].kind != (att->attbyval ? COLUMNAR_KIND_INT : COLUMNAR_KIND_BYTES))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("column \"%s\" of a columnar stripe was written for another type",
+						NameStr(att->attname))));
+	ch = COLUMNAR_CHUNK(s, a, g);
+	if (ch->encoding == ENC_ALL_NULL)
+	{
+		memset(nulls, true, sizeof(bool) * n);
+		memset(vals, 0, sizeof(Datum) * n);
+		return;
+	}
+	if (ch->encoding == ENC_DICT && !s->columns[a].has_dict)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk refers to a missing dictionary")));
+	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw);
+	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, nulls, &ints, &values);
+	if (ch->encoding == ENC_PLAIN)
+	{
+		for (int r = 0; r < n; r++)
+			vals[r] = nulls[r] ? (Datum) 0 : PointerGetDatum(values[k++]);
+		return;
+	}
+	if (ch->encoding == ENC_DICT)
+	{
+		int			ndict = s->columns[a].ndict;
+
+		load_dict(rs, s, a);
+		for (int r = 0; r < n; r++)
+		{
+			if (nulls[r])
+			{
+				vals[r] = (Datum) 0;
+				continue;
+			}
+			if (ints[k] < 0 || ints[k] >= ndict)
+				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+								errmsg("columnar chunk has a dictionary index out of range")));
+			vals[r] = PointerGetDatum(rs->dicts[a][ints[k++]]);
+		}
+		if (ch->nnulls == 0)
+		{
+			rs->dict_index[a] = ints;	/* freed with the group */
+			return;
+		}
+	}
+	else
+	{
+		for (int r = 0; r < n; r++)
+			vals[r] = nulls[r] ? (Datum) 0 : columnar_int_to_datum(ints[k++], att->attlen);
+	}
+	pfree(ints);
 }
 
 /* Decode group g of the current stripe for the needed columns. */
@@ -434,112 +376,8 @@ decode_group(ColumnarReadState *rs, int g)
 	old = MemoryContextSwitchTo(rs->group_cxt);
 	rs->loaded_stripe = -1;
 	for (int a = 0; a < rs->natts; a++)
-	{
-		Form_pg_attribute att = TupleDescAttr(rs->desc, a);
-		Datum	   *vals;
-		bool	   *nulls;
-		ColumnarChunk *ch;
-		const char *p;
-		int			len;
-		int			nv;
-		int64	   *ints;
-
-		if (!rs->needed[a])
-			continue;
-		rs->dict_index[a] = NULL;
-		vals = rs->vals[a] = palloc(sizeof(Datum) * Max(n, 1));
-		nulls = rs->nulls[a] = palloc(sizeof(bool) * Max(n, 1));
-		if (a >= s->natts)
-		{
-			/* a column added after the stripe was written */
-			bool		isnull;
-			Datum		d = getmissingattr(rs->desc, a + 1, &isnull);
-
-			for (int r = 0; r < n; r++)
-			{
-				vals[r] = d;
-				nulls[r] = isnull;
-			}
-			continue;
-		}
-		if (s->columns[a].kind != (att->attbyval ? COLUMNAR_KIND_INT : COLUMNAR_KIND_BYTES))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("column \"%s\" of a columnar stripe was written for another type",
-							NameStr(att->attname))));
-		ch = COLUMNAR_CHUNK(s, a, g);
-		if (ch->encoding == ENC_ALL_NULL)
-		{
-			memset(nulls, true, sizeof(bool) * n);
-			memset(vals, 0, sizeof(Datum) * n);
-			continue;
-		}
-		rs->blocks_read += columnar_read_chunk(rs->rel, s, ch, &rs->raw);
-		p = rs->raw.data;
-		len = rs->raw.len;
-		if (ch->nnulls > 0)
-		{
-			int			nbytes = (n + 7) / 8;
-
-			if (len < nbytes)
-				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-								errmsg("columnar chunk is truncated")));
-			for (int r = 0; r < n; r++)
-				nulls[r] = (p[r / 8] >> (r % 8)) & 1;
-			p += nbytes;
-			len -= nbytes;
-		}
-		else
-			memset(nulls, false, sizeof(bool) * n);
-		nv = n - ch->nnulls;
-		if (ch->encoding == ENC_PLAIN)
-		{
-			char	  **v = decode_values(p, len, nv, att->attlen, rs->group_cxt);
-			int			k = 0;
-
-			for (int r = 0; r < n; r++)
-				vals[r] = nulls[r] ? (Datum) 0 : PointerGetDatum(v[k++]);
-			continue;
-		}
-		ints = palloc(sizeof(int64) * Max(nv, 1));
-		if (ch->encoding == ENC_DICT)
-		{
-			int			k = 0;
-			int			ndict = s->columns[a].ndict;
-
-			if (!s->columns[a].has_dict)
-				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-								errmsg("columnar chunk refers to a missing dictionary")));
-			columnar_decode_ints(ch->index_encoding, p, len, ints, nv);
-			load_dict(rs, s, a);
-			for (int r = 0; r < n; r++)
-			{
-				if (nulls[r])
-				{
-					vals[r] = (Datum) 0;
-					continue;
-				}
-				if (ints[k] < 0 || ints[k] >= ndict)
-					ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-									errmsg("columnar chunk has a dictionary index out of range")));
-				vals[r] = PointerGetDatum(rs->dicts[a][ints[k++]]);
-			}
-			if (ch->nnulls == 0)
-			{
-				rs->dict_index[a] = ints;	/* freed with the group */
-				continue;
-			}
-		}
-		else
-		{
-			int			k = 0;
-
-			columnar_decode_ints(ch->encoding, p, len, ints, nv);
-			for (int r = 0; r < n; r++)
-				vals[r] = nulls[r] ? (Datum) 0 : columnar_int_to_datum(ints[k++], att->attlen);
-		}
-		pfree(ints);
-	}
+		if (rs->needed[a])
+			decode_column(rs, s, g, a, n);
 	MemoryContextSwitchTo(old);
 	rs->loaded_stripe = rs->cur_stripe;
 	rs->loaded_group = g;

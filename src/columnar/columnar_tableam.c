@@ -35,7 +35,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 PG_FUNCTION_INFO_V1(parca_columnar_handler);
 PG_FUNCTION_INFO_V1(parca_columnar_compact);
@@ -424,7 +424,7 @@ columnar_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persis
 		RelationGetNumberOfBlocks(rel) > 0)
 	{
 		columnar_discard_relation(RelationGetRelid(rel));
-		columnar_delete_storage(RelationGetRelid(rel), columnar_read_metapage(rel).storage_id);
+		columnar_delete_storage(RelationGetRelid(rel), columnar_read_storage_id(rel));
 	}
 
 	*freezeXid = InvalidTransactionId;
@@ -438,7 +438,7 @@ columnar_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persis
 static void
 columnar_nontransactional_truncate(Relation rel)
 {
-	int64		storage_id = columnar_read_metapage(rel).storage_id;
+	int64		storage_id = columnar_read_storage_id(rel);
 
 	columnar_discard_relation(RelationGetRelid(rel));
 	columnar_delete_storage(RelationGetRelid(rel), storage_id);
@@ -530,8 +530,9 @@ stop_being_ignored_as_vacuum(void)
 }
 
 /*
- * VACUUM: merge small stripes, then update the statistics.  Autovacuum
- * does not wait for the compaction lock; VACUUM does.
+ * VACUUM: list the data pages free for reuse, merge stripes, then update
+ * the statistics.  Autovacuum does not wait for the compaction lock;
+ * VACUUM does.
  */
 static void
 columnar_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
@@ -539,6 +540,8 @@ columnar_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy 
 	int64		merged = 0;
 	int64		rows;
 
+	/* nothing transactional: fine under PROC_IN_VACUUM */
+	columnar_refresh_free_space(rel);
 	if (columnar_compaction_pending(rel))
 	{
 		Snapshot	snapshot;
@@ -556,7 +559,7 @@ columnar_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy 
 						RelationGetForm(rel)->relhasindex, InvalidTransactionId,
 						InvalidMultiXactId, NULL, NULL, false);
 	ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG2,
-			(errmsg("\"%s\": merged " INT64_FORMAT " small stripes; " INT64_FORMAT " rows in %u pages",
+			(errmsg("\"%s\": merged " INT64_FORMAT " stripes; " INT64_FORMAT " rows in %u pages",
 					RelationGetRelationName(rel), merged, rows,
 					RelationGetNumberOfBlocks(rel))));
 }
@@ -768,6 +771,7 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = columnar_open_table(relid, RowExclusiveLock);
+	columnar_refresh_free_space(rel);
 	merged = columnar_compact(rel, true);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);

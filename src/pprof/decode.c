@@ -10,7 +10,6 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "parca.h"
 #include "pprof/pprof.h"
 #include "valid_text.h"
 
@@ -470,9 +469,8 @@ validate(const Pprof *p)
 }
 
 Pprof *
-pprof_decode(const char *data, Size len)
+pprof_decode(const char *data, Size len, Size limit)
 {
-	Size		limit = (Size) parca_max_profile_size;
 	Pprof	   *p = palloc0(sizeof(Pprof));
 	const char *raw = data;
 	Size		raw_len = len;

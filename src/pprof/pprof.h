@@ -4,7 +4,7 @@
  *
  * pprof_decode() accepts gzipped or plain bytes, refuses a profile whose
  * decompressed bytes and decoded form together would take more than
- * parca.max_profile_size, and validates every cross-reference (string
+ * limit bytes (parca.max_profile_size, passed by the caller), and validates every cross-reference (string
  * indexes, mapping, function and location ids, value counts) so that
  * callers can trust the message.  Every string is valid text in the
  * database encoding: one with a NUL or an invalid byte is repaired (each
@@ -32,7 +32,7 @@ typedef struct Pprof
 	bool	   *repaired;		/* per string: repaired; NULL if none was */
 } Pprof;
 
-extern Pprof *pprof_decode(const char *data, Size len);
+extern Pprof *pprof_decode(const char *data, Size len, Size limit);
 
 /* Index of the entry with this id, or -1.  Id 0 is never present. */
 extern int	pprof_id_lookup(const PprofIdMap *map, uint64 id);

@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -20,8 +22,8 @@
 
 typedef struct ChildEntry
 {
-	uint64		key;			/* parent << 32 | name */
-	int			node;
+	uint64		key;			/* node << 32 | name */
+	int			node;			/* the child; in trimming, an index of sums */
 	char		status;
 } ChildEntry;
 
@@ -84,7 +86,7 @@ calltree_build(const struct varlena *profile)
 	t->maxnodes = 1024;
 	t->nodes = palloc(sizeof(CallNode) * t->maxnodes);
 	t->children = childmap_create(CurrentMemoryContext, 4096, NULL);
-	add_node(t, -1, -1);
+	add_node(t, -1, CALLTREE_ROOT);
 
 	profile_reader_init(&r, profile);
 	t->meta = r.meta;
@@ -93,8 +95,9 @@ calltree_build(const struct varlena *profile)
 		int			cur = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		t->nodes[0].value += s.value;
-		t->nodes[0].value_right += s.value_right;
+		/* sums that leave 64 bits are errors, as in the profile itself */
+		profile_value_add(&t->nodes[0].value, s.value);
+		profile_value_add(&t->nodes[0].value_right, s.value_right);
 		for (int i = s.nframes - 1; i >= 0; i--)
 		{
 			const SymLocation *loc = symbols_location(t->syms, profile_sample_frame(&s, i));
@@ -102,14 +105,23 @@ calltree_build(const struct varlena *profile)
 			for (int k = loc->nframes - 1; k >= 0; k--)
 			{
 				cur = child_of(t, cur, loc->frames[k]);
-				t->nodes[cur].value += s.value;
-				t->nodes[cur].value_right += s.value_right;
+				profile_value_add(&t->nodes[cur].value, s.value);
+				profile_value_add(&t->nodes[cur].value_right, s.value_right);
 			}
 		}
-		t->nodes[cur].self += s.value;
-		t->nodes[cur].self_right += s.value_right;
+		profile_value_add(&t->nodes[cur].self, s.value);
+		profile_value_add(&t->nodes[cur].self_right, s.value_right);
 	}
 	return t;
+}
+
+bool
+calltree_weighs(const CallTree *t)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].value != 0 || t->nodes[i].value_right != 0)
+			return true;
+	return false;
 }
 
 const char *
@@ -117,7 +129,11 @@ calltree_label(const CallTree *t, int node)
 {
 	int			name = t->nodes[node].name;
 
-	return name < 0 ? "total" : t->syms->name[name];
+	if (name == CALLTREE_ROOT)
+		return "total";
+	if (name == CALLTREE_TRIMMED)
+		return "[trimmed]";
+	return t->syms->names.strings[name];
 }
 
 static const CallTree *sort_tree;
@@ -151,10 +167,22 @@ calltree_sort(CallTree *t)
 	pfree(kids);
 }
 
+/*
+ * Trimming.  Which nodes stay is decided by inclusive weight (|value| +
+ * |value_right|): the heaviest K nodes, parents before their equally
+ * heavy children, so the picture keeps its widest frames.  A folded node
+ * belongs to the region of its nearest kept ancestor (its anchor); each
+ * region becomes one [trimmed] node, and the folded self of a "shown"
+ * function in it one child of [trimmed] with that function's name.
+ * Every name of a kept node must be shown (else its self would be
+ * partial), so K is the largest that leaves room for those children and
+ * a quarter of the budget for naming the hottest other functions.
+ */
+
 /* A node's rank for trimming, compact so that sorting stays in cache. */
 typedef struct TrimKey
 {
-	int64		weight;			/* |value| + |value_right| */
+	double		weight;			/* |value| + |value_right| */
 	int32		depth;
 	int32		node;
 } TrimKey;
@@ -173,57 +201,284 @@ cmp_trim_keys(const void *a, const void *b)
 	return x->node - y->node;
 }
 
-int
-calltree_trim(CallTree *t, int max_nodes, int64 *folded_value)
+/* The folded self of one name in one region. */
+typedef struct RegionSelf
 {
-	TrimKey    *keys;
-	bool	   *keep;
+	int64		self;
+	int64		self_right;
+} RegionSelf;
+
+typedef struct Trim
+{
+	CallTree   *t;
+	TrimKey    *ranked;			/* nodes 1.. by rank */
+	bool	   *keep;			/* per node */
+	int		   *anchor;			/* per folded node: its nearest kept ancestor */
+	bool	   *has_region;		/* per kept node: folded nodes hang below it */
+	bool	   *shown;			/* per name: has exact self in the trimmed tree */
+	int			nkept;
+	int			nregions;
+	childmap_hash *pairs;		/* (anchor << 32 | name) -> index in sums */
+	RegionSelf *sums;
+	int			nsums;
+	int			maxsums;
+} Trim;
+
+static inline uint64
+region_key(int anchor, int name)
+{
+	return ((uint64) (uint32) anchor << 32) | (uint32) name;
+}
+
+static inline bool
+weighs(int64 a, int64 b)
+{
+	return a != 0 || b != 0;
+}
+
+/*
+ * Keeps the root and the k - 1 heaviest nodes (and drops any whose parent
+ * is dropped), finds the regions and the folded self per (region, name);
+ * marks the names of kept nodes shown.  Returns the node count the
+ * trimmed tree would have with only those names shown.
+ */
+static int
+trim_evaluate(Trim *tr, int k)
+{
+	CallTree   *t = tr->t;
+	int			count;
+	childmap_iterator it;
+	ChildEntry *e;
+
+	memset(tr->keep, 0, sizeof(bool) * t->nnodes);
+	memset(tr->has_region, 0, sizeof(bool) * t->nnodes);
+	memset(tr->shown, 0, sizeof(bool) * Max(t->syms->names.n, 1));
+	tr->keep[0] = true;
+	for (int i = 0; i < k - 1; i++)
+		tr->keep[tr->ranked[i].node] = true;
+	childmap_reset(tr->pairs);
+	tr->nsums = 0;
+	tr->nkept = 1;
+	tr->nregions = 0;
+	/* nodes are created after their parents: one pass sees parents first */
+	for (int i = 1; i < t->nnodes; i++)
+	{
+		CallNode   *n = &t->nodes[i];
+
+		if (tr->keep[i] && tr->keep[n->parent])
+		{
+			tr->nkept++;
+			tr->shown[n->name] = true;
+			continue;
+		}
+		tr->keep[i] = false;
+		tr->anchor[i] = tr->keep[n->parent] ? n->parent : tr->anchor[n->parent];
+		if (!weighs(n->self, n->self_right) &&
+			!(tr->keep[n->parent] && weighs(n->value, n->value_right)))
+			continue;
+		/* the region's [trimmed] node */
+		if (!tr->has_region[tr->anchor[i]])
+		{
+			tr->has_region[tr->anchor[i]] = true;
+			tr->nregions++;
+		}
+		if (weighs(n->self, n->self_right))
+		{
+			bool		found;
+			RegionSelf *sum;
+
+			e = childmap_insert(tr->pairs, region_key(tr->anchor[i], n->name), &found);
+			if (!found)
+			{
+				if (tr->nsums == tr->maxsums)
+				{
+					tr->maxsums *= 2;
+					tr->sums = repalloc_huge(tr->sums, sizeof(RegionSelf) * tr->maxsums);
+				}
+				e->node = tr->nsums++;
+				tr->sums[e->node].self = tr->sums[e->node].self_right = 0;
+			}
+			sum = &tr->sums[e->node];
+			profile_value_add(&sum->self, n->self);
+			profile_value_add(&sum->self_right, n->self_right);
+		}
+	}
+	count = tr->nkept + tr->nregions;
+	childmap_start_iterate(tr->pairs, &it);
+	while ((e = childmap_iterate(tr->pairs, &it)) != NULL)
+		if (tr->shown[(int) (uint32) e->key])
+			count++;
+	return count;
+}
+
+static const CallTree *sort_names_tree;
+static const double *sort_names_weight;
+
+/* Names by their self weight over the whole tree, heaviest first, then by name. */
+static int
+cmp_names(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (sort_names_weight[x] != sort_names_weight[y])
+		return sort_names_weight[x] > sort_names_weight[y] ? -1 : 1;
+	return strcmp(sort_names_tree->syms->names.strings[x], sort_names_tree->syms->names.strings[y]);
+}
+
+/* Only the root remains: everything is its self. */
+static int
+trim_to_root(CallTree *t, double *folded_value)
+{
+	CallNode   *root = &t->nodes[0];
+
+	for (int i = 1; i < t->nnodes; i++)
+		t->nodes[i].folded = true;
+	root->self = root->value;
+	root->self_right = root->value_right;
+	*folded_value = fabs((double) root->value) + fabs((double) root->value_right);
+	return t->nnodes - 1;
+}
+
+int
+calltree_trim(CallTree *t, int max_nodes, double *folded_value)
+{
+	Trim		tr;
+	int			nnames = Max(t->syms->names.n, 1);
+	int			budget;
+	int			lo,
+				hi,
+				count;
+	double	   *name_weight;
+	int		   *names;
+	int		   *pairs_of_name;
+	int		   *trimmed_of;
 	int			nfolded = 0;
+	int			original = t->nnodes;
+	childmap_iterator it;
+	ChildEntry *e;
 
 	*folded_value = 0;
 	if (max_nodes <= 0 || t->nnodes <= max_nodes)
 		return 0;
+	if (max_nodes == 1)
+		return trim_to_root(t, folded_value);
 
-	/* The heaviest max_nodes nodes, the root first whatever its weight. */
-	keys = palloc(sizeof(TrimKey) * (t->nnodes - 1));
+	memset(&tr, 0, sizeof(tr));
+	tr.t = t;
+	tr.ranked = palloc(sizeof(TrimKey) * (t->nnodes - 1));
 	for (int i = 1; i < t->nnodes; i++)
 	{
-		keys[i - 1].weight = Abs(t->nodes[i].value) + Abs(t->nodes[i].value_right);
-		keys[i - 1].depth = t->nodes[i].depth;
-		keys[i - 1].node = i;
+		tr.ranked[i - 1].weight = fabs((double) t->nodes[i].value) +
+			fabs((double) t->nodes[i].value_right);
+		tr.ranked[i - 1].depth = t->nodes[i].depth;
+		tr.ranked[i - 1].node = i;
 	}
-	qsort(keys, t->nnodes - 1, sizeof(TrimKey), cmp_trim_keys);
-	keep = palloc0(sizeof(bool) * t->nnodes);
-	keep[0] = true;
-	for (int i = 0; i < max_nodes - 1; i++)
-		keep[keys[i].node] = true;
+	qsort(tr.ranked, t->nnodes - 1, sizeof(TrimKey), cmp_trim_keys);
+	tr.keep = palloc(sizeof(bool) * t->nnodes);
+	tr.has_region = palloc(sizeof(bool) * t->nnodes);
+	tr.anchor = palloc(sizeof(int) * t->nnodes);
+	tr.shown = palloc(sizeof(bool) * nnames);
+	tr.pairs = childmap_create(CurrentMemoryContext, 1024, NULL);
+	tr.maxsums = 1024;
+	tr.sums = palloc(sizeof(RegionSelf) * tr.maxsums);
 
 	/*
-	 * Nodes are created after their parents, so one pass in index order
-	 * sees every parent's fate first.  A node whose parent stays but which
-	 * does not carries its whole subtree into the parent's self.
+	 * The largest K that fits three quarters of the budget (the count grows
+	 * with K, so a binary search finds it; K = 1 always fits: root and one
+	 * [trimmed] node).
 	 */
-	for (int i = 1; i < t->nnodes; i++)
+	budget = max_nodes - max_nodes / 4;
+	lo = 1;
+	hi = max_nodes;
+	while (lo < hi)
 	{
-		CallNode   *n = &t->nodes[i];
-		CallNode   *p = &t->nodes[n->parent];
+		int			mid = lo + (hi - lo + 1) / 2;
 
-		if (p->folded)
+		CHECK_FOR_INTERRUPTS();
+		if (trim_evaluate(&tr, mid) <= budget)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	count = trim_evaluate(&tr, lo);
+
+	/* Then show the hottest other functions, in order, while they fit. */
+	name_weight = palloc0(sizeof(double) * nnames);
+	pairs_of_name = palloc0(sizeof(int) * nnames);
+	for (int i = 1; i < t->nnodes; i++)
+		name_weight[t->nodes[i].name] += fabs((double) t->nodes[i].self) +
+			fabs((double) t->nodes[i].self_right);
+	childmap_start_iterate(tr.pairs, &it);
+	while ((e = childmap_iterate(tr.pairs, &it)) != NULL)
+		pairs_of_name[(int) (uint32) e->key]++;
+	names = palloc(sizeof(int) * nnames);
+	for (int i = 0; i < nnames; i++)
+		names[i] = i;
+	sort_names_tree = t;
+	sort_names_weight = name_weight;
+	qsort(names, t->syms->names.n, sizeof(int), cmp_names);
+	for (int i = 0; i < t->syms->names.n && name_weight[names[i]] > 0; i++)
+	{
+		if (tr.shown[names[i]])
+			continue;
+		if (count + pairs_of_name[names[i]] > max_nodes)
+			break;
+		tr.shown[names[i]] = true;
+		count += pairs_of_name[names[i]];
+	}
+
+	/* Fold, and make each region's [trimmed] node with its shown names. */
+	trimmed_of = palloc(sizeof(int) * t->nnodes);
+	for (int i = 0; i < original; i++)
+	{
+		trimmed_of[i] = -1;
+		if (!tr.keep[i])
 		{
-			n->folded = true;
+			t->nodes[i].folded = true;
 			nfolded++;
-		}
-		else if (!keep[i])
-		{
-			n->folded = true;
-			nfolded++;
-			p->self += n->value;
-			p->self_right += n->value_right;
-			*folded_value += n->value + n->value_right;
 		}
 	}
-	pfree(keys);
-	pfree(keep);
+	/* add_node may move the array: index it, never keep pointers */
+	for (int i = 0; i < original; i++)
+		if (tr.has_region[i])
+			trimmed_of[i] = add_node(t, i, CALLTREE_TRIMMED);
+	for (int i = 1; i < original; i++)
+	{
+		int			p = t->nodes[i].parent;
+
+		if (tr.keep[i] || !tr.keep[p] || trimmed_of[p] < 0)
+			continue;			/* kept, deeper, or weighing nothing */
+		profile_value_add(&t->nodes[trimmed_of[p]].value, t->nodes[i].value);
+		profile_value_add(&t->nodes[trimmed_of[p]].value_right, t->nodes[i].value_right);
+		*folded_value += fabs((double) t->nodes[i].value) + fabs((double) t->nodes[i].value_right);
+	}
+	for (int i = 0; i < original; i++)
+		if (trimmed_of[i] >= 0)
+		{
+			t->nodes[trimmed_of[i]].self = t->nodes[trimmed_of[i]].value;
+			t->nodes[trimmed_of[i]].self_right = t->nodes[trimmed_of[i]].value_right;
+		}
+	childmap_start_iterate(tr.pairs, &it);
+	while ((e = childmap_iterate(tr.pairs, &it)) != NULL)
+	{
+		int			anchor = (int) (e->key >> 32);
+		int			name = (int) (uint32) e->key;
+		int			trimmed = trimmed_of[anchor];
+		RegionSelf *sum = &tr.sums[e->node];
+		int			child;
+
+		if (!tr.shown[name])
+			continue;
+		Assert(trimmed >= 0);
+		child = add_node(t, trimmed, name);
+		t->nodes[child].value = t->nodes[child].self = sum->self;
+		t->nodes[child].value_right = t->nodes[child].self_right = sum->self_right;
+		/* what the named child holds is no longer [trimmed]'s own */
+		t->nodes[trimmed].self -= sum->self;
+		t->nodes[trimmed].self_right -= sum->self_right;
+	}
+	calltree_sort(t);
 	return nfolded;
 }
 
@@ -257,58 +512,95 @@ calltree_preorder(const CallTree *t, int *n)
 }
 
 PG_FUNCTION_INFO_V1(parca_icicle);
+PG_FUNCTION_INFO_V1(parca_icicle_diff);
 
 /*
- * parca_icicle(profile, max_nodes int DEFAULT 0)
- *   RETURNS TABLE(level, value, self, "valueRight", "selfRight", label)
- *
- * For a diff profile, value and self are the sums of both sides and
- * valueRight/selfRight the compared side, which is how Grafana's flame
- * graph panel reads a diff; otherwise the right columns are NULL.
+ * The rows of both icicle functions: Grafana's flame graph panel reads
+ * value/self as one profile, or in a diff as the base side only, and adds
+ * valueRight itself (@grafana/flamegraph, FlameGraph/dataTransform), so
+ * the compared side goes only into the right columns.  The panel draws a
+ * diff whenever those columns exist, so a plain profile has none.  An
+ * empty profile gives no rows: nothing to draw.
  */
-Datum
-parca_icicle(PG_FUNCTION_ARGS)
+static void
+icicle_rows(FunctionCallInfo fcinfo, bool diff)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
 	struct varlena *profile;
 	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
 	CallTree   *t;
 	int		   *order;
 	int			n;
-	int64		folded_value;
+	double		folded_value;
 	int			nfolded;
+	int			nnodes;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0))
-		PG_RETURN_VOID();
+		return;
 	if (max_nodes < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_nodes must not be negative")));
 	profile = PG_GETARG_PROFILE_P(0);
 	t = calltree_build(profile);
+	if (t->meta.is_diff != diff)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 diff ? errmsg("parca_icicle_diff takes a diff profile (from parca_diff)") :
+				 errmsg("parca_icicle takes a plain profile, not a diff"),
+				 diff ? errhint("For one profile use parca_icicle.") :
+				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
+	if (!calltree_weighs(t))
+		return;
 	calltree_sort(t);
+	nnodes = t->nnodes;
 	nfolded = calltree_trim(t, max_nodes, &folded_value);
 	if (nfolded > 0)
 		ereport(NOTICE,
-				(errmsg("parca_icicle: folded %d of %d nodes into their parents' self (value %lld of %lld)",
-						nfolded, t->nnodes, (long long) folded_value,
-						(long long) (t->nodes[0].value + t->nodes[0].value_right))));
+				(errmsg("%s: trimmed %d of %d nodes (weight %.0f of %.0f); every function shown keeps its exact self value",
+						fname, nfolded, nnodes, folded_value,
+						fabs((double) t->nodes[0].value) + fabs((double) t->nodes[0].value_right))));
 	order = calltree_preorder(t, &n);
 	for (int i = 0; i < n; i++)
 	{
 		const CallNode *node = &t->nodes[order[i]];
 		Datum		values[6];
 		bool		nulls[6] = {false, false, false, false, false, false};
+		int			col = 0;
 
-		values[0] = Int32GetDatum(node->depth);
-		values[1] = Int64GetDatum(node->value + node->value_right);
-		values[2] = Int64GetDatum(node->self + node->self_right);
-		values[3] = Int64GetDatum(node->value_right);
-		values[4] = Int64GetDatum(node->self_right);
-		nulls[3] = nulls[4] = !t->meta.is_diff;
-		values[5] = CStringGetTextDatum(calltree_label(t, order[i]));
+		values[col++] = Int32GetDatum(node->depth);
+		values[col++] = Int64GetDatum(node->value);
+		values[col++] = Int64GetDatum(node->self);
+		if (diff)
+		{
+			values[col++] = Int64GetDatum(node->value_right);
+			values[col++] = Int64GetDatum(node->self_right);
+		}
+		values[col++] = CStringGetTextDatum(calltree_label(t, order[i]));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * parca_icicle(profile, max_nodes int DEFAULT 0)
+ *   RETURNS TABLE(level, value, self, label)
+ */
+Datum
+parca_icicle(PG_FUNCTION_ARGS)
+{
+	icicle_rows(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * parca_icicle_diff(profile, max_nodes int DEFAULT 0)
+ *   RETURNS TABLE(level, value, self, "valueRight", "selfRight", label)
+ */
+Datum
+parca_icicle_diff(PG_FUNCTION_ARGS)
+{
+	icicle_rows(fcinfo, true);
 	PG_RETURN_VOID();
 }

@@ -15,14 +15,18 @@
 #include "profile.h"
 #include "query/symbols.h"
 
+/* Names of the nodes that are no frame: the root, and trimmed subtrees. */
+#define CALLTREE_ROOT		(-1)
+#define CALLTREE_TRIMMED	(-2)
+
 typedef struct CallNode
 {
-	int			name;			/* index into the symbols' names; -1 at the root */
+	int			name;			/* index into the symbols' names, or one of the above */
 	int			parent;			/* -1 at the root */
 	int			depth;
 	int			first_child;	/* -1 when none */
 	int			next_sibling;	/* -1 when none */
-	bool		folded;			/* trimmed away: counted in its parent's self */
+	bool		folded;			/* trimmed away: counted in a [trimmed] node */
 	int64		value;
 	int64		self;
 	int64		value_right;
@@ -42,15 +46,27 @@ typedef struct CallTree
 /* Builds the tree of a serialized profile (detoasted). */
 extern CallTree *calltree_build(const struct varlena *profile);
 
+/* Whether any node has a value other than 0 (else there is nothing to draw). */
+extern bool calltree_weighs(const CallTree *t);
+
 /* Orders every node's children by name. */
 extern void calltree_sort(CallTree *t);
 
 /*
- * Folds the smallest nodes into their parents' self until at most
- * max_nodes remain (the root included).  Returns how many nodes were
- * folded and sets *folded_value to the inclusive value they carried.
+ * Trims the tree to at most max_nodes nodes (the root included) without
+ * changing any function's self value: the lightest subtrees are folded
+ * into a "[trimmed]" child of their nearest kept ancestor, and under it
+ * the folded self value of each function that the trimmed tree names
+ * anywhere (plus as many of the hottest other functions as fit) becomes
+ * a child of that function's name; the rest stays in [trimmed]'s self.
+ * So the self value summed per name over the trimmed tree is exact for
+ * every name it shows, and every inclusive value of a kept node stays
+ * exact.  With max_nodes 1 only the root remains.  Returns how many
+ * nodes were folded and sets *folded_value to the weight they carried
+ * (|value| + |value_right|).  Call after calltree_sort(); children stay
+ * in name order.
  */
-extern int	calltree_trim(CallTree *t, int max_nodes, int64 *folded_value);
+extern int	calltree_trim(CallTree *t, int max_nodes, double *folded_value);
 
 /* The unfolded nodes in depth-first pre-order. */
 extern int *calltree_preorder(const CallTree *t, int *n);

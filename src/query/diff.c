@@ -18,7 +18,7 @@
 #include "profile.h"
 
 static int64
-profile_total(const struct varlena *profile, ProfileMeta *meta)
+profile_total(const struct varlena *profile, ProfileMeta *meta, uint32 *nstacks)
 {
 	ProfileReader r;
 	ProfileSample s;
@@ -26,9 +26,24 @@ profile_total(const struct varlena *profile, ProfileMeta *meta)
 
 	profile_reader_init(&r, profile);
 	*meta = r.meta;
+	*nstacks = r.remaining;
 	while (profile_reader_next(&r, &s))
-		total += s.value;
+		profile_value_add(&total, s.value);
 	return total;
+}
+
+/* A base value scaled to the compared side, rounded; out of range is an error. */
+static int64
+scaled_value(int64 value, double scale)
+{
+	double		v = round((double) value * scale);
+
+	/* (double) PG_INT64_MAX rounds up to 2^63, which is already out of range */
+	if (!(v >= (double) PG_INT64_MIN && v < (double) PG_INT64_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("profile value out of range: a scaled base value exceeds 64 bits")));
+	return (int64) v;
 }
 
 PG_FUNCTION_INFO_V1(parca_diff);
@@ -41,8 +56,10 @@ parca_diff(PG_FUNCTION_ARGS)
 	bool		absolute = PG_GETARG_BOOL(2);
 	ProfileMeta base_meta;
 	ProfileMeta compared_meta;
-	int64		base_total = profile_total(base, &base_meta);
-	int64		compared_total = profile_total(compared, &compared_meta);
+	uint32		base_stacks;
+	uint32		compared_stacks;
+	int64		base_total = profile_total(base, &base_meta, &base_stacks);
+	int64		compared_total = profile_total(compared, &compared_meta, &compared_stacks);
 	double		scale = 1.0;
 	ProfileBuilder *b;
 	ProfileReader r;
@@ -53,7 +70,9 @@ parca_diff(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parca_diff takes two plain profiles, not a diff")));
-	if (base_meta.profile_type[0] && compared_meta.profile_type[0] &&
+	/* an empty side (a range without samples) compares with anything */
+	if (base_stacks > 0 && compared_stacks > 0 &&
+		base_meta.profile_type[0] && compared_meta.profile_type[0] &&
 		strcmp(base_meta.profile_type, compared_meta.profile_type) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -63,8 +82,9 @@ parca_diff(PG_FUNCTION_ARGS)
 		scale = (double) compared_total / (double) base_total;
 
 	b = profile_builder_create(CurrentMemoryContext);
-	profile_reader_init(&r, compared);
+	profile_reader_init(&r, compared_stacks > 0 || base_stacks == 0 ? compared : base);
 	meta = r.meta;
+	profile_reader_init(&r, compared);
 	meta.is_diff = true;
 	profile_builder_set_meta(b, &meta);
 	while (profile_reader_next(&r, &s))
@@ -72,6 +92,6 @@ parca_diff(PG_FUNCTION_ARGS)
 	profile_reader_init(&r, base);
 	while (profile_reader_next(&r, &s))
 		profile_builder_add(b, s.frames, s.nframes,
-							absolute ? s.value : (int64) llround(s.value * scale), 0);
+							absolute ? s.value : scaled_value(s.value, scale), 0);
 	PG_RETURN_POINTER(profile_builder_finish(b));
 }

@@ -9,7 +9,9 @@
  * scan (a columnar scan skipping chunks by time) and run the merge in
  * parallel workers.
  * samples:count types are reported in the period unit, value x period,
- * as Parca does, and the result's profile type says so.
+ * as Parca does, and the result's profile type says so.  A period of 0
+ * means unknown: such rows keep their counts, and a result made only of
+ * them keeps the samples:count type.
  *
  * Grouping by labels puts one synthetic root frame per label value
  * combination above each stack, e.g. `comm="postgres"`.  These frames are
@@ -36,8 +38,9 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "common/ids.h"
+#include "ids/ids.h"
 #include "metastore.h"
+#include "metastore_read.h"
 #include "parca.h"
 #include "profile.h"
 #include "query/merge_scan.h"
@@ -45,26 +48,18 @@
 #include "query/symbols.h"
 #include "stacktrace.h"
 
-/* name:sample_type:sample_unit:pt:pu[:delta] -> name:pt:pu:pt:pu[:delta] */
+/*
+ * The type of sample counts scaled by the period:
+ * name:samples:count:pt:pu[:delta] -> name:pt:pu:pt:pu[:delta].
+ */
 static char *
-period_unit_type(const char *type)
+period_unit_type(const ProfileType *type)
 {
-	char	   *copy = pstrdup(type);
-	char	   *f[6] = {0};
-	int			n = 0;
+	ProfileType scaled = *type;
 
-	for (char *p = copy; n < 6;)
-	{
-		f[n++] = p;
-		p = strchr(p, ':');
-		if (p == NULL)
-			break;
-		*p++ = '\0';
-	}
-	if (n < 5)
-		return pstrdup(type);
-	return psprintf("%s:%s:%s:%s:%s%s%s", f[0], f[3], f[4], f[3], f[4],
-					n == 6 ? ":" : "", n == 6 ? f[5] : "");
+	scaled.sample_type = type->period_type;
+	scaled.sample_unit = type->period_unit;
+	return profile_type_format(&scaled);
 }
 
 /*
@@ -130,7 +125,7 @@ group_label(List *names, char **values)
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
 			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
-			 bool scale_by_period, int64 *period)
+			 bool scale_by_period, MergePeriods *periods)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
 	Datum	   *grps = palloc(sizeof(Datum) * nseries);
@@ -146,7 +141,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 
 		for (int i = 0; i < nseries; i++)
 			series_ids[i] = series[i].id;
-		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, period))
+		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, periods))
 			return;
 	}
 	for (int i = 0; i < nseries; i++)
@@ -160,18 +155,25 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	args[3] = BoolGetDatum(scale_by_period);
 	args[4] = PointerGetDatum(construct_array(grps, nseries, INT4OID, 4, true, TYPALIGN_INT));
 
-	/* every name qualified: the caller's search_path may hold anything */
+	/*
+	 * Every name qualified: the caller's search_path may hold anything.  A
+	 * period of 0 is unknown: the row keeps its count.
+	 */
 	merge = quote_qualified_identifier(parca_extension_schema(), "parca_merge");
 	if (group_frames == NULL)
-		ret = SPI_execute_with_args(psprintf("SELECT 0, %s(stack, CASE WHEN $4 THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
-											 " pg_catalog.min(period)"
+		ret = SPI_execute_with_args(psprintf("SELECT 0, %s(stack, CASE WHEN $4 AND period OPERATOR(pg_catalog.>) 0"
+											 " THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
+											 " pg_catalog.min(period) FILTER (WHERE period OPERATOR(pg_catalog.>) 0),"
+											 " pg_catalog.bool_or(period OPERATOR(pg_catalog.<=) 0)"
 											 " FROM parca.samples"
 											 " WHERE time OPERATOR(pg_catalog.>=) $1 AND time OPERATOR(pg_catalog.<=) $2"
 											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge),
 									4, types, args, NULL, true, 0);
 	else
-		ret = SPI_execute_with_args(psprintf("SELECT g.grp, %s(x.stack, CASE WHEN $4 THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END),"
-											 " pg_catalog.min(x.period)"
+		ret = SPI_execute_with_args(psprintf("SELECT g.grp, %s(x.stack, CASE WHEN $4 AND x.period OPERATOR(pg_catalog.>) 0"
+											 " THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END),"
+											 " pg_catalog.min(x.period) FILTER (WHERE x.period OPERATOR(pg_catalog.>) 0),"
+											 " pg_catalog.bool_or(x.period OPERATOR(pg_catalog.<=) 0)"
 											 " FROM parca.samples x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
 											 " ON g.id OPERATOR(pg_catalog.=) x.series_id"
 											 " WHERE x.time OPERATOR(pg_catalog.>=) $1 AND x.time OPERATOR(pg_catalog.<=) $2"
@@ -190,15 +192,19 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		bool		isnull;
 		int32		group = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 		Datum		merged = SPI_getbinval(tup, desc, 2, &isnull);
-		Datum		min_period;
+		Datum		known;
+		Datum		unknown;
 		ProfileReader r;
 		ProfileSample smp;
 
 		if (isnull)
 			continue;			/* no rows in range */
-		min_period = SPI_getbinval(tup, desc, 3, &isnull);
-		if (!isnull && *period == 0)
-			*period = DatumGetInt64(min_period);
+		known = SPI_getbinval(tup, desc, 3, &isnull);
+		if (!isnull && (periods->min_known == 0 || DatumGetInt64(known) < periods->min_known))
+			periods->min_known = DatumGetInt64(known);
+		unknown = SPI_getbinval(tup, desc, 4, &isnull);
+		if (!isnull && DatumGetBool(unknown))
+			periods->unknown_seen = true;
 		profile_reader_init(&r, (struct varlena *) PG_DETOAST_DATUM(merged));
 		while (profile_reader_next(&r, &smp))
 		{
@@ -212,43 +218,6 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 			profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
 		}
 	}
-}
-
-/*
- * Location ids (sorted) among ids whose function name, or whose binary,
- * contains needle, case-insensitively.  The caller is connected to SPI.
- */
-static uint64 *
-matching_locations(Datum ids_array, const char *needle, bool binary, int *n)
-{
-	Oid			types[2] = {INT8ARRAYOID, TEXTOID};
-	Datum		args[2] = {ids_array, CStringGetTextDatum(needle)};
-	uint64	   *out;
-	int			ret;
-
-	ret = SPI_execute_with_args(binary ?
-								"SELECT l.id FROM parca.locations l JOIN parca.mappings m"
-								" ON m.id OPERATOR(pg_catalog.=) l.mapping_id"
-								" WHERE l.id OPERATOR(pg_catalog.=) ANY($1)"
-								" AND pg_catalog.strpos(pg_catalog.lower(m.file), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0"
-								" ORDER BY 1" :
-								"SELECT l.id FROM parca.locations l WHERE l.id OPERATOR(pg_catalog.=) ANY($1) AND EXISTS"
-								" (SELECT 1 FROM parca.functions f WHERE f.id OPERATOR(pg_catalog.=) ANY(l.function_ids)"
-								"  AND pg_catalog.strpos(pg_catalog.lower(f.name), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0)"
-								" ORDER BY 1",
-								2, types, args, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	*n = (int) SPI_processed;
-	out = palloc(sizeof(uint64) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
-	{
-		bool		isnull;
-
-		out[i] = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	return out;
 }
 
 static int
@@ -293,16 +262,15 @@ filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
 {
 	int			nids;
 	uint64	   *ids = profile_location_ids(profile, &nids);
-	Datum		arr = metastore_id_array(ids, nids);
 	ProfileBuilder *b;
 	ProfileReader r;
 	ProfileSample s;
 
 	for (int f = 0; f < nfilters; f++)
 	{
-		filters[f].set = matching_locations(arr, filters[f].needle, filters[f].binary,
-											&filters[f].n);
-		/* ORDER BY sorted them as signed bigint, which is what bsearch uses */
+		filters[f].set = metastore_locations_matching(ids, nids, filters[f].needle,
+													  filters[f].binary, &filters[f].n);
+		/* sorted as bigint, which is what bsearch uses */
 	}
 
 	MemoryContextSwitchTo(cxt);
@@ -347,16 +315,15 @@ parca_query(PG_FUNCTION_ARGS)
 	ProfileBuilder *b;
 	ProfileMeta meta;
 	bool		scale;
-	int64		period = 0;
+	MergePeriods periods = {0, false};
 	StackFilter filters[4];
 	int			nfilters = 0;
 	struct varlena *result;
 	int			ret;
 
+	/* no selector or no range: nothing to merge (not STRICT: the rest may be NULL) */
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("parca_query needs a selector, a start and a stop")));
+		PG_RETURN_NULL();
 	sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	start = PG_GETARG_TIMESTAMPTZ(1);
 	stop = PG_GETARG_TIMESTAMPTZ(2);
@@ -425,13 +392,19 @@ parca_query(PG_FUNCTION_ARGS)
 	else
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
 
-	scale = profile_type_is_sample_count(sel->profile_type);
+	scale = profile_type_is_sample_count(&sel->type);
 	b = profile_builder_create(cxt);
 	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &period);
+		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
 	MemoryContextSwitchTo(cxt);
-	meta.profile_type = scale ? period_unit_type(sel->profile_type) : sel->profile_type;
-	meta.period = period;
+	if (scale && periods.min_known > 0 && periods.unknown_seen)
+		ereport(NOTICE,
+				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
+						sel->profile_type)));
+	/* only rows without a period: the values are counts, and say so */
+	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
+		period_unit_type(&sel->type) : sel->profile_type;
+	meta.period = periods.min_known;
 	meta.is_diff = false;
 	profile_builder_set_meta(b, &meta);
 	result = profile_builder_finish(b);

@@ -13,13 +13,18 @@
  *
  * The same rows as the SQL merge are counted: rows whose time is in
  * [start, stop] and whose series is one of those asked for; a NULL value,
- * period or stack adds nothing, as in SQL.  Row-level security, or a user
- * who may not read the table directly, sends the caller to SQL.
+ * period or stack adds nothing, as in SQL.  A period of 0 is unknown: the
+ * row keeps its count.  Row-level security, or a user
+ * who may not read the table directly, sends the caller to SQL.  Of a
+ * parca.samples partitioned by time, only the partitions whose ranges
+ * meet [start, stop] are read (and the default partition), each as a
+ * table of its own.
  */
 #include "postgres.h"
 
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "miscadmin.h"
@@ -32,9 +37,8 @@
 #include "utils/timestamp.h"
 
 #include "columnar/columnar.h"
-#include "metastore.h"
-#include "parca.h"
 #include "query/merge_scan.h"
+#include "samples_table.h"
 
 /* The columns read, in this order. */
 enum
@@ -46,22 +50,12 @@ enum
 static bool
 find_columns(Relation rel, AttrNumber *attnos)
 {
-	static const char *const names[NCOLS] = {"time", "series_id", "value", "period", "stack"};
-	Oid			types[NCOLS] = {TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID,
-	metastore_stacktrace_type(false)};
-	TupleDesc	desc = RelationGetDescr(rel);
+	static const AttrNumber columns[NCOLS] = {SAMPLES_ATT_TIME, SAMPLES_ATT_SERIES_ID,
+	SAMPLES_ATT_VALUE, SAMPLES_ATT_PERIOD, SAMPLES_ATT_STACK};
 
 	for (int c = 0; c < NCOLS; c++)
 	{
-		attnos[c] = InvalidAttrNumber;
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute a = TupleDescAttr(desc, i);
-
-			if (!a->attisdropped && strcmp(NameStr(a->attname), names[c]) == 0 &&
-				a->atttypid == types[c])
-				attnos[c] = a->attnum;
-		}
+		attnos[c] = samples_table_find_column(rel, columns[c]);
 		if (attnos[c] == InvalidAttrNumber)
 			return false;
 	}
@@ -155,63 +149,62 @@ sums_add(StripeSums *ss, int64 e, int64 value)
 		ss->seen[e] = true;
 		ss->touched[ss->ntouched++] = (int) e;
 	}
-	if (unlikely(pg_add_s64_overflow(ss->sums[e], value, &ss->sums[e])))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("profile value out of range: a stack's sum exceeds 64 bits")));
+	profile_value_add(&ss->sums[e], value);
 }
 
-bool
-merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
-				   TimestampTz start, TimestampTz stop, bool scale, int64 *min_period)
+/* What merge_scan_samples reads, the same for every partition. */
+typedef struct MergeScan
 {
-	Oid			relid = parca_samples_relid();
-	Relation	rel = table_open(relid, AccessShareLock);
+	ProfileBuilder *b;
+	const int64 *ids;			/* the series, sorted */
+	int			nseries;
+	ArrayType  *id_array;		/* the same, for chunk skipping */
+	TimestampTz start;
+	TimestampTz stop;
+	bool		scale;
+	StripeSums	ss;
+	int64		known_min;
+	bool		unknown_seen;
+} MergeScan;
+
+/* Whether rel can be read here: columnar, with every column read. */
+static bool
+readable(Relation rel)
+{
 	AttrNumber	att[NCOLS];
-	int64	   *ids;
-	Datum	   *id_datums;
+
+	return columnar_is_columnar(rel) && find_columns(rel, att);
+}
+
+static void
+scan_table(MergeScan *m, Relation rel)
+{
+	AttrNumber	att[NCOLS];
 	List	   *preds;
 	Bitmapset  *attrs = NULL;
 	ColumnarReadState *rs;
 	ColumnarGroup g;
-	StripeSums	ss;
+	StripeSums *ss = &m->ss;
+	const int64 *ids = m->ids;
+	int			nseries = m->nseries;
+	TimestampTz start = m->start;
+	TimestampTz stop = m->stop;
+	bool		scale = m->scale;
 	int			stripe = -1;
 	int64		last_series = 0;
 	bool		last_member = false;
-	int64		period_min = PG_INT64_MAX;
+	int64		known_min = m->known_min;
+	bool		unknown_seen = m->unknown_seen;
 
-	if (!columnar_is_columnar(rel) ||
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
-		check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED ||
-		!find_columns(rel, att))
-	{
-		table_close(rel, AccessShareLock);
-		return false;
-	}
-
-	/* the series, sorted for lookups; as an array for chunk skipping */
-	ids = palloc(sizeof(int64) * Max(nseries, 1));
-	memcpy(ids, series_ids, sizeof(int64) * nseries);
-	sort_series_ids(ids, nseries);
-	id_datums = palloc(sizeof(Datum) * Max(nseries, 1));
-	for (int i = 0; i < nseries; i++)
-		id_datums[i] = Int64GetDatum(ids[i]);
+	(void) find_columns(rel, att);
 	preds = list_make3(predicate(att[COL_TIME], BTGreaterEqualStrategyNumber, F_TIMESTAMP_CMP,
 								 TimestampTzGetDatum(start)),
 					   predicate(att[COL_TIME], BTLessEqualStrategyNumber, F_TIMESTAMP_CMP,
 								 TimestampTzGetDatum(stop)),
 					   predicate(att[COL_SERIES], COLUMNAR_STRATEGY_ANY, F_BTINT8CMP,
-								 PointerGetDatum(construct_array(id_datums, nseries, INT8OID, 8,
-																 FLOAT8PASSBYVAL,
-																 TYPALIGN_DOUBLE))));
+								 PointerGetDatum(m->id_array)));
 	for (int c = 0; c < NCOLS; c++)
 		attrs = bms_add_member(attrs, att[c]);
-
-	memset(&ss, 0, sizeof(ss));
-	ss.cap = 1024;
-	ss.sums = palloc0(sizeof(int64) * ss.cap);
-	ss.seen = palloc0(sizeof(bool) * ss.cap);
-	ss.touched = palloc(sizeof(int) * ss.cap);
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
 	while (columnar_read_next_group(rs, &g))
@@ -231,13 +224,13 @@ merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
 		/* the previous stripe's dictionaries are still valid (columnar.h) */
 		if (g.stripe != stripe)
 		{
-			sums_flush(&ss, b);
+			sums_flush(ss, m->b);
 			stripe = g.stripe;
 		}
 		if (entry)
 		{
-			sums_reserve(&ss, g.dict_sizes[att[COL_STACK] - 1]);
-			ss.dict = g.dicts[att[COL_STACK] - 1];
+			sums_reserve(ss, g.dict_sizes[att[COL_STACK] - 1]);
+			ss->dict = g.dicts[att[COL_STACK] - 1];
 		}
 		for (int r = 0; r < g.nrows; r++)
 		{
@@ -260,34 +253,118 @@ merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
 				if (!last_member)
 					continue;
 			}
-			if (!period_null[r] && DatumGetInt64(period[r]) < period_min)
-				period_min = DatumGetInt64(period[r]);
 			if (value_null[r] || (scale && period_null[r]))
 				continue;
 			v = DatumGetInt64(value[r]);
-			if (scale)
-			{
-				p = DatumGetInt64(period[r]);
-				if (unlikely(pg_mul_s64_overflow(v, p, &v)))
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("bigint out of range")));
-			}
+			p = period_null[r] ? 0 : DatumGetInt64(period[r]);
+			if (p > 0 && p < known_min)
+				known_min = p;
+			else if (p <= 0 && !period_null[r])
+				unknown_seen = true;
+			if (scale && p > 0 &&
+				unlikely(pg_mul_s64_overflow(v, p, &v)))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
 			if (entry)
-				sums_add(&ss, entry[r], v);
+				sums_add(ss, entry[r], v);
 			else if (!stack_null[r])
 			{
 				struct varlena *st = (struct varlena *) DatumGetPointer(stack[r]);
 
-				profile_builder_add(b, VARDATA_ANY(st),
+				profile_builder_add(m->b, VARDATA_ANY(st),
 									(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
 			}
 		}
 	}
-	sums_flush(&ss, b);
+	sums_flush(ss, m->b);
 	columnar_read_end(rs);
+	m->known_min = known_min;
+	m->unknown_seen = unknown_seen;
+}
+
+bool
+merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
+				   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
+{
+	Oid			relid = samples_table_relid();
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *tables = NIL;
+	int64	   *ids;
+	Datum	   *id_datums;
+	MergeScan	m;
+	ListCell   *lc;
+	bool		ok;
+
+	ok = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+	if (ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		/*
+		 * The partitions whose time ranges meet [start, stop]: all of them
+		 * read here, or none (the SQL merge then reads them all).  Rights
+		 * and row-level security are those of parca.samples, as for a query
+		 * through it.
+		 */
+		bool		routable;
+		List	   *oids = samples_table_partitions_between(rel, start, stop, &routable);
+
+		ok = routable;
+		foreach(lc, oids)
+		{
+			Relation	part = table_open(lfirst_oid(lc), AccessShareLock);
+
+			tables = lappend(tables, part);
+			ok = ok && readable(part);
+		}
+	}
+	else if (ok)
+	{
+		ok = readable(rel);
+		tables = list_make1(rel);
+	}
+	if (!ok)
+	{
+		foreach(lc, tables)
+			if (lfirst(lc) != rel)
+				table_close(lfirst(lc), AccessShareLock);
+		table_close(rel, AccessShareLock);
+		return false;
+	}
+
+	/* the series, sorted for lookups; as an array for chunk skipping */
+	ids = palloc(sizeof(int64) * Max(nseries, 1));
+	memcpy(ids, series_ids, sizeof(int64) * nseries);
+	sort_series_ids(ids, nseries);
+	id_datums = palloc(sizeof(Datum) * Max(nseries, 1));
+	for (int i = 0; i < nseries; i++)
+		id_datums[i] = Int64GetDatum(ids[i]);
+
+	memset(&m, 0, sizeof(m));
+	m.b = b;
+	m.ids = ids;
+	m.nseries = nseries;
+	m.id_array = construct_array(id_datums, nseries, INT8OID, 8, FLOAT8PASSBYVAL,
+								 TYPALIGN_DOUBLE);
+	m.start = start;
+	m.stop = stop;
+	m.scale = scale;
+	m.known_min = PG_INT64_MAX;
+	m.ss.cap = 1024;
+	m.ss.sums = palloc0(sizeof(int64) * m.ss.cap);
+	m.ss.seen = palloc0(sizeof(bool) * m.ss.cap);
+	m.ss.touched = palloc(sizeof(int) * m.ss.cap);
+
+	foreach(lc, tables)
+	{
+		scan_table(&m, lfirst(lc));
+		if (lfirst(lc) != rel)
+			table_close(lfirst(lc), AccessShareLock);
+	}
 	table_close(rel, AccessShareLock);
-	if (period_min != PG_INT64_MAX)
-		*min_period = period_min;
+	if (m.known_min != PG_INT64_MAX &&
+		(periods->min_known == 0 || m.known_min < periods->min_known))
+		periods->min_known = m.known_min;
+	periods->unknown_seen |= m.unknown_seen;
 	return true;
 }

@@ -11,16 +11,26 @@
 #include "profile.h"
 
 /*
+ * The periods of the rows merged.  A period of 0 means unknown (Parca's
+ * own agent writes such profiles): when scaling, those rows keep their
+ * counts instead of being multiplied by 0.
+ */
+typedef struct MergePeriods
+{
+	int64		min_known;		/* the smallest period > 0 seen, 0 if none */
+	bool		unknown_seen;	/* a row had a period <= 0 */
+} MergePeriods;
+
+/*
  * Adds to b the stacks of the parca.samples rows of the given series in
- * [start, stop], each with its value (times its period when scale), and
- * sets *min_period to the smallest period seen (left alone if none).
- * Returns false, having read nothing, when parca.samples is not a
- * parca_columnar table this user may read directly (no row-level
- * security); the caller then merges with SQL.  The caller is connected
- * to SPI.
+ * [start, stop], each with its value (times its period when scale and the
+ * period is known), and adds what it saw to *periods.  Returns false,
+ * having read nothing, when parca.samples is not a parca_columnar table
+ * this user may read directly (no row-level security); the caller then
+ * merges with SQL.  The caller is connected to SPI.
  */
 extern bool merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
 							   TimestampTz start, TimestampTz stop, bool scale,
-							   int64 *min_period);
+							   MergePeriods *periods);
 
 #endif							/* PARCA_QUERY_MERGE_SCAN_H */

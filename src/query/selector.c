@@ -5,9 +5,11 @@
  * Grammar (whitespace allowed between tokens):
  *   selector  := [profile_type] ['{' [matcher {',' matcher} [',']] '}']
  *   profile_type := field ':' field ':' field ':' field ':' field [':' 'delta']
- *   field     := {letter | digit | '_' | '.' | '-' | '/'}
+ *   field     := {any character but ':', '{', '}', '"', white space and control
+ *                characters}   (what ingestion accepts: profile_type.h)
  *   matcher   := label_name ('=' | '!=' | '=~' | '!~') string
- *   string    := '"' ... '"' | '\'' ... '\'' | '`' ... '`'   (\ escapes in the first two)
+ *   string    := '"' ... '"' | '\'' ... '\'' | '`' ... '`'   (\ escapes in the first two;
+ *                in a regex, an escape the string does not know is the regex's)
  *
  * Matching is done in SQL over parca.series (small: one row per label set),
  * so regexes are PostgreSQL's advanced regular expressions, anchored as
@@ -56,13 +58,6 @@ sel_skip_space(SelParser *ps)
 }
 
 static bool
-is_type_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		(c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' || c == '/';
-}
-
-static bool
 is_label_start(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -74,39 +69,48 @@ is_label_char(char c)
 	return is_label_start(c) || (c >= '0' && c <= '9');
 }
 
-static char *
-sel_parse_type(SelParser *ps)
+/* The profile type, which ends at '{', white space or the end of the text. */
+static void
+sel_parse_type(SelParser *ps, Selector *sel)
 {
 	const char *start = ps->p;
-	const char *fields[6];
-	int			nfields = 1;
+	int			error_at;
 
-	fields[0] = ps->p;
-	while (is_type_char(*ps->p) || *ps->p == ':')
-	{
-		if (*ps->p == ':')
-		{
-			if (nfields == 6)
-				sel_error_at(ps, ps->p, "a profile type has at most six fields");
-			fields[nfields++] = ps->p + 1;
-		}
+	while (*ps->p != '\0' && *ps->p != '{' && *ps->p != ' ' && *ps->p != '\t' &&
+		   *ps->p != '\n' && *ps->p != '\r')
 		ps->p++;
+	switch (profile_type_parse(start, (int) (ps->p - start), &sel->type, &error_at))
+	{
+		case PROFILE_TYPE_OK:
+			break;
+		case PROFILE_TYPE_BAD_CHAR:
+			sel_error_at(ps, start + error_at, "unexpected character in the profile type");
+			break;
+		case PROFILE_TYPE_TOO_MANY_FIELDS:
+			sel_error_at(ps, start + error_at, "a profile type has at most six fields");
+			break;
+		case PROFILE_TYPE_TOO_FEW_FIELDS:
+			sel_error_at(ps, start + error_at,
+						 "a profile type has five fields, name:sample_type:sample_unit:period_type:period_unit, and an optional :delta");
+			break;
+		case PROFILE_TYPE_EMPTY_NAME:
+			sel_error_at(ps, start + error_at, "the profile type's name is empty");
+			break;
+		case PROFILE_TYPE_NOT_DELTA:
+			sel_error_at(ps, start + error_at, "the sixth field of a profile type can only be \"delta\"");
+			break;
 	}
-	if (*ps->p != '\0' && *ps->p != '{' && *ps->p != ' ' && *ps->p != '\t' &&
-		*ps->p != '\n' && *ps->p != '\r')
-		sel_error_at(ps, ps->p, "unexpected character in the profile type");
-	if (nfields < 5)
-		sel_error_at(ps, ps->p,
-					 "a profile type has five fields, name:sample_type:sample_unit:period_type:period_unit, and an optional :delta");
-	if (fields[1] - 1 == start)
-		sel_error_at(ps, start, "the profile type's name is empty");
-	if (nfields == 6 && !(ps->p - fields[5] == 5 && strncmp(fields[5], "delta", 5) == 0))
-		sel_error_at(ps, fields[5], "the sixth field of a profile type can only be \"delta\"");
-	return pnstrdup(start, ps->p - start);
+	sel->profile_type = pnstrdup(start, ps->p - start);
 }
 
+/*
+ * A quoted label value.  In a regex matcher's value an escape the string
+ * does not know, such as the \. that Grafana's ${var:regex} writes, is
+ * handed to the regex as it is (where, as in RE2, it escapes the
+ * character); elsewhere it is an error.
+ */
 static char *
-sel_parse_string(SelParser *ps)
+sel_parse_string(SelParser *ps, bool regex)
 {
 	char		quote = *ps->p;
 	const char *start = ps->p;
@@ -136,8 +140,14 @@ sel_parse_string(SelParser *ps)
 				case '\'':
 					appendStringInfoChar(&buf, *ps->p);
 					break;
+				case '\0':
+					sel_error_at(ps, start, "unterminated label value");
+					break;
 				default:
-					sel_error_at(ps, ps->p - 1, "unknown escape in label value");
+					if (!regex)
+						sel_error_at(ps, ps->p - 1, "unknown escape in label value");
+					appendStringInfoChar(&buf, '\\');
+					appendStringInfoChar(&buf, *ps->p);
 			}
 			ps->p++;
 			continue;
@@ -205,7 +215,7 @@ sel_parse_matcher(SelParser *ps)
 		sel_error_at(ps, ps->p, "expected =, !=, =~ or !~ after the label name");
 	sel_skip_space(ps);
 	value_at = ps->p;
-	m->value = sel_parse_string(ps);
+	m->value = sel_parse_string(ps, m->op == MATCH_RE || m->op == MATCH_NRE);
 	if (m->op == MATCH_RE || m->op == MATCH_NRE)
 		check_regex(ps, value_at, m->value);
 	return m;
@@ -221,7 +231,7 @@ selector_parse(const char *text)
 	ps.p = text;
 	sel_skip_space(&ps);
 	if (*ps.p != '{' && *ps.p != '\0')
-		sel->profile_type = sel_parse_type(&ps);
+		sel_parse_type(&ps, sel);
 	sel_skip_space(&ps);
 	if (*ps.p == '{')
 	{
@@ -256,14 +266,6 @@ selector_require_type(const Selector *sel, const char *text)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("selector \"%s\" names no profile type", text),
 				 errhint("Start it with a profile type such as process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta; parca_profile_types() lists them.")));
-}
-
-bool
-profile_type_is_sample_count(const char *profile_type)
-{
-	const char *p = strchr(profile_type, ':');
-
-	return p != NULL && strncmp(p, ":samples:count:", 15) == 0;
 }
 
 SeriesMatch *

@@ -16,6 +16,8 @@
 #include "postgres.h"
 #include "nodes/pg_list.h"
 
+#include "profile_type.h"
+
 typedef enum MatchOp
 {
 	MATCH_EQ,					/* = */
@@ -34,6 +36,7 @@ typedef struct LabelMatcher
 typedef struct Selector
 {
 	char	   *profile_type;	/* NULL when the selector has none */
+	ProfileType type;			/* its fields, when it has one */
 	List	   *matchers;		/* of LabelMatcher * */
 } Selector;
 
@@ -58,8 +61,5 @@ extern void selector_require_type(const Selector *sel, const char *text);
  */
 extern SeriesMatch *selector_find_series(const Selector *sel, List *value_labels,
 										 int *nseries);
-
-/* Whether a profile type string says samples:count (reported × period). */
-extern bool profile_type_is_sample_count(const char *profile_type);
 
 #endif							/* PARCA_QUERY_SELECTOR_H */

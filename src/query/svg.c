@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
+#include "profile_type.h"
 #include "query/calltree.h"
 
 #define SVG_WIDTH	1200.0
@@ -58,19 +59,15 @@ append_xml(StringInfo buf, const char *s)
 	}
 }
 
-/* The sample unit: the third field of the profile type. */
+/* The sample unit of a profile's type; "" if the profile has no type. */
 static const char *
-profile_unit(const char *type)
+profile_unit(const char *profile_type)
 {
-	const char *p = type;
+	ProfileType type;
 
-	for (int i = 0; i < 2 && p; i++)
-	{
-		p = strchr(p, ':');
-		if (p)
-			p++;
-	}
-	return p ? p : "";
+	if (profile_type_parse(profile_type, (int) strlen(profile_type), &type, NULL) != PROFILE_TYPE_OK)
+		return "";
+	return type.sample_unit;
 }
 
 /* A value with its unit, scaled for reading: "1.25 s", "3.40 MB", "1234". */
@@ -80,7 +77,7 @@ append_value(StringInfo buf, int64 v, const char *unit)
 	double		d = (double) v;
 	double		a = fabs(d);
 
-	if (strncmp(unit, "nanoseconds", 11) == 0)
+	if (strcmp(unit, "nanoseconds") == 0)
 	{
 		if (a >= 1e9)
 			appendStringInfo(buf, "%.2f s", d / 1e9);
@@ -91,7 +88,7 @@ append_value(StringInfo buf, int64 v, const char *unit)
 		else
 			appendStringInfo(buf, "%lld ns", (long long) v);
 	}
-	else if (strncmp(unit, "bytes", 5) == 0)
+	else if (strcmp(unit, "bytes") == 0)
 	{
 		if (a >= 1024.0 * 1024 * 1024)
 			appendStringInfo(buf, "%.2f GiB", d / (1024.0 * 1024 * 1024));
@@ -104,6 +101,13 @@ append_value(StringInfo buf, int64 v, const char *unit)
 	}
 	else
 		appendStringInfo(buf, "%lld", (long long) v);
+}
+
+/* A frame's width before scaling: both sides of a diff; in double, which cannot overflow. */
+static double
+node_width(const CallNode *node)
+{
+	return fabs((double) node->value) + fabs((double) node->value_right);
 }
 
 /* Warm colours for plain profiles, stable per name. */
@@ -232,7 +236,7 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 	if (title == NULL)
 		title = t->meta.profile_type[0] ? t->meta.profile_type : "Flame graph";
 
-	total = (double) (Abs(t->nodes[0].value) + Abs(t->nodes[0].value_right));
+	total = node_width(&t->nodes[0]);
 	scale = total > 0 ? (SVG_WIDTH - 2 * SVG_PAD) / total : 0.0;
 	x = palloc(sizeof(double) * t->nnodes);
 	next_x = palloc(sizeof(double) * t->nnodes);
@@ -241,7 +245,7 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 		const CallNode *node = &t->nodes[order[i]];
 
 		if (node->depth > max_depth &&
-			(Abs(node->value) + Abs(node->value_right)) * scale >= MIN_WIDTH)
+			node_width(node) * scale >= MIN_WIDTH)
 			max_depth = node->depth;
 	}
 	height = HEADER_H + (max_depth + 1) * FRAME_H + FOOTER_H;
@@ -280,7 +284,7 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 	{
 		int			id = order[i];
 		const CallNode *node = &t->nodes[id];
-		double		w = (Abs(node->value) + Abs(node->value_right)) * scale;
+		double		w = node_width(node) * scale;
 		const char *label = calltree_label(t, id);
 		int			y = HEADER_H + node->depth * FRAME_H;
 		StringInfoData desc;
@@ -304,14 +308,15 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 			append_value(&desc, node->value_right, unit);
 			if (node->value != 0)
 				appendStringInfo(&desc, " (%+.2f%%)",
-								 100.0 * (node->value_right - node->value) / Abs(node->value));
+								 100.0 * ((double) node->value_right - (double) node->value) /
+								 fabs((double) node->value));
 			else
 				appendStringInfoString(&desc, " (new)");
 		}
 		else
 		{
 			append_value(&desc, node->value, unit);
-			appendStringInfo(&desc, " (%.2f%% of total; self ", total > 0 ? 100.0 * Abs(node->value) / total : 0.0);
+			appendStringInfo(&desc, " (%.2f%% of total; self ", total > 0 ? 100.0 * fabs((double) node->value) / total : 0.0);
 			append_value(&desc, node->self, unit);
 			appendStringInfoChar(&desc, ')');
 		}

@@ -10,15 +10,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type_d.h"
-#include "common/hashfn.h"
 #include "executor/spi.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
+#include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "metastore.h"
+#include "metastore_read.h"
 #include "profile.h"
 #include "query/symbols.h"
 
@@ -34,46 +31,22 @@
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-typedef struct NameEntry
-{
-	const char *key;
-	int			index;
-} NameEntry;
-
-static uint32
-name_hash(const void *key, Size keysize)
-{
-	const char *s = *(const char *const *) key;
-
-	return hash_bytes((const unsigned char *) s, (int) strlen(s));
-}
-
-static int
-name_match(const void *a, const void *b, Size keysize)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 static int
 intern(Symbols *syms, const char *s, const char *file)
 {
-	NameEntry  *e;
-	bool		found;
+	bool		added;
+	int			number = string_table_add(&syms->names, s, &added);
 
-	e = hash_search(syms->names, &s, HASH_FIND, NULL);
-	if (e)
-		return e->index;
-	if (syms->nnames == syms->maxnames)
+	if (added)
 	{
-		syms->maxnames *= 2;
-		syms->name = repalloc(syms->name, sizeof(char *) * syms->maxnames);
-		syms->file = repalloc(syms->file, sizeof(char *) * syms->maxnames);
+		if (syms->file_cap < syms->names.cap)
+		{
+			syms->file_cap = syms->names.cap;
+			syms->file = repalloc_huge(syms->file, sizeof(char *) * syms->file_cap);
+		}
+		syms->file[number] = pstrdup(file);
 	}
-	syms->name[syms->nnames] = pstrdup(s);
-	syms->file[syms->nnames] = pstrdup(file);
-	e = hash_search(syms->names, &syms->name[syms->nnames], HASH_ENTER, &found);
-	e->index = syms->nnames;
-	return syms->nnames++;
+	return number;
 }
 
 uint64 *
@@ -120,11 +93,49 @@ base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* A location's names: one frame per line, or for none its binary and address. */
 static void
-text_array(Datum d, Datum **elems, bool **nulls, int *n)
+name_location(Symbols *syms, SymLocation *loc, const MetaLocation *ml,
+			   const MetaFunction *fns, int nfns, const MetaMapping *maps, int nmaps)
 {
-	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-					  elems, nulls, n);
+	if (ml->nlines > 0)
+	{
+		loc->nframes = ml->nlines;
+		loc->frames = palloc(sizeof(int) * ml->nlines);
+		for (int i = 0; i < ml->nlines; i++)
+		{
+			const MetaFunction *f = metastore_find_function(fns, nfns, ml->function_ids[i]);
+			const char *name = f == NULL ? "<unknown>" :
+				f->name[0] ? f->name : f->system_name[0] ? f->system_name : "<unknown>";
+
+			loc->frames[i] = intern(syms, name, f ? f->filename : "");
+		}
+		loc->top_names = loc->frames;
+	}
+	else
+	{
+		const MetaMapping *m = ml->has_mapping ?
+			metastore_find_mapping(maps, nmaps, ml->mapping_id) : NULL;
+		const char *bin = base_name(m ? m->file : "");
+		char	   *tree_name;
+		char	   *top_name;
+
+		if (*bin)
+		{
+			top_name = psprintf("[%s]", bin);
+			tree_name = psprintf("[%s] 0x%llx", bin, (unsigned long long) ml->address);
+		}
+		else
+		{
+			top_name = "<unknown>";
+			tree_name = psprintf("<unknown> 0x%llx", (unsigned long long) ml->address);
+		}
+		loc->nframes = 1;
+		loc->frames = palloc(sizeof(int));
+		loc->top_names = palloc(sizeof(int));
+		loc->frames[0] = intern(syms, tree_name, "");
+		loc->top_names[0] = intern(syms, top_name, "");
+	}
 }
 
 Symbols *
@@ -132,105 +143,61 @@ symbols_load(const struct varlena *profile)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Symbols    *syms = palloc0(sizeof(Symbols));
-	HASHCTL		ctl;
 	uint64	   *ids;
 	int			nids;
-	Datum		arg;
-	Oid			argtype = INT8ARRAYOID;
-	int			ret;
+	MetaLocation *locs;
+	MetaFunction *fns = NULL;
+	MetaMapping *maps = NULL;
+	int			nlocs,
+				nfns = 0,
+				nmaps = 0;
+	uint64	   *fn_ids;
+	uint64	   *map_ids;
+	int			nfn_ids = 0,
+				nmap_ids = 0;
 
 	syms->locations = locmap_create(cxt, 4096, NULL);
-	ctl.keysize = sizeof(char *);
-	ctl.entrysize = sizeof(NameEntry);
-	ctl.hash = name_hash;
-	ctl.match = name_match;
-	ctl.hcxt = cxt;
-	syms->names = hash_create("parca symbol names", 4096, &ctl,
-							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
-	syms->maxnames = 1024;
-	syms->name = palloc(sizeof(char *) * syms->maxnames);
-	syms->file = palloc(sizeof(char *) * syms->maxnames);
+	string_table_init(&syms->names, "parca symbol names");
+	syms->file_cap = syms->names.cap;
+	syms->file = palloc(sizeof(char *) * syms->file_cap);
 
 	ids = profile_location_ids(profile, &nids);
 	if (nids == 0)
 		return syms;
-	arg = metastore_id_array(ids, nids);
 
-	SPI_connect();
-	ret = SPI_execute_with_args(
-								"SELECT l.id, coalesce(m.file, ''), l.address,"
-								" coalesce(pg_catalog.array_agg(CASE WHEN f.name OPERATOR(pg_catalog.<>) '' THEN f.name"
-								"   WHEN f.system_name OPERATOR(pg_catalog.<>) '' THEN f.system_name ELSE '<unknown>' END"
-								"   ORDER BY u.o) FILTER (WHERE u.o IS NOT NULL), '{}'),"
-								" coalesce(pg_catalog.array_agg(coalesce(f.filename, '') ORDER BY u.o) FILTER (WHERE u.o IS NOT NULL), '{}')"
-								" FROM parca.locations l"
-								" LEFT JOIN parca.mappings m ON m.id OPERATOR(pg_catalog.=) l.mapping_id"
-								" LEFT JOIN LATERAL pg_catalog.unnest(l.function_ids) WITH ORDINALITY u(fid, o) ON true"
-								" LEFT JOIN parca.functions f ON f.id OPERATOR(pg_catalog.=) u.fid"
-								" WHERE l.id OPERATOR(pg_catalog.=) ANY($1)"
-								" GROUP BY l.id, m.file, l.address",
-								1, &argtype, &arg, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(cxt);
+	locs = metastore_read_locations(ids, nids, &nlocs);
 
-	for (uint64 row = 0; row < SPI_processed; row++)
+	/*
+	 * The functions of their lines, and the mappings of those without
+	 * lines; repeated ids cost nothing, the index scan sorts them out.
+	 */
+	for (int i = 0; i < nlocs; i++)
+		nfn_ids += locs[i].nlines;
+	fn_ids = palloc(sizeof(uint64) * Max(nfn_ids, 1));
+	map_ids = palloc(sizeof(uint64) * Max(nlocs, 1));
+	nfn_ids = 0;
+	for (int i = 0; i < nlocs; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[row];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		uint64		id = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		char	   *file = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
-		int64		address = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-		Datum	   *names;
-		Datum	   *files;
-		bool	   *nulls;
-		int			nnames;
-		int			nfiles;
-		MemoryContext spi_cxt;
-		SymLocation *loc;
+		if (locs[i].nlines == 0 && locs[i].has_mapping)
+			map_ids[nmap_ids++] = locs[i].mapping_id;
+		for (int j = 0; j < locs[i].nlines; j++)
+			fn_ids[nfn_ids++] = locs[i].function_ids[j];
+	}
+	if (nfn_ids > 0)
+		fns = metastore_read_functions(fn_ids, nfn_ids, &nfns);
+	if (nmap_ids > 0)
+		maps = metastore_read_mappings(map_ids, nmap_ids, &nmaps);
+
+	for (int i = 0; i < nlocs; i++)
+	{
 		bool		found;
+		SymLocation *loc = locmap_insert(syms->locations, locs[i].id, &found);
 
-		text_array(SPI_getbinval(tup, desc, 4, &isnull), &names, &nulls, &nnames);
-		text_array(SPI_getbinval(tup, desc, 5, &isnull), &files, &nulls, &nfiles);
-
-		spi_cxt = MemoryContextSwitchTo(cxt);
-		loc = locmap_insert(syms->locations, id, &found);
-		if (nnames > 0)
-		{
-			loc->nframes = nnames;
-			loc->frames = palloc(sizeof(int) * nnames);
-			for (int i = 0; i < nnames; i++)
-			{
-				char	   *name = TextDatumGetCString(names[i]);
-				char	   *fname = TextDatumGetCString(files[i]);
-
-				loc->frames[i] = intern(syms, name, fname);
-			}
-			loc->top_names = loc->frames;
-		}
-		else
-		{
-			const char *bin = base_name(file);
-			char	   *tree_name;
-			char	   *top_name;
-
-			if (*bin)
-			{
-				top_name = psprintf("[%s]", bin);
-				tree_name = psprintf("[%s] 0x%llx", bin, (unsigned long long) address);
-			}
-			else
-			{
-				top_name = "<unknown>";
-				tree_name = psprintf("<unknown> 0x%llx", (unsigned long long) address);
-			}
-			loc->nframes = 1;
-			loc->frames = palloc(sizeof(int));
-			loc->top_names = palloc(sizeof(int));
-			loc->frames[0] = intern(syms, tree_name, "");
-			loc->top_names[0] = intern(syms, top_name, "");
-		}
-		MemoryContextSwitchTo(spi_cxt);
+		CHECK_FOR_INTERRUPTS();
+		name_location(syms, loc, &locs[i], fns, nfns, maps, nmaps);
 	}
 	SPI_finish();
 	return syms;

@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include "query/string_table.h"
+
 typedef struct SymLocation
 {
 	uint64		id;				/* hash key */
@@ -26,11 +28,9 @@ typedef struct SymLocation
 typedef struct Symbols
 {
 	struct locmap_hash *locations;	/* uint64 id -> SymLocation */
-	struct HTAB *names;			/* interning: string -> index */
-	char	  **name;			/* index -> string */
-	char	  **file;			/* index -> the function's source file, "" */
-	int			nnames;
-	int			maxnames;
+	StringTable names;			/* frame names, numbered */
+	char	  **file;			/* name number -> the function's source file, "" */
+	int			file_cap;
 } Symbols;
 
 /*

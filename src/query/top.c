@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -32,6 +33,21 @@ typedef struct TopRow
 
 static const Symbols *sort_syms;
 
+/* |v|, defined for PG_INT64_MIN too */
+static inline uint64
+magnitude(int64 v)
+{
+	return v < 0 ? -(uint64) v : (uint64) v;
+}
+
+static void
+value_out_of_range(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("profile value out of range: a difference or absolute value exceeds 64 bits")));
+}
+
 static int
 cmp_top(const void *a, const void *b)
 {
@@ -39,13 +55,13 @@ cmp_top(const void *a, const void *b)
 	const TopRow *y = b;
 	int			c;
 
-	if (Abs(x->flat) != Abs(y->flat))
-		return Abs(x->flat) > Abs(y->flat) ? -1 : 1;
-	c = strcmp(sort_syms->name[x->name], sort_syms->name[y->name]);
+	if (magnitude(x->flat) != magnitude(y->flat))
+		return magnitude(x->flat) > magnitude(y->flat) ? -1 : 1;
+	c = strcmp(sort_syms->names.strings[x->name], sort_syms->names.strings[y->name]);
 	if (c != 0)
 		return c;
-	if (Abs(x->cum) != Abs(y->cum))
-		return Abs(x->cum) > Abs(y->cum) ? -1 : 1;
+	if (magnitude(x->cum) != magnitude(y->cum))
+		return magnitude(x->cum) > magnitude(y->cum) ? -1 : 1;
 	return 0;
 }
 
@@ -72,7 +88,7 @@ parca_top(PG_FUNCTION_ARGS)
 	syms = symbols_load(profile);
 
 	/* Rows indexed by name; names are interned densely from 0. */
-	maxrows = Max(syms->nnames, 1) + 64;
+	maxrows = Max(syms->names.n, 1) + 64;
 	rows = palloc0(sizeof(TopRow) * maxrows);
 	for (int i = 0; i < maxrows; i++)
 		rows[i].stamp = -1;
@@ -80,12 +96,16 @@ parca_top(PG_FUNCTION_ARGS)
 	profile_reader_init(&r, profile);
 	while (profile_reader_next(&r, &s))
 	{
-		/* a diff shows compared - base; its percentages are of the base */
-		int64		v = r.meta.is_diff ? s.value_right - s.value : s.value;
+		int64		v = s.value;
 		bool		leaf = true;
 
 		CHECK_FOR_INTERRUPTS();
-		total += Abs(s.value);
+		/* a diff shows compared - base; its percentages are of the base */
+		if (r.meta.is_diff && pg_sub_s64_overflow(s.value_right, s.value, &v))
+			value_out_of_range();
+		if (s.value == PG_INT64_MIN)
+			value_out_of_range();
+		profile_value_add(&total, Abs(s.value));
 		stack_no++;
 		for (int i = 0; i < s.nframes; i++)
 		{
@@ -107,13 +127,13 @@ parca_top(PG_FUNCTION_ARGS)
 				}
 				if (leaf)
 				{
-					rows[name].flat += v;
+					profile_value_add(&rows[name].flat, v);
 					leaf = false;
 				}
 				if (rows[name].stamp != stack_no)
 				{
 					rows[name].stamp = stack_no;
-					rows[name].cum += v;
+					profile_value_add(&rows[name].cum, v);
 				}
 			}
 		}
@@ -135,7 +155,7 @@ parca_top(PG_FUNCTION_ARGS)
 		Datum		values[6];
 		bool		nulls[6] = {false, false, false, false, false, false};
 
-		values[0] = CStringGetTextDatum(syms->name[rows[i].name]);
+		values[0] = CStringGetTextDatum(syms->names.strings[rows[i].name]);
 		values[1] = CStringGetTextDatum(syms->file[rows[i].name]);
 		values[2] = Int64GetDatum(rows[i].flat);
 		values[3] = Float8GetDatum(total ? 100.0 * rows[i].flat / total : 0.0);

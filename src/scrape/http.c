@@ -45,7 +45,6 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "parca.h"
 #include "scrape/scrape_internal.h"
 
 struct ScrapeTransfer
@@ -56,6 +55,7 @@ struct ScrapeTransfer
 	char	   *buf;			/* VARHDRSZ bytes of header room, then data */
 	size_t		len;			/* data bytes */
 	size_t		cap;			/* data bytes the buffer holds */
+	size_t		max_bytes;		/* parca.max_profile_size when it started */
 	bool		too_large;
 	bool		out_of_memory;
 	bool		paused;			/* waiting for buffer space */
@@ -146,8 +146,8 @@ reserve(ScrapeTransfer *t, size_t need)
 	if (need <= t->cap)
 		return RESERVE_OK;
 	cap = Max(t->cap * 2, Max(need, (size_t) 16384));
-	cap = Min(cap, (size_t) parca_max_profile_size);
-	if (t != big && buffered + (cap - t->cap) > (size_t) parca_max_profile_size)
+	cap = Min(cap, t->max_bytes);
+	if (t != big && buffered + (cap - t->cap) > t->max_bytes)
 	{
 		if (big != NULL)
 			return RESERVE_LATER;
@@ -172,7 +172,7 @@ write_body(char *data, size_t size, size_t nmemb, void *arg)
 	size_t		n = size * nmemb;
 	ReserveResult r = RESERVE_OK;
 
-	if (t->len + n > (size_t) parca_max_profile_size)
+	if (t->len + n > t->max_bytes)
 	{
 		t->too_large = true;
 		return 0;
@@ -244,7 +244,7 @@ transfer_free(ScrapeTransfer *t)
 
 /* Start scraping a target (what can go wrong here is out of memory). */
 void
-scrape_http_start(ScrapeTarget *target)
+scrape_http_start(ScrapeTarget *target, size_t max_bytes)
 {
 	ScrapeTransfer *t;
 	CURL	   *easy = curl_easy_init();
@@ -256,6 +256,7 @@ scrape_http_start(ScrapeTarget *target)
 	t = MemoryContextAllocZero(TopMemoryContext, sizeof(ScrapeTransfer));
 	t->easy = easy;
 	t->target = target;
+	t->max_bytes = max_bytes;
 	t->started = GetCurrentTimestamp();
 
 	curl_easy_setopt(easy, CURLOPT_URL, target->url);
@@ -267,7 +268,7 @@ scrape_http_start(ScrapeTarget *target)
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) target->timeout_ms);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) Min(target->timeout_ms, 10000));
-	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) parca_max_profile_size);
+	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) max_bytes);
 	curl_easy_setopt(easy, CURLOPT_USERAGENT, "parca-postgresql-scraper/0.1");
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, write_body);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
@@ -340,13 +341,13 @@ scrape_http_wait(int timeout_ms)
 
 /* Whether gzip data announces (in its trailer) more than the size limit. */
 static bool
-gzip_too_large(const unsigned char *data, size_t len, uint32 *announced)
+gzip_too_large(const unsigned char *data, size_t len, size_t max_bytes, uint32 *announced)
 {
 	if (len < 18 || data[0] != 0x1f || data[1] != 0x8b)
 		return false;
 	*announced = (uint32) data[len - 4] | ((uint32) data[len - 3] << 8) |
 		((uint32) data[len - 2] << 16) | ((uint32) data[len - 1] << 24);
-	return *announced > (uint32) parca_max_profile_size;
+	return *announced > max_bytes;
 }
 
 /* Whether two URLs have the same scheme, host and port. */
@@ -448,8 +449,8 @@ scrape_http_next_done(ScrapeResult *result)
 
 		if (t->too_large || msg->data.result == CURLE_FILESIZE_EXCEEDED)
 			snprintf(result->error, sizeof(result->error),
-					 "response larger than parca.max_profile_size (%d bytes)",
-					 parca_max_profile_size);
+					 "response larger than parca.max_profile_size (%zu bytes)",
+					 t->max_bytes);
 		else if (t->out_of_memory)
 			snprintf(result->error, sizeof(result->error),
 					 "out of memory buffering the response");
@@ -471,10 +472,11 @@ scrape_http_next_done(ScrapeResult *result)
 					 "server returned HTTP status %ld", status);
 		else if (t->len == 0)
 			snprintf(result->error, sizeof(result->error), "empty response");
-		else if (gzip_too_large((unsigned char *) t->buf + VARHDRSZ, t->len, &announced))
+		else if (gzip_too_large((unsigned char *) t->buf + VARHDRSZ, t->len, t->max_bytes,
+								&announced))
 			snprintf(result->error, sizeof(result->error),
-					 "gzip response would inflate to %u bytes, more than parca.max_profile_size (%d bytes)",
-					 announced, parca_max_profile_size);
+					 "gzip response would inflate to %u bytes, more than parca.max_profile_size (%zu bytes)",
+					 announced, t->max_bytes);
 		else
 		{
 			SET_VARSIZE(t->buf, VARHDRSZ + t->len);

@@ -93,7 +93,8 @@ typedef struct ScrapeTransfer ScrapeTransfer;
 
 extern void scrape_http_init(void);
 extern int	scrape_http_running(void);
-extern void scrape_http_start(ScrapeTarget *target);
+/* max_bytes: parca.max_profile_size, the bound of a response and of all buffers */
+extern void scrape_http_start(ScrapeTarget *target, size_t max_bytes);
 extern void scrape_http_retarget(ScrapeTransfer *transfer, ScrapeTarget *target);
 extern void scrape_http_cancel(ScrapeTarget *target);
 extern void scrape_http_wait(int timeout_ms);

@@ -13,7 +13,8 @@
  * Profiles are stored in batches: those that completed within
  * STORE_BATCH_MS go into one transaction, which saves a commit (and a small
  * columnar stripe to compact later) per profile; with 1,000 endpoints every
- * 10 s that was a third of the worker's CPU.  If any profile of a batch
+ * 10 s that was a third of the worker's CPU (bench/scrape.sh with
+ * BENCH_SCRAPE_TARGETS=1000).  If any profile of a batch
  * fails to store, the batch is rolled back and its profiles are stored in a
  * transaction each, so that one bad profile never takes others with it; a
  * target whose profile failed is stored alone until one succeeds again.
@@ -466,7 +467,7 @@ start_due(void)
 			if (scrape_http_running() < scrape_concurrency)
 			{
 				t->due = false;
-				scrape_http_start(t);
+				scrape_http_start(t, (size_t) parca_max_profile_size);
 			}
 			else
 				slot_wanted = true;

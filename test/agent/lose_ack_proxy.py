@@ -10,7 +10,6 @@ usage: lose_ack_proxy.py LISTEN_PORT SERVER_PORT N
 import socket
 import sys
 import threading
-import time
 
 listen_port, server_port, nth = (int(a) for a in sys.argv[1:4])
 lock = threading.Lock()
@@ -20,6 +19,7 @@ commits = 0
 def serve(client):
     server = socket.create_connection(("127.0.0.1", server_port))
     swallow = threading.Event()
+    answered = threading.Event()
 
     def close_both():
         for s in (client, server):
@@ -43,7 +43,9 @@ def serve(client):
                     if lose:
                         swallow.set()
                         server.sendall(data)
-                        time.sleep(1.0)  # let the server commit
+                        # the server's answer means it committed; a fixed
+                        # wait was too short on a loaded machine
+                        answered.wait(60)
                         print("lost the answer to COMMIT #%d" % nth, flush=True)
                         close_both()
                         return
@@ -59,6 +61,8 @@ def serve(client):
                     break
                 if not swallow.is_set():
                     client.sendall(data)
+                else:
+                    answered.set()
         except OSError:
             pass
 

@@ -11,6 +11,11 @@
  *   offcpu threads T SECONDS MS T threads waiting MS ms at a time in
  *                               nanosleep(2) for SECONDS, from
  *                               wait_in_threads()
+ *   offcpu tail N MS            N waits of MS ms in nanosleep(2) made by
+ *                               nanosleep_at_cfi_end(), whose system call
+ *                               is the last instruction its CFI covers (as
+ *                               in glibc's __restore_rt), from
+ *                               wait_in_tail()
  *
  * Prints the nanoseconds waited in all and the number of waits.
  */
@@ -48,6 +53,36 @@ wait_in_nanosleep(void)
 	long long	start = now_ns();
 
 	nanosleep(&ts, NULL);
+	waited_ns += now_ns() - start;
+	waits++;
+}
+
+/*
+ * nanosleep_at_cfi_end(req): nanosleep(2) without libc; the CFI ends after
+ * the system call, so the address it returns to is outside it, and the
+ * unwinder must look up the call's own instruction.  Leaf: the return
+ * address stays at the stack pointer.
+ */
+void		nanosleep_at_cfi_end(const struct timespec *req);
+__asm__(".text\n"
+		".globl nanosleep_at_cfi_end\n"
+		".type nanosleep_at_cfi_end, @function\n"
+		"nanosleep_at_cfi_end:\n"
+		".cfi_startproc\n"
+		"	xorl %esi, %esi\n"
+		"	movl $35, %eax\n"	/* SYS_nanosleep on x86-64 */
+		"	syscall\n"
+		".cfi_endproc\n"
+		"	ret\n"
+		".size nanosleep_at_cfi_end, .-nanosleep_at_cfi_end\n");
+
+NOINLINE static void
+wait_in_tail(void)
+{
+	struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
+	long long	start = now_ns();
+
+	nanosleep_at_cfi_end(&ts);
 	waited_ns += now_ns() - start;
 	waits++;
 }
@@ -97,6 +132,12 @@ main(int argc, char **argv)
 		for (long i = 0; i < atol(argv[2]); i++)
 			wait_in_nanosleep();
 	}
+	else if (argc == 4 && strcmp(argv[1], "tail") == 0)
+	{
+		wait_ms = atol(argv[3]);
+		for (long i = 0; i < atol(argv[2]); i++)
+			wait_in_tail();
+	}
 	else if (argc == 4 && strcmp(argv[1], "read") == 0)
 	{
 		struct sigaction sa = {0};
@@ -128,7 +169,7 @@ main(int argc, char **argv)
 	}
 	else
 	{
-		fprintf(stderr, "usage: offcpu sleep|read N MS | offcpu threads T SECONDS MS\n");
+		fprintf(stderr, "usage: offcpu sleep|read|tail N MS | offcpu threads T SECONDS MS\n");
 		return 2;
 	}
 	printf("%lld %lld\n", (long long) waited_ns, (long long) waits);

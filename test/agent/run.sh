@@ -44,19 +44,24 @@ type='parca_agent:samples:count:cpu:nanoseconds:delta'
 q "CREATE VIEW agent_stacks AS
 SELECT sm.time, sm.series_id, sm.stack, sm.value, sm.period, sm.duration,
        se.labels, se.profile_type,
-       (SELECT string_agg(coalesce(f.name, '?'), ';' ORDER BY u.pos, fl.lpos)
-          FROM unnest(parca_stack_location_ids(sm.stack)) WITH ORDINALITY AS u(id, pos)
-          LEFT JOIN parca.locations l ON l.id = u.id
-          LEFT JOIN LATERAL unnest(l.function_ids) WITH ORDINALITY AS fl(fid, lpos) ON true
-          LEFT JOIN parca.functions f ON f.id = fl.fid) AS names,
+       $(stack_names sm.stack) AS names,
        (SELECT m.file FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
-         WHERE l.id = (parca_stack_location_ids(sm.stack))[1]) AS leaf_file
+         WHERE l.id = (parca_stack_location_ids(sm.stack))[1]) AS leaf_file,
+       $(stack_names sm.stack user) AS user_names
   FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id" >/dev/null
 
-# within_20 ACTUAL EXPECTED: |actual - expected| <= 20% of expected
-within_20() {
-	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 0.2 * e) }'
-}
+# A sample of the spinning workload (main -> a -> b -> c -> spin) may
+# legitimately differ from spin;c;b;a;main... only by: kernel frames on top
+# (a system call, an interrupt, the scheduler: user_names leaves them
+# out); spin's own time check, getrusage from cpu_seconds (inlined), on top;
+# or being outside the work: the shell between fork and exec (its comm),
+# the dynamic loader and libc starting the program or its exit, stacks
+# that unwind completely without reaching main, and main printing its CPU
+# time at the end (cpu_seconds, printf right above main).
+spinning="user_names ~ '^(\\?;)?(getrusage[^;]*;)?(cpu_seconds;(spin;)?|spin;)c;b;a;main;'"
+outside="labels->>'comm' <> 'workload' OR user_names IS NULL
+         OR (labels->>'unwind' = 'complete'
+             AND (user_names !~ '(^|;)main;' OR user_names ~ '(^|;)(cpu_seconds|printf);main;'))"
 
 # --- the command line
 "$agent" --help | grep -q -- '--flush-interval'
@@ -84,8 +89,8 @@ check "no BTF: said clearly" grep -q "the kernel has no BTF" "$tmp/err"
 PGUSER=agent_test "$agent" --flush-interval 2 --label suite=agent --label 'quote=a "b"' \
 	2>"$tmp/agent1.log" &
 agent_pid=$!
-sleep 2
-"$tmp/workload" spin 6 >"$tmp/spin.out" &
+agent_sampling "$tmp/agent1.log"
+"$tmp/workload" spin 10 >"$tmp/spin.out" &
 spin_pid=$!
 "$tmp/workload" syscall 4 >"$tmp/sys.out" &
 sys_pid=$!
@@ -104,13 +109,16 @@ spin_cpu=$(cat "$tmp/spin.out")
 sys_cpu=$(cat "$tmp/sys.out")
 
 total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
+working=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid' AND NOT ($outside)")
 chain=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
-           AND names LIKE 'spin;c;b;a;main%'")
+           AND NOT ($outside) AND $spinning")
 expected=$(awk -v c="$spin_cpu" 'BEGIN { printf "%.0f", c * 19 }')
-echo "# spin: $total samples for $spin_cpu CPU s (19 Hz: $expected); $chain with the chain at the leaf"
-check "spin: samples match 19 Hz x CPU seconds within 20%" within_20 "$total" "$expected"
-check "spin: >= 90% of samples are spin;c;b;a;main" \
-	awk -v c="$chain" -v t="$total" 'BEGIN { exit !(t > 0 && c >= 0.9 * t) }'
+echo "# spin: $total samples for $spin_cpu CPU s (19 Hz: $expected); $chain of the $working in main with the chain at the leaf"
+q "SELECT '#   not the chain: ' || sum(value) || ' x ' || coalesce(labels->>'unwind', '-') || ': ' || left(names, 300)
+   FROM agent_stacks WHERE labels->>'pid' = '$spin_pid' AND NOT ($outside) AND NOT coalesce($spinning, false)
+   GROUP BY labels->>'unwind', names ORDER BY sum(value) DESC LIMIT 5"
+check "spin: samples match 19 Hz x CPU seconds" near_expected "$total" "$expected"
+check "spin: every sample in main is spin;c;b;a;main" [ "$working" -gt 0 -a "$chain" = "$working" ]
 check "spin: the chain ends at _start, not [truncated]" \
 	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'
 	         AND names ~ '^spin;c;b;a;main;__libc_start_call_main;__libc_start_main[^;]*;_start\$'")" -gt 0 ]
@@ -160,7 +168,8 @@ sys_kernel=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>
                 AND leaf_file = '[kernel.kallsyms]' AND names ~ '^[^;]*;.*do_syscall_64;.*;spin;c;b;a;main'")
 expected=$(awk -v c="$sys_cpu" 'BEGIN { printf "%.0f", c * 19 }')
 echo "# syscall: $sys_total samples for $sys_cpu CPU s (19 Hz: $expected), $sys_kernel with kernel frames over spin;c;b;a;main"
-check "syscall: samples match 19 Hz x CPU seconds within 20%" within_20 "$sys_total" "$expected"
+check "syscall: samples match 19 Hz x CPU seconds" near_expected "$sys_total" "$expected"
+# (reading 64 kB from /dev/zero is nearly all kernel time: well over half)
 check "syscall: most samples have kernel frames (do_syscall_64...) above the user chain" \
 	awk -v k="$sys_kernel" -v t="$sys_total" 'BEGIN { exit !(t > 0 && k >= 0.5 * t) }'
 check "shared library: frames in libc.so.6 are named (getrusage)" \
@@ -190,12 +199,22 @@ check_eq "kernel mapping carries the kernel's build id or release" 1 \
 check_eq "every stored location id is registered" 0 \
 	"$(q "SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
 	      FROM parca.samples) s LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL")"
+# The agent's COPY into parca.samples is routed by time: the maintenance
+# worker looks for the extension every 10 s, makes today's partition, and
+# moves what arrived before it from the default partition
+check "the maintenance worker made the partition of the agent's day" \
+	wait_for 30 "SELECT count(*) > 0 FROM parca.partitions WHERE now() >= range_start AND now() < range_end"
+check "the agent's rows are in it, none left in the default partition" \
+	wait_for 30 "SELECT count(*) = 0 FROM parca.samples_default"
+check_eq "the agent's rows are all in partitions of their time" 0 \
+	"$(q "SELECT count(*) FROM parca.samples s JOIN parca.partitions p ON p.partition = s.tableoid
+	      WHERE NOT (s.time >= p.range_start AND s.time < p.range_end)")"
 
 # --- PostgreSQL down for 30 s while the agent runs
 q "TRUNCATE parca.samples" >/dev/null
 "$agent" --dsn "$dsn" --flush-interval 2 2>"$tmp/agent2.log" &
 agent_pid=$!
-sleep 1
+agent_sampling "$tmp/agent2.log"
 "$tmp/workload" spin 40 >"$tmp/spin2.out" &
 spin_pid=$!
 sleep 6
@@ -212,15 +231,17 @@ wait $spin_pid
 sleep 1
 kill -TERM $agent_pid
 wait $agent_pid
-check_eq "the agent exits cleanly on SIGTERM with its backlog written" 0 $?
+agent_status=$?
+check_eq "the agent exits cleanly on SIGTERM with its backlog written" 0 $agent_status
+[ $agent_status = 0 ] || grep -vE '^#' "$tmp/agent2.log" | tail -5 | sed 's/^/# /' || true
 spin_cpu=$(cat "$tmp/spin2.out")
 total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
 expected=$(awk -v c="$spin_cpu" 'BEGIN { printf "%.0f", c * 19 }')
 echo "# outage: $total samples for $spin_cpu CPU s (19 Hz: $expected)"
 check "outage: the agent logged the failure and the recovery" \
 	grep -q "writing again" "$tmp/agent2.log"
-check "outage: samples of the whole run arrived (19 Hz x CPU s within 20%)" \
-	within_20 "$total" "$expected"
+check "outage: samples of the whole run arrived (19 Hz x CPU s)" \
+	near_expected "$total" "$expected"
 check_eq "outage: no sample stored twice" 0 \
 	"$(q "SELECT count(*) FROM (SELECT time, series_id, stack FROM parca.samples
 	      GROUP BY 1, 2, 3 HAVING count(*) > 1) d")"
@@ -235,7 +256,7 @@ sleep 0.5
 "$agent" --dsn "host=127.0.0.1 port=$proxy_port user=agent_test dbname=postgres" \
 	--flush-interval 1 2>"$tmp/agent3.log" &
 agent_pid=$!
-sleep 1
+agent_sampling "$tmp/agent3.log"
 "$tmp/workload" spin 10 >"$tmp/spin3.out" &
 spin_pid=$!
 wait $spin_pid
@@ -247,8 +268,8 @@ check "lost ack: the retry found the batch stored" grep -q "already stored" "$tm
 total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
 expected=$(awk -v c="$(cat "$tmp/spin3.out")" 'BEGIN { printf "%.0f", c * 19 }')
 echo "# lost ack: $total samples, 19 Hz x CPU s = $expected"
-check "lost ack: counts match 19 Hz x CPU seconds within 20% (nothing doubled)" \
-	within_20 "$total" "$expected"
+check "lost ack: counts match 19 Hz x CPU seconds (nothing doubled)" \
+	near_expected "$total" "$expected"
 check_eq "lost ack: no sample stored twice" 0 \
 	"$(q "SELECT count(*) FROM (SELECT time, series_id, stack FROM parca.samples
 	      GROUP BY 1, 2, 3 HAVING count(*) > 1) d")"
@@ -328,6 +349,9 @@ wait $sleep_pid
 "$tmp/offcpu" read 100 10 >"$tmp/read.out" &
 read_pid=$!
 wait $read_pid
+"$tmp/offcpu" tail 100 10 >"$tmp/tail.out" &
+tail_pid=$!
+wait $tail_pid
 "$tmp/offcpu" threads 8 1 2 >/dev/null &
 threads_pid=$!
 wait $threads_pid $go_pid
@@ -351,6 +375,14 @@ in_read=$(off_cpu "$read_pid" "names ~ 'pipe_read;(.*;)?read;wait_in_read;main;'
 echo "# off-CPU, read: $in_read ns in wait_in_read's stacks (kernel: pipe_read), $read_waited ns waited"
 check "off-CPU: read's waits on the pipe, through wait_in_read, add up to the time waited within 10%" \
 	within 10 "$in_read" "$read_waited"
+# The system call is the last instruction nanosleep_at_cfi_end's CFI
+# covers: its return address is outside, and only a lookup of the call
+# itself finds the caller (a frame-pointer guess skips wait_in_tail).
+read -r tail_waited _ <"$tmp/tail.out"
+in_tail=$(off_cpu "$tail_pid" "names ~ 'nanosleep_at_cfi_end;wait_in_tail;main;'")
+echo "# off-CPU, a system call at the end of its CFI: $in_tail ns through nanosleep_at_cfi_end;wait_in_tail;main, $tail_waited ns waited"
+check "off-CPU: a wait in a system call that ends its function's CFI unwinds through its caller, within 10%" \
+	within 10 "$in_tail" "$tail_waited"
 check_eq "off-CPU: the profile type's period is one nanosecond" "1" \
 	"$(q "SELECT DISTINCT period FROM agent_stacks WHERE profile_type = '$off_type'")"
 
@@ -479,5 +511,59 @@ series=$(q "SELECT count(DISTINCT series_id) FROM agent_stacks
 echo "# compile loop: $rounds rounds ($((4 * rounds)) processes and more), $series series for gcc, cc1 and as"
 check "compile loop: the compilers' series stay within 3 names x CPUs x 3 outcomes" \
 	[ "$series" -le $((3 * $(nproc --all) * 3)) ]
+
+
+# --- names that are not UTF-8: a program whose symbol for spin() is
+# "sp\xffin" (no DWARF: the symbol table names it) and whose file name,
+# hence comm, ends in \xfe, and a label value in Latin-1.  The agent
+# repairs them as the extension repairs text (each bad byte becomes
+# U+FFFD) before computing ids, so the batch is stored (the server accepts
+# only valid text) and the function's id is the one the server computes
+# for the repaired name (parca_store_functions checks).
+bad_comm=$'bad\xfe'
+gcc -O0 -fno-omit-frame-pointer -o "$tmp/plain" "$TEST_ROOT/agent/workload.c"
+objcopy --redefine-sym spin=$'sp\xffin' "$tmp/plain" "$tmp/$bad_comm"
+"$agent" --dsn "$dsn" --flush-interval 1 --label suite=utf8 --label $'latin1=caf\xe9' \
+	2>"$tmp/agent9.log" &
+agent_pid=$!
+agent_sampling "$tmp/agent9.log"
+"$tmp/$bad_comm" spin 2 >/dev/null
+sleep 1
+kill -INT $agent_pid
+wait $agent_pid
+check_eq "not UTF-8: the agent wrote everything" 0 $?
+check "not UTF-8: no batch failed" sh -c "! grep -q 'writing a batch failed' '$tmp/agent9.log'"
+check "not UTF-8: the symbol's name is stored repaired" \
+	[ "$(q "SELECT count(*) FROM parca.functions WHERE name = E'sp\\uFFFDin'")" = 1 ]
+check "not UTF-8: the label value is stored repaired" \
+	[ "$(q "SELECT count(*) FROM parca.series WHERE labels->>'suite' = 'utf8'
+	         AND labels->>'latin1' = E'caf\\uFFFD'")" -gt 0 ]
+check "not UTF-8: the program's samples are there, under the repaired name" \
+	[ "$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks
+	         WHERE labels->>'suite' = 'utf8' AND user_names ~ E'(^|;)sp\\uFFFDin;c;b;a;main;'")" -gt 0 ]
+# (its comm, repaired too, unless the agent first saw the process as the
+# shell that forked it)
+q "SELECT '#   ' || sum(value) || ' samples of the program under comm ' || coalesce(labels->>'comm', '-')
+   FROM agent_stacks WHERE labels->>'suite' = 'utf8' AND user_names ~ E'(^|;)sp\\uFFFDin;'
+   GROUP BY labels->>'comm'"
+
+# --- the write protocol's version, checked at connect: a database that
+# speaks another version, then one older than the protocol, gets nothing
+# written, and the log says why
+q "CREATE OR REPLACE FUNCTION parca_write_protocol() RETURNS integer LANGUAGE sql AS 'SELECT 99'"
+before=$(q "SELECT count(*) FROM parca.samples")
+# (a workload, so that there are samples to write)
+"$tmp/workload" spin 3 >/dev/null &
+"$agent" --dsn "$dsn" --flush-interval 1 --duration 3 2>"$tmp/agent10.log"
+check_eq "another protocol: batches left unwritten (exit status 1)" 1 $?
+check "another protocol: said clearly" grep -q "speaks write protocol 99, this agent 1: refusing to write" "$tmp/agent10.log"
+check_eq "another protocol: nothing stored" "$before" "$(q "SELECT count(*) FROM parca.samples")"
+q "ALTER EXTENSION parca DROP FUNCTION parca_write_protocol(); DROP FUNCTION parca_write_protocol()"
+"$tmp/workload" spin 3 >/dev/null &
+"$agent" --dsn "$dsn" --flush-interval 1 --duration 3 2>"$tmp/agent11.log"
+check_eq "an older extension: batches left unwritten (exit status 1)" 1 $?
+check "an older extension: said to run ALTER EXTENSION parca UPDATE" \
+	grep -q "older than this agent.*run ALTER EXTENSION parca UPDATE" "$tmp/agent11.log"
+check_eq "an older extension: nothing stored" "$before" "$(q "SELECT count(*) FROM parca.samples")"
 
 finish

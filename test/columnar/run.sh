@@ -2,7 +2,7 @@
 # End-to-end tests of the parca_columnar access method that need more than
 # one session or a crash: kill -9 during COPY, kill -9 after commit (WAL
 # replay), concurrent writers, pg_dump/pg_restore round trip, physical
-# replication to a streaming standby.
+# replication to a streaming standby, a table of a newer storage format.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 
@@ -101,6 +101,58 @@ check_eq "pg_dump/pg_restore: still parca_columnar" "parca_columnar" \
 check_eq "pg_dump/pg_restore: integrity check" "50000" \
 	"$(psql -X -qAt -d restored -c "SELECT rows FROM parca_columnar_check('d')")"
 
+# ... and of a whole database, with parca.samples in time partitions: the
+# partitions the maintenance made are dumped with their rows, the default
+# partition (a member of the extension) with its rows only
+q "INSERT INTO parca.samples SELECT * FROM s LIMIT 30000"
+q "INSERT INTO parca.samples SELECT time - interval '3 days', series_id, stack, value, period, duration, num_labels
+	FROM s LIMIT 20000"
+q "SELECT * FROM parca_maintain_partitions()" >/dev/null
+q "INSERT INTO parca.samples SELECT 'infinity', series_id, stack, value, period, duration, num_labels FROM s LIMIT 3"
+partitions_of() { psql -X -qAt -d "$1" -c "SELECT string_agg(partition || ' ' || coalesce(range_start::text, 'default'), ',' ORDER BY partition::text) FROM parca.partitions"; }
+rows_of() { psql -X -qAt -d "$1" -c "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) || '/' || count(DISTINCT tableoid) FROM parca.samples"; }
+check "pg_dump of the database: the rows are in several partitions" \
+	test "$(q "SELECT count(DISTINCT tableoid) FROM parca.samples")" -ge 3
+q "CREATE DATABASE restored_all"
+dump_all=$PGDATA_DIR/all.dump
+"$PG_BIN/pg_dump" -Fc -f "$dump_all" postgres
+"$PG_BIN/pg_restore" --exit-on-error -d restored_all "$dump_all"
+check_eq "pg_dump/pg_restore of the database: the same partitions" "$(partitions_of postgres)" "$(partitions_of restored_all)"
+check_eq "pg_dump/pg_restore of the database: the same rows in them" "$(rows_of postgres)" "$(rows_of restored_all)"
+check_eq "pg_dump/pg_restore of the database: partitions are parca_columnar" "parca_columnar" \
+	"$(psql -X -qAt -d restored_all -c "SELECT string_agg(DISTINCT amname, ',') FROM parca.partitions p
+		JOIN pg_class c ON c.oid = p.partition JOIN pg_am a ON a.oid = c.relam")"
+
+# 6. a table whose metapage says it was written in a newer storage format
+#    (as after going back to an older build) is refused, not misread; it
+#    can still be dropped or truncated.  The version is the metapage's
+#    second uint32, after the 24-byte page header (columnar_internal.h).
+q "CREATE TABLE newer (LIKE parca.samples) USING parca_columnar"
+q "INSERT INTO newer SELECT * FROM s LIMIT 1000"
+q "CREATE TABLE newer_dropped (LIKE parca.samples) USING parca_columnar"
+q "INSERT INTO newer_dropped SELECT * FROM s LIMIT 1000"
+dropped_storage=$(q "SELECT max(storage_id) FROM parca.columnar_stripes")
+newer_files=("$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer')")"
+	"$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer_dropped')")")
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
+for f in "${newer_files[@]}"; do
+	printf '\x02\x00\x00\x00' | dd of="$f" bs=1 seek=28 conv=notrunc status=none
+done
+restart_cluster
+refused() { ! out=$(psql -X -qAt -c "$1" 2>&1) &&
+	grep -q 'has storage format version 2, newer than this build of parca reads (1)' <<<"$out"; }
+check "newer format: SELECT is refused" refused "SELECT count(*) FROM newer"
+check "newer format: INSERT is refused" refused "INSERT INTO newer SELECT * FROM s LIMIT 1"
+check "newer format: the integrity check is refused" \
+	refused "SELECT * FROM parca_columnar_check('newer')"
+q "DROP TABLE newer_dropped"
+check_eq "newer format: DROP TABLE works and forgets its stripes" "0" \
+	"$(q "SELECT count(*) FROM parca.columnar_stripes WHERE storage_id = $dropped_storage")"
+q "TRUNCATE newer"
+q "INSERT INTO newer SELECT * FROM s LIMIT 10"
+check_eq "newer format: TRUNCATE gives the table storage of this version" "10" \
+	"$(q "SELECT count(*) FROM newer")"
+
 # 5. physical replication: a streaming standby reads the same rows
 standby=$PGDATA_DIR/standby
 runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PGPORT" -U postgres \
@@ -119,6 +171,11 @@ stop_standby() {
 }
 trap stop_standby EXIT
 q "CREATE TABLE rep (LIKE parca.samples) USING parca_columnar"
+# a stored profile, for parca_query on the standby (a read-only session)
+# (a copy the server may read: the clone may live where postgres cannot)
+cp "$SHARED_TESTDATA/pprof/parca/alloc_objects.pb.gz" "$PGDATA_DIR/rep.pb.gz"
+chown postgres: "$PGDATA_DIR/rep.pb.gz"
+q "SELECT parca_ingest_pprof(pg_read_binary_file('$PGDATA_DIR/rep.pb.gz'), 'rep')" >/dev/null
 q "COPY rep FROM '$data' WITH (format binary)"
 q "INSERT INTO rep SELECT * FROM rep LIMIT 7"
 lsn=$(q "SELECT pg_current_wal_lsn()")
@@ -132,6 +189,12 @@ check_eq "standby: same rows as the primary" \
 	"$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM rep")"
 check_eq "standby: integrity check" "200007" \
 	"$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "SELECT rows FROM parca_columnar_check('rep')")"
+check_eq "standby: the same partitions of parca.samples" "$(partitions_of postgres)" \
+	"$(PGHOST=$standby PGPORT=$STANDBY_PORT partitions_of postgres)"
+check_eq "standby: the same rows in them" "$(rows_of postgres)" "$(PGHOST=$standby PGPORT=$STANDBY_PORT rows_of postgres)"
+rep_query="SELECT parca_profile_total(parca_query('rep:alloc_space:bytes:space:bytes', '-infinity', 'infinity'))"
+check_eq "standby: parca_query answers as on the primary" "$(q "$rep_query")" \
+	"$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "$rep_query" 2>&1)"
 explain=$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM rep WHERE time < '2026-01-01 00:00:30+00'")
 check "standby: chunk skipping works there too" grep -q 'Chunk Groups Skipped: [1-9]' <<<"$explain"
 

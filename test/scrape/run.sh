@@ -49,15 +49,6 @@ A=127.0.0.1:$HTTP
 B=127.0.0.1:$((HTTP + 1))
 DOWN=127.0.0.1:$((HTTP + 999))
 
-# wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.
-wait_for() {
-	local deadline=$((SECONDS + $1))
-	while [ $SECONDS -lt $deadline ]; do
-		[ "$(q "$2" 2>/dev/null)" = t ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
 worker_pid() {
 	q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker'"
 }
@@ -131,6 +122,21 @@ done
 echo "# CPU: ${cpu_burn:-0} of ${cpu_total:-0} ns in the burning functions"
 check "most CPU time is in the burning functions" \
 	test "${cpu_burn:-0}" -gt 0 -a $((${cpu_burn:-0} * 2)) -gt "${cpu_total:-1}"
+
+# The dashboard's time series of every scraped type: a total per step, and
+# a rate only for :delta types (heap, goroutine, block and mutex have no
+# duration to divide by).
+while IFS= read -r ptype; do
+	if counts=$(q "SELECT count(*) > 0, count(per_second) > 0
+	               FROM parca_query_range('$ptype{job=\"go\"}', now() - interval '1 hour', now(), '10 seconds')" 2>&1); then
+		case "$ptype" in
+			*:delta) check_eq "time series of $ptype: values and rates" "t|t" "$counts" ;;
+			*) check_eq "time series of $ptype: values, no rate" "t|f" "$counts" ;;
+		esac
+	else
+		check "time series of $ptype ($counts)" false
+	fi
+done < <(q "SELECT DISTINCT profile_type FROM parca.series WHERE labels->>'job' = 'go' ORDER BY 1")
 
 # Misbehaving targets: down with the reason, nothing stored, others go on.
 check "the down target is down with a connection error" \

@@ -181,9 +181,12 @@ SELECT public.parca_profile_total(public.parca_merge(stack, value)) FROM parca.s
 SELECT * FROM public.parca_location((SELECT id FROM parca.locations LIMIT 1));
 SELECT * FROM public.parca_frames((SELECT stack FROM parca.samples LIMIT 1));
 SELECT public.parca_labels_text('{"a": "b"}');
-SELECT * FROM public.parca_columnar_check('parca.samples');
-SELECT * FROM public.parca_columnar_chunks('parca.samples') LIMIT 1;
-SELECT public.parca_columnar_compact('parca.samples');
+SELECT * FROM public.parca_columnar_check('parca.samples_default');
+SELECT * FROM public.parca_columnar_chunks('parca.samples_default') LIMIT 1;
+SELECT public.parca_columnar_compact('parca.samples_default');
+SELECT * FROM public.parca_maintain_partitions();
+SELECT * FROM parca.partitions;
+SELECT parca.create_partition('2001-02-03');
 SELECT public.parca_columnar_set_options('parca.samples', compression_level => 3);
 SELECT * FROM public.parca_scrape_import_yaml('scrape_configs:
   - job_name: imported

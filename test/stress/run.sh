@@ -25,7 +25,10 @@ ROUNDS=$(( (TOTAL + ROUND - 1) / ROUND ))
 start_cluster "${PARCA_STRESS_TEST_PORT:-54461}" \
 	"autovacuum_naptime = 1s" "autovacuum_vacuum_cost_delay = 0" \
 	"autovacuum_max_workers = 3" "log_autovacuum_min_duration = -1" \
-	"log_line_prefix = '%m [%p] %b '" "max_connections = 50"
+	"log_line_prefix = '%m [%p] %b '" "max_connections = 50" \
+	"parca.columnar_inline_stripe_bytes = 16kB"
+# (small inline stripes: most writes of the bigger fixtures go on pages,
+# so that VACUUM merges stripes on pages and reuses their pages)
 
 work=$PGDATA_DIR/stress
 mkdir -p "$work/ops"
@@ -51,7 +54,13 @@ q "CREATE SCHEMA stress"
 eager="autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0,
 	autovacuum_vacuum_insert_threshold = 1, autovacuum_vacuum_insert_scale_factor = 0,
 	autovacuum_analyze_threshold = 0, autovacuum_analyze_scale_factor = 0"
-q "ALTER TABLE parca.samples SET ($eager)"
+# (parca.samples is partitioned: the setting goes on each partition, also
+# on those the partitions client makes)
+set_eager() {
+	client_psql -c "SELECT format('ALTER TABLE %s SET ($eager)', partition) FROM parca.partitions" \
+		-c '\gexec' >/dev/null
+}
+set_eager
 q "ALTER TABLE parca.columnar_stripes SET ($eager,
 	toast.autovacuum_vacuum_threshold = 0, toast.autovacuum_vacuum_scale_factor = 0,
 	toast.autovacuum_vacuum_insert_threshold = 1, toast.autovacuum_vacuum_insert_scale_factor = 0)"
@@ -223,6 +232,23 @@ copy_client() {
 	done
 }
 
+# every partition of parca.samples compacted
+compact_samples="SELECT sum(parca_columnar_compact(partition)) FROM parca.partitions"
+
+# partitions: parca_maintain_partitions() every second or two, which moves
+# the rows written into the default partition (the fixtures' times and the
+# COPY clients' have no partition at first) into partitions of their own,
+# while everything else runs.  Its DDL gives up after its lock_timeout
+# when a reader holds it up; the next call tries again.
+partitions_client() {
+	local log=$work/err.partitions
+	while [ ! -e "$stop_file" ]; do
+		client_psql -c "SELECT * FROM parca_maintain_partitions()" >/dev/null 2>>"$log" || true
+		set_eager 2>>"$log" || true
+		sleep 1.$((RANDOM % 9))
+	done
+}
+
 # maintenance: VACUUM and parca_columnar_compact() over and over; some
 # compactions cancelled half way (statement_timeout) or rolled back; the
 # stripe catalog vacuumed; the side table truncated.
@@ -231,11 +257,11 @@ maintenance_client() {
 	while [ ! -e "$stop_file" ]; do
 		i=$((i + 1))
 		client_psql -c "VACUUM parca.samples" 2>>"$log" || true
-		client_psql -c "SELECT parca_columnar_compact('parca.samples')" >/dev/null 2>>"$log" || true
+		client_psql -c "$compact_samples" >/dev/null 2>>"$log" || true
 		case $((i % 6)) in
 			1) client_psql -c "SET statement_timeout = '$((RANDOM % 40 + 5))ms'" \
-				-c "SELECT parca_columnar_compact('parca.samples')" >/dev/null 2>>"$log" || true ;;
-			2) client_psql -c "BEGIN" -c "SELECT parca_columnar_compact('parca.samples')" -c "ROLLBACK" \
+				-c "$compact_samples" >/dev/null 2>>"$log" || true ;;
+			2) client_psql -c "BEGIN" -c "$compact_samples" -c "ROLLBACK" \
 				>/dev/null 2>>"$log" || true ;;
 			3) client_psql -c "VACUUM parca.columnar_stripes" 2>>"$log" || true ;;
 			4) client_psql -c "TRUNCATE stress.side" 2>>"$log" || true ;;
@@ -332,15 +358,17 @@ check_storage() {
 	check_eq "$label: verify_heapam of parca.columnar_stripes and its TOAST" "" \
 		"$(qv "SELECT * FROM verify_heapam('parca.columnar_stripes', check_toast => true)
 			UNION ALL SELECT * FROM verify_heapam('$toast')")"
-	check_eq "$label: bt_index_check of the stripe catalog's, its TOAST's and the samples' indexes" 4 \
+	check_eq "$label: bt_index_check of the stripe catalog's, its TOAST's and the samples' indexes" \
+		"$(qv "SELECT 3 + count(*) FROM parca.partitions")" \
 		"$(qv "SELECT count(bt_index_check(i, heapallindexed => true)) FROM unnest(ARRAY[
 			'parca.columnar_stripes_pkey', 'parca.columnar_stripes_inline',
-			(SELECT indexrelid::regclass FROM pg_index WHERE indrelid = '$toast'::regclass),
-			'parca.samples_series_time']::regclass[]) i")"
-	rows=$(qv "SELECT rows FROM parca_columnar_check('parca.samples')")
+			(SELECT indexrelid::regclass FROM pg_index WHERE indrelid = '$toast'::regclass)]
+			|| ARRAY(SELECT relid FROM pg_partition_tree('parca.samples_series_time') WHERE isleaf)) i")"
+	rows=$(qv "SELECT sum(c.rows) FROM parca.partitions p, parca_columnar_check(p.partition) c")
 	count=$(qv "SELECT count(*) FROM parca.samples")
-	echo "# $label: $(qv "SELECT rows || ' rows in ' || stripes || ' stripes (' || inline_stripes
-		|| ' inline, ' || data_blocks || ' data blocks)' FROM parca_columnar_check('parca.samples')")"
+	echo "# $label: $(qv "SELECT sum(rows) || ' rows in ' || sum(stripes) || ' stripes (' || sum(inline_stripes)
+		|| ' inline, ' || sum(data_blocks) || ' data blocks) in ' || count(*) || ' partitions'
+		FROM parca.partitions p, parca_columnar_check(p.partition)")"
 	check_eq "$label: parca_columnar_check passes and counts every row" "$count" "$rows"
 	check_eq "$label: parca_columnar_check of the truncated side table, and its rows" \
 		"$(qv "SELECT count(*) FROM stress.side")" "$(qv "SELECT rows FROM parca_columnar_check('stress.side')")"
@@ -351,7 +379,7 @@ check_storage() {
 check_client_errors() {
 	local label=$1 errors
 	errors=$(cat "$work"/err.* 2>/dev/null | grep -E 'ERROR|WARNING' |
-		grep -vE 'canceling statement due to statement timeout' || true)
+		grep -vE 'canceling statement due to (statement|lock) timeout' || true)
 	check_eq "$label: no client saw an error or warning" "" "$errors"
 	rm -f "$work"/err.*
 }
@@ -365,7 +393,7 @@ forget_client_errors() {
 check_server_log() {
 	local label=$1 errors
 	errors=$(grep -E '(ERROR|WARNING|PANIC):' "$PGDATA_DIR/log" |
-		grep -vE 'canceling statement due to statement timeout|canceling autovacuum task' || true)
+		grep -vE 'canceling statement due to (statement|lock) timeout|canceling autovacuum task' || true)
 	check_eq "$label: no unexpected error in the server log" "" "$(head -c 2000 <<<"$errors")"
 	: > "$PGDATA_DIR/log"
 }
@@ -379,6 +407,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	ingest_client i2 & pids+=($!)
 	for k in "${copy_clients[@]}"; do copy_client "$k" & pids+=($!); done
 	maintenance_client & pids+=($!)
+	partitions_client & pids+=($!)
 	side_client & pids+=($!)
 	reader_client & pids+=($!)
 	if [ "$round" -lt "$ROUNDS" ]; then
@@ -412,9 +441,15 @@ done
 
 # every small stripe merged at rest: still the same rows
 q "VACUUM parca.samples"
-q "SELECT parca_columnar_compact('parca.samples')" >/dev/null
+q "$compact_samples" >/dev/null
 check_writes "after a full compaction"
 check_storage "after a full compaction"
+# merging by size ratio leaves partial stripes each bigger than all newer
+# ones together: at most log2(1,000,000 rows) + 1 of them in a partition,
+# besides the full ones
+check "at most 21 partial stripes in any partition after a full compaction" \
+	test "$(q "SELECT coalesce(max(c.stripes - c.rows / 1000000), 0)
+	           FROM parca.partitions p, parca_columnar_check(p.partition) c")" -le 21
 check_eq "the readers never saw a torn, doubled or missing write" "" "$(cat "$work/bad_reads" 2>/dev/null)"
 check "the readers read (consistency reads: $(wc -l < "$work/reads" 2>/dev/null || echo 0))" \
 	test -s "$work/reads"

@@ -4,10 +4,11 @@
 # libc's qsort with a callback (also from a frame-pointer build: a mixed
 # stack) and libz's deflate, down to _start; a signal handler's stack
 # through the signal frame; a thread's down to its start; samples in PLT
-# stubs; a 300 ms program present and symbolized; a 200-deep recursion cut
+# stubs; 300 ms programs present and symbolized; a 200-deep recursion cut
 # at 127 frames and marked truncated; the outcome label; and the share of
 # samples whose stacks perf --call-graph dwarf (an independent unwinder)
-# agrees with.
+# agrees with.  Every sample of a workload must unwind as expected, except
+# what may legitimately differ (see "What may legitimately differ" below).
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -36,11 +37,7 @@ dsn="host=127.0.0.1 port=$PGPORT user=agent_test dbname=postgres"
 # and its user frames as FILE@ADDRESS for the comparison with perf.
 q "CREATE VIEW stacks AS
 SELECT sm.value, se.labels,
-       (SELECT string_agg(coalesce(f.name, '?'), ';' ORDER BY u.pos, fl.lpos)
-          FROM unnest(parca_stack_location_ids(sm.stack)) WITH ORDINALITY AS u(id, pos)
-          LEFT JOIN parca.locations l ON l.id = u.id
-          LEFT JOIN LATERAL unnest(l.function_ids) WITH ORDINALITY AS fl(fid, lpos) ON true
-          LEFT JOIN parca.functions f ON f.id = fl.fid) AS names,
+       $(stack_names sm.stack) AS names,
        (SELECT string_agg(m.file || '@' || l.address, ';' ORDER BY u.pos)
           FROM unnest(parca_stack_location_ids(sm.stack)) WITH ORDINALITY AS u(id, pos)
           JOIN parca.locations l ON l.id = u.id
@@ -49,16 +46,55 @@ SELECT sm.value, se.labels,
        (SELECT count(*) FROM unnest(parca_stack_location_ids(sm.stack)) AS u(id)
           JOIN parca.locations l ON l.id = u.id
           JOIN parca.mappings m ON m.id = l.mapping_id
-         WHERE m.file <> '[kernel.kallsyms]') AS nuser
+         WHERE m.file <> '[kernel.kallsyms]') AS nuser,
+       $(stack_names sm.stack user) AS user_names
   FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id" >/dev/null
 
 # samples PID [CONDITION]: the samples of a process (meeting CONDITION)
 samples() {
 	q "SELECT coalesce(sum(value), 0) FROM stacks WHERE labels->>'pid' = '$1' AND (${2:-true})"
 }
-# at_least PCT PART TOTAL: PART >= PCT% of TOTAL (and TOTAL > 0)
-at_least() {
-	awk -v p="$1" -v a="$2" -v t="$3" 'BEGIN { exit !(t > 0 && a >= p / 100 * t) }'
+
+# What may legitimately differ from a workload's stack, so that the checks
+# below can ask for every other sample:
+# - kernel frames on top of the user stack: a sample taken in a system call,
+#   an interrupt or the scheduler (more of them on a loaded machine); the
+#   checks look at user_names, the user frames alone;
+# - the workload's own time check on top: spin() and the loops call
+#   clock_gettime (workload.c: getrusage) through the PLT every 100,000
+#   iterations, from cpu_seconds inlined into the caller; a sample there has
+#   the libc function (and its unnamed syscall stub) above the caller, whose
+#   frame is named cpu_seconds, with or without its own name;
+spinning='(\?;)?(clock_gettime[^;]*;)?(cpu_seconds;(spin;)?|spin;)'
+# - the program outside its work: the shell between fork and exec (its
+#   comm), the dynamic loader and libc starting the program, its exit, whose
+#   stacks unwind completely but never reach main (nor a thread's start);
+#   and main printing its CPU time at the end (cpu_seconds, printf right
+#   above main). A few ms of CPU time, a sample now and then at 19 Hz. They
+#   are left out if they unwound completely; a failed or truncated stack
+#   always counts.
+outside="labels->>'comm' NOT IN ('nofp', 'workload', 'withfp') OR nuser = 0
+         OR (labels->>'unwind' = 'complete'
+             AND (coalesce(user_names, '') !~ '(^|;)(main|start_thread);'
+                  OR user_names ~ '(^|;)(cpu_seconds|printf);main;__libc_start_call_main;'))"
+# every PID MATCH [EMPTY_OK]: MATCH holds for all samples of PID but those
+# outside, and there is one at least unless EMPTY_OK is given; the others
+# are printed (to see what a failure is made of)
+every() {
+	local all good
+	all=$(samples "$1" "NOT ($outside)")
+	good=$(samples "$1" "NOT ($outside) AND ($2)")
+	q "SELECT '#   not matching: ' || sum(value) || ' x ' || coalesce(labels->>'unwind', '-') || ', '
+	          || nuser || ' user frames: '
+	          || left(regexp_replace(coalesce(names, ''), '(recurse;)+', 'recurse;...;'), 300)
+	   FROM stacks WHERE labels->>'pid' = '$1' AND NOT ($outside) AND NOT coalesce($2, false)
+	   GROUP BY labels->>'unwind', nuser, names ORDER BY sum(value) DESC LIMIT 5"
+	echo "#   $good of $all samples (of $(samples "$1") in all) match"
+	{ [ "$all" -gt 0 ] || [ -n "${3:-}" ]; } && [ "$good" = "$all" ]
+}
+# more_than_half PART TOTAL
+more_than_half() {
+	[ "$2" -gt 0 ] && [ $(($1 * 2)) -gt "$2" ]
 }
 # libc's names: from its debug file's DWARF or symbol table (then
 # __libc_start_main@@GLIBC_2.34, msort_with_tmp.part.0): regular expressions
@@ -66,7 +102,7 @@ root="main;__libc_start_call_main;__libc_start_main[^;]*;_start"
 
 "$agent" --dsn "$dsn" --flush-interval 2 --verbose 2>"$tmp/agent.log" &
 agent_pid=$!
-sleep 2
+agent_sampling "$tmp/agent.log"
 
 # perf samples the same processes at 499 Hz with its own DWARF unwinder.
 perfrec() {
@@ -94,9 +130,12 @@ plt_pid=$!
 "$tmp/withfp" qsort 3 >/dev/null &
 mixed_pid=$!
 wait $plt_pid $mixed_pid
-"$tmp/nofp" short 300 >/dev/null &
-short_pid=$!
-wait $short_pid
+short_pids=
+for i in 1 2 3 4 5; do
+	"$tmp/nofp" short 300 >/dev/null &
+	short_pids="$short_pids $!"
+	wait $!
+done
 "$tmp/withfp" deep 3 >/dev/null &
 deep_pid=$!
 wait $deep_pid
@@ -113,100 +152,112 @@ qsort_pid=$(pid_of qsort)
 deflate_pid=$(pid_of deflate)
 
 # --- the agent's test program without frame pointers: the full chain
-total=$(samples "$chain_pid")
-full=$(samples "$chain_pid" "names ~ '^spin;c;b;a;$root\$'")
-echo "# -fomit-frame-pointer chain: $full of $total samples are spin;c;b;a;$root"
-check "no frame pointers: >= 90% of samples have the full chain down to _start" \
-	at_least 90 "$full" "$total"
-check "no frame pointers: samples match 19 Hz x CPU seconds within 20%" \
-	awk -v a="$total" -v c="$(cat "$tmp/chain.out")" 'BEGIN { e = c * 19; d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 0.2 * e) }'
+echo "# -fomit-frame-pointer chain, spin;c;b;a;$root:"
+check "no frame pointers: every sample has the full chain down to _start" \
+	every "$chain_pid" "labels->>'unwind' = 'complete'
+	                    AND user_names ~ '^(\\?;)?(getrusage[^;]*;)?(cpu_seconds;(spin;)?|spin;)c;b;a;$root\$'"
+check "no frame pointers: samples match 19 Hz x CPU seconds" \
+	near_expected "$(samples "$chain_pid")" "$(awk -v c="$(cat "$tmp/chain.out")" 'BEGIN { printf "%.0f", c * 19 }')"
 check_eq "no frame pointers: outcome label complete on the chain's samples" "complete" \
 	"$(q "SELECT string_agg(DISTINCT labels->>'unwind', ',') FROM stacks
 	      WHERE labels->>'pid' = '$chain_pid' AND names ~ '^spin;c;b;a;$root\$'")"
 
-# --- libc's qsort calling back into our code
-total=$(samples "$qsort_pid")
-through=$(samples "$qsort_pid" "names ~ '^[^;]*(;[^;]*)*;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
-callback=$(samples "$qsort_pid" "names ~ '^compare;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+# --- libc's qsort calling back into our code.  Filling the array between
+# sorts is a few % of the time: most samples, not all, are in the sort.
+total=$(samples "$qsort_pid" "NOT ($outside)")
+through=$(samples "$qsort_pid" "user_names ~ '^[^;]*(;[^;]*)*;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+callback=$(samples "$qsort_pid" "user_names ~ '^compare;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
 echo "# qsort: $through of $total samples run from libc's msort_with_tmp through sort_loop to _start, $callback with the callback compare on top"
-check "qsort: >= 80% of samples go from libc through sort_loop;main to _start" \
-	at_least 80 "$through" "$total"
+check "qsort: every sample unwinds through sort_loop;main to _start" \
+	every "$qsort_pid" "labels->>'unwind' = 'complete' AND user_names ~ '(^|;)sort_loop;$root\$'"
+check "qsort: most samples go from libc's sort through sort_loop;main" more_than_half "$through" "$total"
 check "qsort: the callback's stacks run compare;msort_with_tmp;...;sort_loop;main" [ "$callback" -gt 0 ]
 
 # --- mixed: a frame-pointer program, libc without them, the callback with them
-total=$(samples "$mixed_pid" "labels ? 'unwind'")
-callback=$(samples "$mixed_pid" "names ~ '^compare;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
-through=$(samples "$mixed_pid" "names ~ ';msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+total=$(samples "$mixed_pid" "NOT ($outside)")
+callback=$(samples "$mixed_pid" "user_names ~ '^compare;msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
+through=$(samples "$mixed_pid" "user_names ~ ';msort_with_tmp[^;]*;(.*;)?sort_loop;$root\$'")
 echo "# mixed: $through of $total samples of the frame-pointer build go through libc to _start, $callback from the callback"
-check "mixed: >= 80% of samples go from libc through sort_loop;main to _start" \
-	at_least 80 "$through" "$total"
+check "mixed: every sample unwinds through sort_loop;main to _start" \
+	every "$mixed_pid" "labels->>'unwind' = 'complete' AND user_names ~ '(^|;)sort_loop;$root\$'"
+check "mixed: most samples go from libc through sort_loop;main" more_than_half "$through" "$total"
 check "mixed: the callback (frame pointers) over libc (none) over sort_loop (frame pointers)" \
 	[ "$callback" -gt 0 ]
 
-# --- zlib's deflate (libz, no frame pointers, no debug information)
-total=$(samples "$deflate_pid")
+# --- zlib's deflate (libz, no frame pointers, no debug information); making
+# the input and deflateInit/End are a few % of the time
+total=$(samples "$deflate_pid" "NOT ($outside)")
 inlib=$(q "SELECT coalesce(sum(value), 0) FROM stacks WHERE labels->>'pid' = '$deflate_pid'
-           AND user_frames LIKE '%libz.so%' AND names ~ ';deflate;compress_loop;$root\$'")
+           AND user_frames LIKE '%libz.so%' AND user_names ~ ';deflate;compress_loop;$root\$'")
 echo "# deflate: $inlib of $total samples run from libz through deflate;compress_loop to _start"
-check "deflate: >= 80% of samples go from libz through deflate;compress_loop;main to _start" \
-	at_least 80 "$inlib" "$total"
+check "deflate: every sample unwinds through compress_loop;main to _start" \
+	every "$deflate_pid" "labels->>'unwind' = 'complete' AND user_names ~ '(^|;)compress_loop;$root\$'"
+check "deflate: most samples go from libz through deflate;compress_loop;main" more_than_half "$inlib" "$total"
 
 # --- a signal handler: through the signal frame to the interrupted code
-through=$(samples "$signal_pid" "names ~ '^handler;__restore_rt;spin;spin_outer;$root\$'")
-handler=$(samples "$signal_pid" "names LIKE 'handler;%'")
-echo "# signal: $through of $handler samples in the handler go through __restore_rt to spin;spin_outer;main"
-check "signal: >= 90% of the handler's samples go through the signal frame to _start" \
-	at_least 90 "$through" "$handler"
+handler=$(samples "$signal_pid" "user_names LIKE 'handler;%'")
+echo "# signal: $handler samples in the handler"
+check "signal: every sample, in the handler through the signal frame, reaches _start" \
+	every "$signal_pid" "labels->>'unwind' = 'complete'
+	                     AND user_names ~ '^(handler;__restore_rt;)?$spinning(spin_outer;)?$root\$'"
+check "signal: samples in the handler" [ "$handler" -gt 0 ]
 
-# --- a thread: down to the thread start
-total=$(samples "$thread_pid" "labels->>'unwind' IS NOT NULL")
-through=$(samples "$thread_pid" "names ~ '(^|;)spin;worker;start_thread;(__)?clone3\$'")
-echo "# thread: $through of $total samples run spin;worker;start_thread;__clone3"
-check "thread: >= 90% of samples end at the thread start (clone3)" at_least 90 "$through" "$total"
+# --- a thread: down to the thread start (the main thread only creates it)
+echo "# thread: spin;worker;start_thread;__clone3"
+check "thread: every sample of the thread ends at the thread start (clone3)" \
+	every "$thread_pid" "labels->>'unwind' = 'complete'
+	                     AND (user_names ~ '^${spinning}worker;start_thread;(__)?clone3\$'
+	                          OR user_names ~ '(^|;)$root\$')"
+check "thread: samples in the thread" \
+	[ "$(samples "$thread_pid" "user_names ~ 'worker;start_thread;(__)?clone3\$'")" -gt 0 ]
 
 # --- PLT stubs: samples in the stub (its file offsets, from readelf) unwind
 # through it (the stub's CFI is an expression on the pc)
 read -r plt_start plt_size < <(readelf -SW "$tmp/nofp" | awk '$2 == ".plt" { print $5, $6 }')
 plt_start=$((16#$plt_start))
 plt_size=$((16#$plt_size))
-total=$(samples "$plt_pid")
-complete=$(samples "$plt_pid" "names ~ '(^|;)plt_loop;$root\$' AND labels->>'unwind' = 'complete'")
 in_stub=$(samples "$plt_pid" "substring(split_part(user_frames, ';', 1) from '@([0-9]+)$')::bigint
                                BETWEEN $plt_start AND $plt_start + $plt_size - 1
-                             AND names ~ '(^|;)plt_loop;$root\$'")
-echo "# plt: $complete of $total samples complete through plt_loop;main, $in_stub of them in the PLT stub"
-check "plt: >= 95% of samples complete through plt_loop;main" at_least 95 "$complete" "$total"
+                             AND user_names ~ '(^|;)plt_loop;$root\$'")
+echo "# plt: $in_stub samples in the PLT stub"
+check "plt: every sample completes through plt_loop;main" \
+	every "$plt_pid" "labels->>'unwind' = 'complete' AND user_names ~ '(^|;)plt_loop;$root\$'"
 check "plt: samples in the PLT stub unwind to main too" [ "$in_stub" -gt 0 ]
 
-# --- a 300 ms program (its pid's samples before the exec are the shell's;
-# those in its exit, after its memory is gone, have no user stack)
-total=$(samples "$short_pid" "labels->>'comm' = 'nofp' AND labels ? 'unwind'")
-named=$(samples "$short_pid" "labels->>'comm' = 'nofp' AND names ~ '(^|;)spin;$root\$'")
-echo "# 300 ms program: $total samples, $named with spin;$root (kernel frames above allowed)"
-q "SELECT value, labels->>'comm', names FROM stacks WHERE labels->>'pid' = '$short_pid'" | sed 's/^/#   /'
-# (one may land in the dynamic loader's start-up)
-short_ok() { [ "$total" -ge 3 ] && at_least 80 "$named" "$total"; }
-check "short-lived: present and symbolized (>= 3 samples, >= 80% spin;main;...)" short_ok
+# --- 300 ms programs, five of them: each gives 5.7 samples on average, the
+# five at least 10 but with a chance below 1e-4 (Poisson, mean 28.5)
+total=0
+for pid in $short_pids; do
+	total=$((total + $(samples "$pid" "NOT ($outside)")))
+done
+echo "# 300 ms programs: $total samples in main"
+check "short-lived: present (>= 10 samples of the five)" [ "$total" -ge 10 ]
+for pid in $short_pids; do
+	# (one 300 ms program may have all its few samples outside main: the
+	# five together are held to 10 samples above)
+	every "$pid" "labels->>'unwind' = 'complete' AND user_names ~ '^${spinning}$root\$'" empty_ok ||
+		short_bad=1
+done
+check "short-lived: every sample symbolized, spin;main;... to _start" [ -z "${short_bad:-}" ]
 
-# --- 200-deep recursion: cut at 127 frames and marked
-total=$(samples "$recurse_pid")
-cut=$(samples "$recurse_pid" "nuser = 127 AND names ~ '^spin;(recurse;){126}\\[truncated\\]\$'
-                              AND labels->>'unwind' = 'truncated'")
-echo "# recursion: $cut of $total samples are spin + 126 x recurse + [truncated], labelled truncated"
-check "recursion: >= 90% of samples stop at 127 frames, marked truncated" \
-	at_least 90 "$cut" "$total"
+# --- 200-deep recursion: cut at 127 user frames and marked
+echo "# recursion: spin + recurse... + [truncated], 127 user frames, labelled truncated"
+check "recursion: every sample stops at 127 frames, marked truncated" \
+	every "$recurse_pid" "nuser = 127 AND labels->>'unwind' = 'truncated'
+	                      AND user_names ~ '^$spinning(recurse;)+\\[truncated\\]\$'"
 
 # --- deeper than the stack copy (100 frames of 200 bytes and more, built
 # with frame pointers): the CFI walk runs out of copy and goes on along the
-# frame pointers, to main.  The program spends its time at the bottom;
-# a sample misses the chain only in the descent (microseconds) or where
-# the stack could not be read, hence 90%.
-total=$(samples "$deep_pid")
-through=$(samples "$deep_pid" "names ~ '(^|;)spin;(deep;){100}main;__libc_start_call_main'
-                               AND labels->>'unwind' = 'complete'")
-echo "# deep: $through of $total samples run spin + 100 x deep + main, by frame pointers past the copy"
-check "deeper than the copy: >= 90% of samples reach main by frame pointers, complete" \
-	at_least 90 "$through" "$total"
+# frame pointers to main and libc's caller of main, where they end (libc
+# has none), a complete stack.  The program spends its time at the bottom;
+# a sample in the descent (microseconds) has fewer deep frames.
+deep_root="main;__libc_start_call_main(;__libc_start_main[^;]*;_start)?"
+through=$(samples "$deep_pid" "user_names ~ '^$spinning(deep;){100}$deep_root\$'")
+echo "# deep: $through samples run spin + 100 x deep + main, by frame pointers past the copy"
+check "deeper than the copy: every sample reaches main by frame pointers, complete" \
+	every "$deep_pid" "labels->>'unwind' = 'complete'
+	                   AND user_names ~ '^($spinning(deep;){100}|(deep;){1,100})$deep_root\$'"
+check "deeper than the copy: samples at the bottom, 100 deep" [ "$through" -gt 0 ]
 
 # --- PLT stubs are named for what they jump to, through the agent's own
 # symbolizer on the stubs' offsets (objdump names them too), and so are
@@ -237,12 +288,17 @@ echo "# outcomes: $(q "SELECT string_agg(o || ' ' || n, ', ') FROM (SELECT label
 for name in chain qsort deflate; do
 	pid=$(pid_of $name)
 	perf script -i "$tmp/$name.data" -F pid,ip,dso --no-inline >"$tmp/$name.perf" 2>/dev/null
-	q "SELECT value, user_frames FROM stacks WHERE labels->>'pid' = '$pid' AND user_frames IS NOT NULL" |
-		tr '|' '\t' >"$tmp/$name.agent"
+	# (the program's start and exit left out: perf, starting it itself, may
+	# sample them otherwise or not at all)
+	q "SELECT value, user_frames FROM stacks WHERE labels->>'pid' = '$pid' AND user_frames IS NOT NULL
+	   AND NOT ($outside)" | tr '|' '\t' >"$tmp/$name.agent"
 	read -r exact edges total perf_total < <(python3 "$TEST_ROOT/unwind/compare.py" \
 		"$tmp/$name.perf" "$tmp/$name.agent" 2>"$tmp/$name.diff")
 	[ $name = qsort ] || head -5 "$tmp/$name.diff" | sed 's/^/#   /' 
 	echo "# perf agreement, $name: of $total agent samples, $exact% have unwound frames (past the sampled pc) perf also saw in its $perf_total samples, $edges% have only caller-callee pairs and a bottom perf saw"
+	# perf takes some 2,000 samples of each loop at 499 Hz: a path of the
+	# agent's that perf did not see must be rarer than about 1 in 700, and
+	# such paths are well under 5% of these loops' samples
 	if [ $name = qsort ]; then
 		# 2^17 paths through msort_with_tmp's recursion: whole stacks rarely repeat
 		check "perf agreement, $name: >= 95% of samples agree pair by pair" \

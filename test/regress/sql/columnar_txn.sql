@@ -78,6 +78,24 @@ SELECT count(*), count(*) FILTER (WHERE a > 1000) FROM col_tx;
 COMMIT;
 SELECT count(*) FROM col_tx;
 
+-- ... also when it reads its table through an index, which finds the
+-- statement's own rows as they are inserted (their row numbers follow
+-- those of the rows buffered before, in one range): an index fetch must
+-- not find them, nor read past the rows it sees (it crashed the backend)
+CREATE TABLE col_tx_idx (a int, b text) USING parca_columnar;
+CREATE INDEX ON col_tx_idx (a);
+BEGIN;
+INSERT INTO col_tx_idx SELECT g, 'row ' || g FROM generate_series(1, 5000) g;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL parca.columnar_enable_custom_scan = off;
+EXPLAIN (COSTS OFF) INSERT INTO col_tx_idx SELECT a + 100000, b FROM col_tx_idx WHERE a > 0;
+INSERT INTO col_tx_idx SELECT a + 100000, b FROM col_tx_idx WHERE a > 0;
+SELECT count(*), count(*) FILTER (WHERE a > 100000), count(DISTINCT b) FROM col_tx_idx;
+COMMIT;
+SELECT count(*), min(a), max(a) FROM col_tx_idx;
+SELECT * FROM parca_columnar_check('col_tx_idx');
+
 -- CREATE TABLE AS and a table created and filled in one transaction
 BEGIN;
 CREATE TABLE col_ctas USING parca_columnar AS SELECT * FROM col_tx WHERE a < 100;

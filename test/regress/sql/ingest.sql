@@ -15,7 +15,7 @@ SELECT num_labels FROM parca.samples WHERE num_labels IS NOT NULL GROUP BY 1 ORD
 -- addresses normalized to the file: 0x934840 in the mapping 0x400000-0x162d000 at offset 0
 SELECT l.address = x'534840'::bigint AS normalized, f.name
 FROM parca.locations l JOIN parca.functions f ON f.id = l.function_ids[1]
-WHERE f.name = 'k8s.io/apimachinery/pkg/util/net.CloneHeader';
+WHERE f.name = 'k8s.io/apimachinery/pkg/util/net.CloneHeader' ORDER BY 1;
 
 -- pprof string labels join the series labels (sanitized names; caller wins)
 SELECT parca_ingest_pprof(pg_read_binary_file(:'labels'), 'process_cpu', '{"job": "x"}');

@@ -29,8 +29,8 @@ LANGUAGE sql AS $$
              FROM parca.samples WHERE time BETWEEN t0 AND t1
              AND series_id = ANY (parca_series_ids(sel)))
   SELECT parca_profile_stacks(q.p), parca_profile_total(q.p),
-         (SELECT count(*) FROM parca_icicle(parca_diff(s.p, q.p, true)) i
-          WHERE i.value <> 2 * i."valueRight" OR i.self <> 2 * i."selfRight")
+         (SELECT count(*) FROM parca_icicle_diff(parca_diff(s.p, q.p, true)) i
+          WHERE i.value <> i."valueRight" OR i.self <> i."selfRight")
   FROM q, s
 $$;
 SELECT profile_type FROM parca.series WHERE profile_type LIKE 'qmerge:%' GROUP BY 1 ORDER BY 1;

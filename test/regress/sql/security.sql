@@ -26,21 +26,30 @@ GRANT SELECT ON parca.samples TO regress_parca_reader;
 GRANT EXECUTE ON FUNCTION parca_columnar_chunks(regclass), parca_columnar_check(regclass),
     parca_columnar_compact(regclass) TO regress_parca_reader;
 SET ROLE regress_parca_plain;
-SELECT count(*) FROM parca_columnar_chunks('parca.samples');
-SELECT * FROM parca_columnar_check('parca.samples');
-SELECT parca_columnar_compact('parca.samples');
+SELECT count(*) FROM parca_columnar_chunks('parca.samples_default');
+SELECT * FROM parca_columnar_check('parca.samples_default');
+SELECT parca_columnar_compact('parca.samples_default');
 SET ROLE regress_parca_reader;
+-- the rights on parca.samples are not rights on its partitions, which
+-- are read through it (where its row-level security applies)
+SELECT count(*) FROM parca.samples_default;
+SELECT count(*) FROM parca_columnar_chunks('parca.samples_default');
+RESET ROLE;
+GRANT SELECT ON parca.samples_default TO regress_parca_reader;
+SET ROLE regress_parca_reader;
+SELECT count(*) FROM parca_columnar_chunks('parca.samples_default');
+-- a partitioned table has no chunks of its own
 SELECT count(*) FROM parca_columnar_chunks('parca.samples');
-SELECT * FROM parca_columnar_check('parca.samples');
+SELECT * FROM parca_columnar_check('parca.samples_default');
 -- compacting is for whoever may VACUUM the table
-SELECT parca_columnar_compact('parca.samples');
+SELECT parca_columnar_compact('parca.samples_default');
 -- min and max would show rows that row-level security hides
 RESET ROLE;
-ALTER TABLE parca.samples ENABLE ROW LEVEL SECURITY;
+ALTER TABLE parca.samples_default ENABLE ROW LEVEL SECURITY;
 SET ROLE regress_parca_reader;
-SELECT count(*) FROM parca_columnar_chunks('parca.samples');
+SELECT count(*) FROM parca_columnar_chunks('parca.samples_default');
 RESET ROLE;
-ALTER TABLE parca.samples DISABLE ROW LEVEL SECURITY;
+ALTER TABLE parca.samples_default DISABLE ROW LEVEL SECURITY;
 -- Row-level security on the samples holds for the query functions too
 -- (parca_query reads the table directly only when none applies).
 \getenv abs_srcdir PG_ABS_SRCDIR
@@ -67,7 +76,7 @@ SELECT parca_columnar_compact(4294967000);
 SELECT * FROM parca_columnar_check('parca.series');
 SELECT * FROM parca_columnar_check('parca.series_pkey');
 REVOKE ALL ON SCHEMA parca FROM regress_parca_plain, regress_parca_reader;
-REVOKE ALL ON parca.samples FROM regress_parca_reader;
+REVOKE ALL ON parca.samples, parca.samples_default FROM regress_parca_reader;
 REVOKE ALL ON FUNCTION parca_columnar_chunks(regclass), parca_columnar_check(regclass),
     parca_columnar_compact(regclass) FROM regress_parca_reader;
 DROP ROLE regress_parca_plain, regress_parca_reader;

@@ -1,33 +1,30 @@
 /*
- * columnar_meta.c
- *		The metapage, the stripe catalog (parca.columnar_stripes) and the
- *		per-table options (parca.columnar_options).
+ * columnar_catalog.c
+ *		The extension's tables about columnar tables: the stripe catalog
+ *		(parca.columnar_stripes), the per-table options
+ *		(parca.columnar_options), and the compaction lock.
  *
- * The metapage (block 0) holds the storage id, which names the relation's
- * current storage in parca.columnar_stripes (a new one on TRUNCATE), and
- * the row number counter.  It is changed with generic WAL.
+ * A stripe row names its storage by the storage id of the table's
+ * metapage (columnar_storage.c), holds the stripe's directory
+ * (columnar_chunk.c) and, for an inline stripe, its data.
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/xloginsert.h"
+#include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
-#include "catalog/storage.h"
 #include "commands/sequence.h"
-#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
-#include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
-#include "columnar/columnar.h"
+#include "columnar/columnar_internal.h"
 
 /* parca.columnar_stripes columns */
 #define Anum_stripe_storage_id	1
@@ -69,92 +66,6 @@ Relation
 columnar_open_stripes(LOCKMODE mode)
 {
 	return table_open(columnar_relid("columnar_stripes", false), mode);
-}
-
-/*
- * Write the metapage of new storage srel (the relcache entry still points
- * at the old storage, so this goes through smgr).
- */
-void
-columnar_init_metapage(Relation rel, SMgrRelation srel, bool wal, int64 storage_id)
-{
-	PGAlignedBlock buf;
-	Page		page = (Page) buf.data;
-	ColumnarMetaPage *meta;
-
-	PageInit(page, BLCKSZ, 0);
-	meta = (ColumnarMetaPage *) PageGetContents(page);
-	meta->magic = COLUMNAR_META_MAGIC;
-	meta->version = 1;
-	meta->storage_id = storage_id;
-	meta->next_row = 0;
-	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
-
-	if (wal)
-		log_newpage(&srel->smgr_rnode.node, MAIN_FORKNUM, 0, page, true);
-	PageSetChecksumInplace(page, 0);
-	smgrextend(srel, MAIN_FORKNUM, 0, buf.data, true);
-	smgrimmedsync(srel, MAIN_FORKNUM);
-}
-
-static ColumnarMetaPage *
-metapage_contents(Relation rel, Page page)
-{
-	ColumnarMetaPage *meta = (ColumnarMetaPage *) PageGetContents(page);
-
-	if (meta->magic != COLUMNAR_META_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("columnar table \"%s\" has a bad metapage",
-						RelationGetRelationName(rel))));
-	return meta;
-}
-
-ColumnarMetaPage
-columnar_read_metapage(Relation rel)
-{
-	Buffer		buf;
-	ColumnarMetaPage meta;
-
-	if (RelationGetNumberOfBlocks(rel) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("columnar table \"%s\" has no metapage",
-						RelationGetRelationName(rel))));
-	buf = ReadBuffer(rel, 0);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	meta = *metapage_contents(rel, BufferGetPage(buf));
-	UnlockReleaseBuffer(buf);
-	return meta;
-}
-
-/* Reserve count row numbers; returns the first. */
-int64
-columnar_reserve_rows(Relation rel, int64 count)
-{
-	Buffer		buf = ReadBuffer(rel, 0);
-	GenericXLogState *state;
-	ColumnarMetaPage *meta;
-	int64		first;
-
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(rel);
-	meta = metapage_contents(rel, GenericXLogRegisterBuffer(state, buf, 0));
-	first = meta->next_row;
-	if (first + count > COLUMNAR_MAX_ROW_NUMBER)
-	{
-		GenericXLogAbort(state);
-		UnlockReleaseBuffer(buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("columnar table \"%s\" has run out of row numbers",
-						RelationGetRelationName(rel)),
-				 errhint("Rewrite it with VACUUM FULL.")));
-	}
-	meta->next_row = first + count;
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(buf);
-	return first;
 }
 
 int64
@@ -249,63 +160,6 @@ columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 	table_close(rel, RowExclusiveLock);
 }
 
-/* Parse a directory (and data) into one palloc'd ColumnarStripe. */
-ColumnarStripe *
-columnar_parse_stripe(int64 first_row, int64 row_count, int64 first_block,
-					  int64 data_size, bytea *directory, bytea *inline_data)
-{
-	ColumnarDirectoryHeader hdr;
-	const char *p = VARDATA_ANY(directory);
-	Size		len = VARSIZE_ANY_EXHDR(directory);
-	Size		need;
-	ColumnarStripe *s;
-	char	   *body;
-
-	if (len < sizeof(hdr))
-		goto bad;
-	memcpy(&hdr, p, sizeof(hdr));
-	if (hdr.magic != COLUMNAR_DIRECTORY_MAGIC || hdr.natts < 0 || hdr.ngroups < 0 ||
-		hdr.nranges < 0 || hdr.nrows != row_count)
-		goto bad;
-	need = sizeof(hdr) + hdr.nranges * sizeof(ColumnarRowRange) +
-		hdr.natts * sizeof(ColumnarColumn) +
-		(Size) hdr.natts * hdr.ngroups * sizeof(ColumnarChunk);
-	if (len != need)
-		goto bad;
-	if (inline_data && VARSIZE_ANY_EXHDR(inline_data) != data_size)
-		goto bad;
-
-	s = palloc(MAXALIGN(sizeof(ColumnarStripe)) + MAXALIGN(len) +
-			   (inline_data ? data_size : 0));
-	body = (char *) s + MAXALIGN(sizeof(ColumnarStripe));
-	memcpy(body, p, len);
-	s->first_row = first_row;
-	s->row_count = row_count;
-	s->first_block = first_block;
-	s->data_size = data_size;
-	s->natts = hdr.natts;
-	s->ngroups = hdr.ngroups;
-	s->group_rows = hdr.group_rows;
-	s->nranges = hdr.nranges;
-	s->ranges = (ColumnarRowRange *) (body + sizeof(hdr));
-	s->columns = (ColumnarColumn *) (s->ranges + hdr.nranges);
-	s->chunks = (ColumnarChunk *) (s->columns + hdr.natts);
-	s->inline_data = NULL;
-	ItemPointerSetInvalid(&s->meta_tid);
-	if (inline_data)
-	{
-		s->inline_data = body + MAXALIGN(len);
-		memcpy(s->inline_data, VARDATA_ANY(inline_data), data_size);
-	}
-	return s;
-
-bad:
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("columnar stripe at row " INT64_FORMAT " has a bad directory", first_row)));
-	return NULL;
-}
-
 /*
  * The stripes of a storage visible to snapshot, by first row number; with
  * inline_only, only its inline stripes (through a partial index, so that
@@ -338,7 +192,7 @@ columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only)
 		dir = DatumGetByteaPP(values[Anum_stripe_directory - 1]);
 		if (!nulls[Anum_stripe_inline_data - 1])
 			data = DatumGetByteaPP(values[Anum_stripe_inline_data - 1]);
-		s = columnar_parse_stripe(DatumGetInt64(values[Anum_stripe_first_row - 1]),
+		s = columnar_directory_parse(DatumGetInt64(values[Anum_stripe_first_row - 1]),
 								  DatumGetInt64(values[Anum_stripe_row_count - 1]),
 								  DatumGetInt64(values[Anum_stripe_first_block - 1]),
 								  DatumGetInt64(values[Anum_stripe_data_size - 1]),
@@ -409,6 +263,72 @@ columnar_lock_compaction(Oid relid, bool wait)
 	return true;
 }
 
+/*
+ * The page-write lock of table relid: the object (parca.columnar_stripes,
+ * relid, 1).  A writer holds it in RowExclusiveLock (writers do not wait
+ * for each other) from taking data pages to recording the stripe row that
+ * refers to them; VACUUM holds it in ExclusiveLock while it lists the
+ * pages no stripe row refers to, so that it never takes a write's pages
+ * for free ones.  Both release it at once.
+ */
+void
+columnar_lock_page_writes(Oid relid, LOCKMODE mode)
+{
+	LockDatabaseObject(columnar_relid("columnar_stripes", false), relid, 1, mode);
+}
+
+void
+columnar_unlock_page_writes(Oid relid, LOCKMODE mode)
+{
+	UnlockDatabaseObject(columnar_relid("columnar_stripes", false), relid, 1, mode);
+}
+
+/*
+ * The data pages of every stripe row of a storage still in the catalog,
+ * whoever can see it (SnapshotAny: rows deleted but not yet removed, rows
+ * of transactions in progress or rolled back), in *runs (palloc'd);
+ * returns how many.  A sequential scan, since the index may have marked
+ * entries of rows removable that are still in the heap: their pages stay
+ * taken until VACUUM removes them, whose WAL record is what cancels
+ * standby queries that could still read those stripes.
+ */
+int
+columnar_stripe_block_runs(int64 storage_id, ColumnarBlockRun **runs)
+{
+	Relation	rel = columnar_open_stripes(AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	ScanKeyData key;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	int			n = 0;
+	int			cap = 64;
+
+	*runs = palloc(sizeof(ColumnarBlockRun) * cap);
+	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(storage_id));
+	scan = table_beginscan(rel, SnapshotAny, 1, &key);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		int64		first = DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block, desc, &isnull));
+		int64		size = DatumGetInt64(heap_getattr(tup, Anum_stripe_data_size, desc, &isnull));
+
+		if (first < 0)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			*runs = repalloc(*runs, sizeof(ColumnarBlockRun) * cap);
+		}
+		(*runs)[n].first = first;
+		(*runs)[n].count = (size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
+		n++;
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return n;
+}
+
 /* Forget every stripe of relid's storage (TRUNCATE, DROP). */
 void
 columnar_delete_storage(Oid relid, int64 storage_id)
@@ -430,11 +350,12 @@ columnar_delete_options(Oid relid)
 }
 
 /*
- * The row counts of a storage's inline stripes (latest snapshot), in
- * *counts (palloc'd); returns how many there are.
+ * The row counts of a storage's stripes (with inline_only, of its inline
+ * stripes, through their partial index) as the latest snapshot sees them,
+ * in *counts (palloc'd); returns how many there are.
  */
 int
-columnar_inline_row_counts(int64 storage_id, int64 **counts)
+columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts)
 {
 	Relation	rel = columnar_open_stripes(AccessShareLock);
 	ScanKeyData key;
@@ -446,7 +367,8 @@ columnar_inline_row_counts(int64 storage_id, int64 **counts)
 	*counts = palloc(sizeof(int64) * cap);
 	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(storage_id));
-	scan = systable_beginscan(rel, columnar_relid("columnar_stripes_inline", false),
+	scan = systable_beginscan(rel, columnar_relid(inline_only ? "columnar_stripes_inline" :
+												 "columnar_stripes_pkey", false),
 							  true, GetLatestSnapshot(), 1, &key);
 	while ((tup = systable_getnext(scan)) != NULL)
 	{

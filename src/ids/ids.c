@@ -7,8 +7,9 @@
  * similar keys (addresses a few bytes apart) land far apart.  Words are
  * assembled byte by byte, so the result does not depend on the host.
  */
-#include "common/ids.h"
+#include "ids/ids.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MIX_MUL_A	UINT64_C(0x9e3779b97f4a7c15)
@@ -184,4 +185,91 @@ parca_location_id(uint64_t mapping_id, bool mapping_has_build_id,
 		}
 	}
 	return hasher_finish(&h);
+}
+
+/* As PostgreSQL's pg_utf8_islegal: no overlong forms, surrogates or > U+10FFFF. */
+int
+parca_utf8_char_length(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	int			n;
+	unsigned char lo = 0x80,
+				hi = 0xBF;		/* bounds of the second byte */
+
+	if (c < 0x80)
+		return c == 0 ? 0 : 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	}
+	else
+		return 0;
+	if ((size_t) n > len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+const char *
+parca_utf8_repair(const char *s, char **copy)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t		len = strlen(s);
+	size_t		valid = 0;
+	char	   *out;
+	size_t		o = 0;
+
+	*copy = NULL;
+	while (valid < len)
+	{
+		int			n = parca_utf8_char_length(p + valid, len - valid);
+
+		if (n == 0)
+			break;
+		valid += n;
+	}
+	if (valid == len)
+		return s;
+	/* Each bad byte becomes 3 bytes at most. */
+	out = malloc(len * 3 + 1);
+	if (out == NULL)
+		return s;
+	memcpy(out, s, valid);
+	o = valid;
+	for (size_t i = valid; i < len;)
+	{
+		int			n = parca_utf8_char_length(p + i, len - i);
+
+		if (n > 0)
+		{
+			memcpy(out + o, p + i, n);
+			o += n;
+			i += n;
+		}
+		else
+		{
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+		}
+	}
+	out[o] = '\0';
+	*copy = out;
+	return out;
 }

@@ -10,18 +10,17 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "common/ids.h"
-#include "metastore.h"
+#include "metastore_read.h"
 #include "pprof/pprof.h"
 #include "profile.h"
+#include "profile_type.h"
+#include "query/string_table.h"
 
 PG_FUNCTION_INFO_V1(parca_pprof);
 
@@ -42,34 +41,11 @@ typedef struct IdEntry
 typedef struct Exporter
 {
 	PprofMessage msg;
-	HTAB	   *strings;		/* string -> index */
-	char	  **string_table;
-	int			nstrings;
-	int			strings_cap;
+	StringTable strings;		/* the pprof's string table */
 	HTAB	   *locations;		/* location id -> pprof id */
 	HTAB	   *functions;
 	HTAB	   *mappings;
 } Exporter;
-
-typedef struct StrIndex
-{
-	const char *key;			/* hash key (string) */
-	int64		index;
-} StrIndex;
-
-static uint32
-string_hash(const void *key, Size keysize)
-{
-	const char *s = *(const char *const *) key;
-
-	return (uint32) parca_hash64(s, strlen(s));
-}
-
-static int
-string_match(const void *a, const void *b, Size keysize)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
 
 static HTAB *
 id_map(const char *name)
@@ -86,41 +62,16 @@ id_map(const char *name)
 static int64
 intern(Exporter *e, const char *s)
 {
-	StrIndex   *entry;
-	bool		found;
-
-	entry = hash_search(e->strings, &s, HASH_ENTER, &found);
-	if (found)
-		return entry->index;
-	entry->key = pstrdup(s);
-	if (e->nstrings == e->strings_cap)
-	{
-		e->strings_cap *= 2;
-		e->string_table = repalloc_huge(e->string_table, e->strings_cap * sizeof(char *));
-	}
-	e->string_table[e->nstrings] = (char *) entry->key;
-	entry->index = e->nstrings++;
-	return entry->index;
+	return string_table_add(&e->strings, s, NULL);
 }
 
 static void
 exporter_init(Exporter *e)
 {
-	HASHCTL		ctl;
-
 	memset(e, 0, sizeof(*e));
 	perftools__profiles__profile__init(&e->msg);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(char *);
-	ctl.entrysize = sizeof(StrIndex);
-	ctl.hash = string_hash;
-	ctl.match = string_match;
-	ctl.hcxt = CurrentMemoryContext;
-	e->strings = hash_create("parca export strings", 1024, &ctl,
-							 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
-	e->strings_cap = 1024;
-	e->string_table = palloc(e->strings_cap * sizeof(char *));
-	intern(e, "");
+	string_table_init(&e->strings, "parca export strings");
+	intern(e, "");				/* pprof's string 0 */
 	e->locations = id_map("parca export locations");
 	e->functions = id_map("parca export functions");
 	e->mappings = id_map("parca export mappings");
@@ -154,50 +105,6 @@ lookup_id(HTAB *map, uint64 id)
 	return entry ? entry->pprof_id : 0;
 }
 
-static void
-select_by_ids(const char *sql, const uint64 *ids, int n)
-{
-	Oid			argtypes[1] = {INT8ARRAYOID};
-	Datum		args[1] = {metastore_id_array(ids, n)};
-	MemoryContext cxt = CurrentMemoryContext;
-
-	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "metastore query failed: %s", sql);
-	/* SPI leaves us in its procedure context; the message lives in ours. */
-	MemoryContextSwitchTo(cxt);
-}
-
-static char *
-text_col(HeapTuple tup, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	return isnull ? "" : TextDatumGetCString(d);
-}
-
-static int64
-int8_col(HeapTuple tup, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	return isnull ? 0 : DatumGetInt64(d);
-}
-
-static void
-int8_array_col(HeapTuple tup, TupleDesc desc, int col, Datum **elems, int *n)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	*n = 0;
-	*elems = NULL;
-	if (!isnull)
-		deconstruct_array(DatumGetArrayTypeP(d), INT8OID, 8, FLOAT8PASSBYVAL,
-						  TYPALIGN_DOUBLE, elems, NULL, n);
-}
-
 /*
  * Fills msg.location (for the ids in loc_ids, pprof ids 1..n), then the
  * functions and mappings they use.
@@ -212,6 +119,10 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 				fn_cap = 0,
 				nmap = 0,
 				map_cap = 0;
+	MetaLocation *stored_locs;
+	MetaFunction *stored_fns = NULL;
+	MetaMapping *stored_maps = NULL;
+	int			nstored;
 
 	for (int i = 0; i < nlocs; i++)
 	{
@@ -220,37 +131,26 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 		locs[i]->id = i + 1;
 	}
 
-	select_by_ids("SELECT id, mapping_id, address, function_ids, line_numbers, is_folded "
-				  "FROM parca.locations WHERE id OPERATOR(pg_catalog.=) ANY ($1)", loc_ids, nlocs);
-	for (uint64 r = 0; r < SPI_processed; r++)
+	stored_locs = metastore_read_locations(loc_ids, nlocs, &nstored);
+	for (int r = 0; r < nstored; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		PbLocation *loc = locs[lookup_id(e->locations, (uint64) int8_col(tup, desc, 1)) - 1];
-		bool		isnull;
-		Datum	   *fids,
-				   *lines;
-		int			nf,
-					nl;
+		const MetaLocation *ml = &stored_locs[r];
+		PbLocation *loc = locs[lookup_id(e->locations, ml->id) - 1];
 
-		SPI_getbinval(tup, desc, 2, &isnull);
-		if (!isnull)
-			loc->mapping_id = *number_ids(e->mappings, (uint64) int8_col(tup, desc, 2),
-										  &map_ids, &nmap, &map_cap);
-		loc->address = (uint64) int8_col(tup, desc, 3);
-		int8_array_col(tup, desc, 4, &fids, &nf);
-		int8_array_col(tup, desc, 5, &lines, &nl);
-		loc->is_folded = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
-		loc->n_line = Min(nf, nl);
+		if (ml->has_mapping)
+			loc->mapping_id = *number_ids(e->mappings, ml->mapping_id, &map_ids, &nmap, &map_cap);
+		loc->address = ml->address;
+		loc->is_folded = ml->is_folded;
+		loc->n_line = ml->nlines;
 		loc->line = palloc(Max(loc->n_line, 1) * sizeof(PbLine *));
 		for (size_t j = 0; j < loc->n_line; j++)
 		{
 			PbLine	   *line = palloc(sizeof(PbLine));
 
 			perftools__profiles__line__init(line);
-			line->function_id = *number_ids(e->functions, (uint64) DatumGetInt64(fids[j]),
+			line->function_id = *number_ids(e->functions, ml->function_ids[j],
 											&fn_ids, &nfn, &fn_cap);
-			line->line = DatumGetInt64(lines[j]);
+			line->line = ml->lines[j];
 			loc->line[j] = line;
 		}
 	}
@@ -259,32 +159,28 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 
 	e->msg.function = palloc(Max(nfn, 1) * sizeof(PbFunction *));
 	e->msg.n_function = nfn;
-	if (nfn > 0)
-		select_by_ids("SELECT id, name, system_name, filename, start_line "
-					  "FROM parca.functions WHERE id OPERATOR(pg_catalog.=) ANY ($1)", fn_ids, nfn);
 	for (int i = 0; i < nfn; i++)
 	{
 		e->msg.function[i] = palloc(sizeof(PbFunction));
 		perftools__profiles__function__init(e->msg.function[i]);
 		e->msg.function[i]->id = i + 1;
 	}
-	for (uint64 r = 0; nfn > 0 && r < SPI_processed; r++)
+	nstored = 0;
+	if (nfn > 0)
+		stored_fns = metastore_read_functions(fn_ids, nfn, &nstored);
+	for (int r = 0; r < nstored; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		PbFunction *f = e->msg.function[lookup_id(e->functions, (uint64) int8_col(tup, desc, 1)) - 1];
+		const MetaFunction *mf = &stored_fns[r];
+		PbFunction *f = e->msg.function[lookup_id(e->functions, mf->id) - 1];
 
-		f->name = intern(e, text_col(tup, desc, 2));
-		f->system_name = intern(e, text_col(tup, desc, 3));
-		f->filename = intern(e, text_col(tup, desc, 4));
-		f->start_line = int8_col(tup, desc, 5);
+		f->name = intern(e, mf->name);
+		f->system_name = intern(e, mf->system_name);
+		f->filename = intern(e, mf->filename);
+		f->start_line = mf->start_line;
 	}
 
 	e->msg.mapping = palloc(Max(nmap, 1) * sizeof(PbMapping *));
 	e->msg.n_mapping = nmap;
-	if (nmap > 0)
-		select_by_ids("SELECT id, build_id, file FROM parca.mappings WHERE id OPERATOR(pg_catalog.=) ANY ($1)",
-					  map_ids, nmap);
 	for (int i = 0; i < nmap; i++)
 	{
 		e->msg.mapping[i] = palloc(sizeof(PbMapping));
@@ -292,14 +188,16 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 		e->msg.mapping[i]->id = i + 1;
 		e->msg.mapping[i]->memory_limit = UINT64_MAX;
 	}
-	for (uint64 r = 0; nmap > 0 && r < SPI_processed; r++)
+	nstored = 0;
+	if (nmap > 0)
+		stored_maps = metastore_read_mappings(map_ids, nmap, &nstored);
+	for (int r = 0; r < nstored; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		PbMapping  *m = e->msg.mapping[lookup_id(e->mappings, (uint64) int8_col(tup, desc, 1)) - 1];
+		const MetaMapping *mm = &stored_maps[r];
+		PbMapping  *m = e->msg.mapping[lookup_id(e->mappings, mm->id) - 1];
 
-		m->build_id = intern(e, text_col(tup, desc, 2));
-		m->filename = intern(e, text_col(tup, desc, 3));
+		m->build_id = intern(e, mm->build_id);
+		m->filename = intern(e, mm->file);
 	}
 	/* pprof wants these set when the mapping's locations carry them. */
 	for (int i = 0; i < nlocs; i++)
@@ -313,24 +211,6 @@ export_metadata(Exporter *e, const uint64 *loc_ids, int nlocs)
 				m->has_inline_frames = true;
 		}
 	}
-}
-
-/* Splits "name:sample_type:sample_unit:period_type:period_unit[:delta]". */
-static void
-split_profile_type(const char *profile_type, char *parts[6])
-{
-	char	   *copy = pstrdup(profile_type);
-	int			n = 0;
-
-	for (int i = 0; i < 6; i++)
-		parts[i] = "";
-	parts[n++] = copy;
-	for (char *p = copy; *p && n < 6; p++)
-		if (*p == ':')
-		{
-			*p = '\0';
-			parts[n++] = p + 1;
-		}
 }
 
 static PbValueType *
@@ -347,15 +227,14 @@ value_type(Exporter *e, const char *type, const char *unit)
 Datum
 parca_pprof(PG_FUNCTION_ARGS)
 {
-	struct varlena *profile = PG_GETARG_PROFILE_P(0);
-	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "parca export",
-											   ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(work);
+	struct varlena *profile;
+	MemoryContext work;
+	MemoryContext old;
 	ProfileReader r;
 	ProfileSample s;
 	Exporter	e;
 	const char *profile_type;
-	char	   *parts[6];
+	ProfileType type = {"", "", "", "", "", false};
 	int64		period;
 	uint64	   *loc_ids = NULL;
 	int			nlocs = 0,
@@ -364,6 +243,15 @@ parca_pprof(PG_FUNCTION_ARGS)
 	size_t		nsamples = 0;
 	bytea	   *result;
 
+	/*
+	 * No profile (parca_merge over no rows is NULL): nothing to export.  Not
+	 * STRICT, because a NULL type or period means "the profile's own".
+	 */
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	profile = PG_GETARG_PROFILE_P(0);
+	work = AllocSetContextCreate(CurrentMemoryContext, "parca export", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
 	profile_reader_init(&r, profile);
 	profile_type = PG_ARGISNULL(1) ? r.meta.profile_type : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	period = PG_ARGISNULL(2) ? r.meta.period : PG_GETARG_INT64(2);
@@ -372,13 +260,15 @@ parca_pprof(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a diff profile cannot be exported as pprof"),
 				 errhint("Export each side and compare them with go tool pprof -diff_base.")));
-	split_profile_type(profile_type, parts);
+	/* a profile merged from bare stacks has no type: its value types stay empty */
+	if (profile_type[0] != '\0')
+		profile_type_parse_or_error(profile_type, &type);
 
 	exporter_init(&e);
 	e.msg.n_sample_type = 1;
 	e.msg.sample_type = palloc(sizeof(PbValueType *));
-	e.msg.sample_type[0] = value_type(&e, parts[1], parts[2]);
-	e.msg.period_type = value_type(&e, parts[3], parts[4]);
+	e.msg.sample_type[0] = value_type(&e, type.sample_type, type.sample_unit);
+	e.msg.period_type = value_type(&e, type.period_type, type.period_unit);
 	e.msg.period = period;
 
 	samples = palloc(Max(r.remaining, 1) * sizeof(PbSample *));
@@ -407,8 +297,8 @@ parca_pprof(PG_FUNCTION_ARGS)
 	export_metadata(&e, loc_ids, nlocs);
 	SPI_finish();
 
-	e.msg.string_table = e.string_table;
-	e.msg.n_string_table = e.nstrings;
+	e.msg.string_table = e.strings.strings;
+	e.msg.n_string_table = e.strings.n;
 	MemoryContextSwitchTo(old);
 	result = pprof_encode(&e.msg);
 	MemoryContextDelete(work);

@@ -1,0 +1,188 @@
+-- Upkeep of parca.samples' time partitions (sql/40_samples.sql): the
+-- settings, the partitions' ranges, making and dropping them, the
+-- parca.partitions view.  The maintenance worker (src/partitions.c)
+-- calls parca_maintain_partitions().  Written to run again over itself
+-- (CREATE OR REPLACE), so that the upgrade from 0.1 runs this same file
+-- after sql/upgrade/0.1--0.2/50-partitions.sql.
+
+-- Partition settings, read through the library so that they are defined
+-- (and checked) even in a session that has not loaded it yet.
+CREATE OR REPLACE FUNCTION parca.partition_settings(
+    OUT interval_seconds bigint, OUT retention_seconds bigint, OUT premake integer)
+    AS 'MODULE_PATHNAME', 'parca_partition_settings' LANGUAGE C STABLE STRICT;
+
+-- Every partition of parca.samples with its time range, from the
+-- catalog (pg_get_expr of the bound: MINVALUE/MAXVALUE read as
+-- -infinity/infinity; the default partition has NULL bounds).
+CREATE OR REPLACE FUNCTION parca.partition_ranges(
+    OUT partition regclass, OUT range_start timestamptz, OUT range_end timestamptz,
+    OUT is_default boolean)
+    RETURNS SETOF record
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    SET datestyle = 'ISO, YMD'
+AS $$
+DECLARE
+    r record;
+    m text[];
+BEGIN
+    FOR r IN
+        SELECT i.inhrelid::regclass AS part, pg_get_expr(c.relpartbound, c.oid) AS bound
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'parca.samples'::regclass
+    LOOP
+        partition := r.part;
+        IF r.bound = 'DEFAULT' THEN
+            range_start := NULL; range_end := NULL; is_default := true;
+        ELSE
+            m := regexp_match(r.bound, '^FOR VALUES FROM \((.*)\) TO \((.*)\)$');
+            range_start := CASE m[1] WHEN 'MINVALUE' THEN '-infinity'::timestamptz
+                                     WHEN 'MAXVALUE' THEN 'infinity'::timestamptz
+                                     ELSE btrim(m[1], '''')::timestamptz END;
+            range_end := CASE m[2] WHEN 'MINVALUE' THEN '-infinity'::timestamptz
+                                   WHEN 'MAXVALUE' THEN 'infinity'::timestamptz
+                                   ELSE btrim(m[2], '''')::timestamptz END;
+            is_default := false;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- Make the partition that holds time t, if none does: the period of
+-- parca.partition_interval around t (aligned to the Unix epoch, so days
+-- start at 00:00 UTC), cut short where it meets a partition already
+-- there (after the interval was changed).  Rows in the default
+-- partition for its range must have been moved out first
+-- (parca_maintain_partitions does).  Returns the partition.
+CREATE OR REPLACE FUNCTION parca.create_partition(t timestamptz) RETURNS regclass
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    SET datestyle = 'ISO, YMD'
+AS $$
+DECLARE
+    step bigint := (SELECT interval_seconds FROM parca.partition_settings());
+    lo timestamptz;
+    hi timestamptz;
+    name text;
+    existing regclass;
+BEGIN
+    IF NOT isfinite(t) THEN
+        RAISE EXCEPTION 'no partition is made for time %', t
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT partition INTO existing FROM parca.partition_ranges()
+    WHERE NOT is_default AND range_start <= t AND t < range_end;
+    IF existing IS NOT NULL THEN
+        RETURN existing;
+    END IF;
+    lo := to_timestamp(floor(extract(epoch FROM t) / step) * step);
+    hi := lo + make_interval(secs => step);
+    lo := greatest(lo, (SELECT max(range_end) FROM parca.partition_ranges()
+                        WHERE NOT is_default AND range_end <= t));
+    hi := least(hi, (SELECT min(range_start) FROM parca.partition_ranges()
+                     WHERE NOT is_default AND range_start > t));
+    name := 'samples_' || to_char(lo AT TIME ZONE 'UTC',
+                                  CASE WHEN lo = date_trunc('day', lo AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                                       THEN 'YYYYMMDD' ELSE 'YYYYMMDD"_"HH24MISS' END);
+    IF lo < '0001-01-01 00:00+00' THEN
+        name := name || '_bc';
+    END IF;
+    EXECUTE format('CREATE TABLE parca.%I (LIKE parca.samples) USING parca_columnar', name);
+    -- the options set on parca.samples (parca_columnar_set_options) apply to its partitions
+    INSERT INTO parca.columnar_options (relid, stripe_rows, chunk_group_rows, compression_level)
+    SELECT format('parca.%I', name)::regclass, o.stripe_rows, o.chunk_group_rows, o.compression_level
+    FROM parca.columnar_options o WHERE o.relid = 'parca.samples'::regclass;
+    EXECUTE format('ALTER TABLE parca.samples ATTACH PARTITION parca.%I FOR VALUES FROM (%L) TO (%L)',
+                   name, lo, hi);
+    RAISE LOG 'parca: made partition parca.% for [%, %)', name, lo, hi;
+    RETURN format('parca.%I', name)::regclass;
+END
+$$;
+
+-- Keep parca.samples' partitions: move the rows of the default partition
+-- into partitions of their own, make the partitions of the current
+-- period and of parca.partition_premake periods ahead, and drop those
+-- whose whole range is older than parca.retention.  The maintenance
+-- worker calls it every parca.maintenance_naptime; it may be called by
+-- hand (or by cron) where the worker does not run.  Returns what it did.
+CREATE OR REPLACE FUNCTION parca_maintain_partitions(
+    OUT created integer, OUT moved_rows bigint, OUT dropped integer)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    SET datestyle = 'ISO, YMD'
+    -- DDL waits for queries on the table; waiting long would queue every
+    -- ingest behind it, so give up and try again next time
+    SET lock_timeout = '10s'
+AS $$
+DECLARE
+    s record;
+    r record;
+    parts integer;
+BEGIN
+    created := 0; moved_rows := 0; dropped := 0;
+    SELECT * INTO s FROM parca.partition_settings();
+    -- one maintainer at a time (the worker, or someone by hand)
+    PERFORM pg_advisory_xact_lock(hashtext('parca.samples partitions'));
+    SELECT count(*) INTO parts FROM parca.partition_ranges() WHERE NOT is_default;
+
+    -- 1. rows in the default partition get partitions of their own.  It
+    -- is locked against writers until this transaction ends; its rows
+    -- are copied, it is emptied (columnar tables refuse DELETE), and the
+    -- rows it cannot give a partition (time +-infinity) are put back.
+    IF EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time)) THEN
+        LOCK TABLE parca.samples_default IN ACCESS EXCLUSIVE MODE;
+        CREATE TEMP TABLE parca_default_rows ON COMMIT DROP AS
+            SELECT * FROM parca.samples_default;
+        TRUNCATE parca.samples_default;
+        FOR r IN SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.time) / s.interval_seconds)
+                                              * s.interval_seconds) AS t
+                 FROM parca_default_rows d WHERE isfinite(d.time)
+        LOOP
+            PERFORM parca.create_partition(r.t);
+        END LOOP;
+        INSERT INTO parca.samples SELECT * FROM parca_default_rows;
+        SELECT count(*) INTO moved_rows FROM parca_default_rows WHERE isfinite(time);
+        DROP TABLE parca_default_rows;
+        RAISE LOG 'parca: moved % rows from parca.samples_default into partitions', moved_rows;
+    END IF;
+
+    -- 2. the current period and those ahead
+    FOR i IN 0 .. s.premake LOOP
+        PERFORM parca.create_partition(now() + make_interval(secs => i * s.interval_seconds));
+    END LOOP;
+
+    -- 3. retention
+    IF s.retention_seconds > 0 THEN
+        FOR r IN SELECT p.partition, p.range_start, p.range_end FROM parca.partition_ranges() p
+                 WHERE NOT p.is_default
+                   AND p.range_end <= now() - make_interval(secs => s.retention_seconds)
+                 ORDER BY p.range_start
+        LOOP
+            EXECUTE format('DROP TABLE %s', r.partition);
+            dropped := dropped + 1;
+            RAISE LOG 'parca: dropped partition % for [%, %): older than parca.retention',
+                r.partition, r.range_start, r.range_end;
+        END LOOP;
+    END IF;
+    SELECT count(*) - parts + dropped INTO created FROM parca.partition_ranges() WHERE NOT is_default;
+END
+$$;
+REVOKE ALL ON FUNCTION parca_maintain_partitions() FROM PUBLIC;
+REVOKE ALL ON FUNCTION parca.create_partition(timestamptz) FROM PUBLIC;
+
+-- The partitions of parca.samples: range, rows (the planner's estimate,
+-- kept by VACUUM and ANALYZE), bytes on disk (with the stripes kept
+-- inline in parca.columnar_stripes until compaction, not counted), and
+-- when retention will drop each (NULL: never).
+CREATE OR REPLACE VIEW parca.partitions AS
+    SELECT p.partition, p.range_start, p.range_end, p.is_default,
+           greatest(c.reltuples, 0)::bigint AS rows_estimate,
+           pg_catalog.pg_total_relation_size(p.partition) AS bytes,
+           CASE WHEN s.retention_seconds > 0 AND NOT p.is_default
+                THEN p.range_end OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => s.retention_seconds)
+           END AS drop_after
+    FROM parca.partition_ranges() p
+    JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.partition
+    CROSS JOIN parca.partition_settings() s;
+COMMENT ON VIEW parca.partitions IS 'partitions of parca.samples: range, size, when retention drops them';

@@ -1,0 +1,83 @@
+-- Garbage collection of the metastore (src/metastore_gc.c): series that
+-- no sample row refers to any more, locations that no stack refers to,
+-- and the functions and mappings that no remaining location refers to.
+--
+-- Against concurrent writers: every writer of parca.samples registers or
+-- looks up its ids (metastore.c) holding parca.samples in ROW EXCLUSIVE
+-- mode until it commits; the collection takes it in SHARE mode, so it
+-- waits for writers in flight (their rows are then seen) and writers
+-- wait for it.  At its commit every backend's metastore cache is
+-- emptied, so an id it removed is registered again, ON CONFLICT DO
+-- NOTHING finding nothing, before a stack refers to it.  A writer with a
+-- cache of its own (parca-agent) must do the same: begin its transaction
+-- with LOCK TABLE parca.samples IN ROW EXCLUSIVE MODE, then compare
+-- parca_metastore_generation() with the one its cache was filled under
+-- (docs/ingestion.md).
+CREATE SEQUENCE parca.metastore_generation;
+
+CREATE FUNCTION parca.partition_references(partitions regclass[], OUT kind "char", OUT id bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'parca_partition_references' LANGUAGE C STRICT;
+CREATE FUNCTION parca.metastore_invalidate() RETURNS void
+    AS 'MODULE_PATHNAME', 'parca_metastore_invalidate' LANGUAGE C;
+REVOKE ALL ON FUNCTION parca.partition_references(regclass[]), parca.metastore_invalidate() FROM PUBLIC;
+
+-- Which collection the metastore is at: a writer that caches ids empties
+-- its cache when this changes.  Read after taking parca.samples.
+CREATE FUNCTION parca_metastore_generation() RETURNS bigint
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT last_value FROM parca.metastore_generation $$;
+GRANT SELECT ON parca.metastore_generation TO PUBLIC;
+
+CREATE FUNCTION parca_metastore_gc(
+    OUT series bigint, OUT locations bigint, OUT functions bigint, OUT mappings bigint)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    -- writers wait while it holds parca.samples: it does not wait long for it
+    SET lock_timeout = '10s'
+AS $$
+DECLARE
+    p record;
+BEGIN
+    LOCK TABLE parca.samples IN SHARE MODE;
+    CREATE TEMP TABLE parca_gc_refs (kind "char", id bigint) ON COMMIT DROP;
+    INSERT INTO parca_gc_refs
+    SELECT * FROM parca.partition_references(ARRAY(
+        SELECT r.partition FROM parca.partition_ranges() r
+        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
+        WHERE a.amname = 'parca_columnar'));
+    FOR p IN SELECT r.partition FROM parca.partition_ranges() r
+             JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
+             WHERE a.amname <> 'parca_columnar'
+    LOOP
+        -- a partition someone rewrote as heap: read its rows
+        EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''s'', series_id FROM %s', p.partition);
+        EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''l'', l
+                        FROM %s, unnest(@extschema@.parca_stack_location_ids(stack)) l', p.partition);
+    END LOOP;
+    CREATE INDEX ON parca_gc_refs (kind, id);
+    ANALYZE parca_gc_refs;
+
+    DELETE FROM parca.series s
+    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 's' AND r.id = s.id);
+    GET DIAGNOSTICS series = ROW_COUNT;
+    DELETE FROM parca.locations l
+    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 'l' AND r.id = l.id);
+    GET DIAGNOSTICS locations = ROW_COUNT;
+    DELETE FROM parca.functions f
+    WHERE NOT EXISTS (SELECT FROM parca.locations l, unnest(l.function_ids) u(fid) WHERE u.fid = f.id);
+    GET DIAGNOSTICS functions = ROW_COUNT;
+    DELETE FROM parca.mappings m
+    WHERE NOT EXISTS (SELECT FROM parca.locations l WHERE l.mapping_id = m.id);
+    GET DIAGNOSTICS mappings = ROW_COUNT;
+
+    IF series + locations + functions + mappings > 0 THEN
+        PERFORM parca.metastore_invalidate();
+        PERFORM nextval('parca.metastore_generation');
+        RAISE LOG 'parca: metastore garbage collection removed % series, % locations, % functions, % mappings',
+            series, locations, functions, mappings;
+    END IF;
+    DROP TABLE parca_gc_refs;
+END
+$$;
+REVOKE ALL ON FUNCTION parca_metastore_gc() FROM PUBLIC;

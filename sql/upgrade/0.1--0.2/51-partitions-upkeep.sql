@@ -1,0 +1,1 @@
+../../41_partitions.sql

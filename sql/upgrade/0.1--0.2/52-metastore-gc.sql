@@ -1,0 +1,1 @@
+../../45_metastore_gc.sql

@@ -1,0 +1,1 @@
+../../75_symbolize.sql

@@ -1,0 +1,438 @@
+/*
+ * columnar_chunk.c
+ *		The format of a stripe: its chunks and the directory that lists
+ *		them, each written and read here, side by side.
+ *
+ * A chunk holds one column of one chunk group (or a stripe's dictionary
+ * of one column).  Its bytes, before compression:
+ *	- a null bitmap of (rows + 7) / 8 bytes, bit r of byte r / 8 set for a
+ *	  NULL row, when the chunk has some NULLs, but not only NULLs (a chunk
+ *	  of NULLs only is ENC_ALL_NULL and has no bytes at all);
+ *	- then the values of the non-NULL rows, by the chunk's encoding:
+ *		integer encodings (ENC_FOR ... ENC_DOD_FOR, columnar_encode.c):
+ *			pass-by-value values as int64;
+ *		ENC_DICT: indexes into the stripe's dictionary of the column, in
+ *			the integer encoding index_encoding;
+ *		ENC_PLAIN: each value as (varint length, bytes): a varlena's data
+ *			without its header, a cstring with its NUL, or typlen bytes.
+ *	A dictionary chunk is a value list like ENC_PLAIN, one entry per
+ *	distinct value, without null bitmap.
+ * The bytes are then compressed with zstd, unless that does not shrink
+ * them (rawsize 0), and the CRC-32C of what is stored is kept.
+ *
+ * The directory of a stripe, stored in its parca.columnar_stripes row, is
+ * a ColumnarDirectoryHeader followed by the arrays of the stripe's row
+ * number ranges, columns (ColumnarColumn) and chunks (ColumnarChunk,
+ * column-major), as columnar_internal.h declares them.
+ *
+ * What changes here changes the format: see COLUMNAR_FORMAT_VERSION.
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "columnar/columnar_internal.h"
+
+/* ---- writing ---- */
+
+void
+columnar_chunk_writer_begin(ColumnarChunkWriter *w, StringInfo data, int level, int max_rows)
+{
+	w->data = data;
+	w->level = level;
+	initStringInfo(&w->raw);
+	w->values = palloc(sizeof(int64) * Max(max_rows, 1));
+}
+
+void
+columnar_chunk_writer_end(ColumnarChunkWriter *w)
+{
+	pfree(w->raw.data);
+	pfree(w->values);
+}
+
+pg_crc32c
+columnar_chunk_crc(const char *data, int len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* Compress the chunk's bytes onto the stripe's data; set where they went. */
+static void
+put_chunk(ColumnarChunkWriter *w, ColumnarChunk *chunk)
+{
+	StringInfo	data = w->data;
+
+	chunk->offset = data->len;
+	columnar_compress(w->raw.data, w->raw.len, w->level, data, &chunk->rawsize);
+	chunk->size = data->len - (int32) chunk->offset;
+	chunk->crc = columnar_chunk_crc(data->data + chunk->offset, chunk->size);
+}
+
+/*
+ * Start a chunk of n rows: count its NULLs and write its null bitmap.
+ * Returns false for a chunk of NULLs only, which is complete (no bytes).
+ */
+static bool
+begin_chunk(ColumnarChunkWriter *w, const bool *nulls, int n, ColumnarChunk *chunk)
+{
+	chunk->nnulls = 0;
+	for (int r = 0; r < n; r++)
+		chunk->nnulls += nulls[r];
+	if (chunk->nnulls == n)
+	{
+		chunk->encoding = ENC_ALL_NULL;
+		chunk->offset = w->data->len;
+		return false;
+	}
+	resetStringInfo(&w->raw);
+	if (chunk->nnulls > 0)
+	{
+		int			nbytes = (n + 7) / 8;
+
+		enlargeStringInfo(&w->raw, nbytes);
+		memset(w->raw.data, 0, nbytes);
+		for (int r = 0; r < n; r++)
+			if (nulls[r])
+				w->raw.data[r / 8] |= (char) (1 << (r % 8));
+		w->raw.len = nbytes;
+	}
+	return true;
+}
+
+static inline int
+compare_values(ColumnarValueOrder *order, int64 a, int64 b)
+{
+	if (order->signed_order)
+		return a < b ? -1 : (a > b ? 1 : 0);
+	return DatumGetInt32(FunctionCall2Coll(&order->cmp, order->collation,
+										   columnar_int_to_datum(a, order->typlen),
+										   columnar_int_to_datum(b, order->typlen)));
+}
+
+/*
+ * A chunk of pass-by-value values (values[r] of a NULL row is ignored);
+ * with order, its min/max are kept for chunk skipping.
+ */
+void
+columnar_chunk_encode_ints(ColumnarChunkWriter *w, const int64 *values, const bool *nulls,
+						   int n, ColumnarValueOrder *order, ColumnarChunk *chunk)
+{
+	int64	   *vals = w->values;
+	int			nv = 0;
+
+	if (!begin_chunk(w, nulls, n, chunk))
+		return;
+	for (int r = 0; r < n; r++)
+		if (!nulls[r])
+			vals[nv++] = values[r];
+	chunk->encoding = columnar_encode_ints(vals, nv, &w->raw, true);
+	if (order)
+	{
+		int64		min = vals[0],
+					max = vals[0];
+
+		for (int i = 1; i < nv; i++)
+		{
+			if (compare_values(order, vals[i], min) < 0)
+				min = vals[i];
+			if (compare_values(order, vals[i], max) > 0)
+				max = vals[i];
+		}
+		chunk->has_minmax = true;
+		chunk->min = min;
+		chunk->max = max;
+	}
+	put_chunk(w, chunk);
+}
+
+/* A chunk of indexes into the stripe's dictionary of the column. */
+void
+columnar_chunk_encode_indexes(ColumnarChunkWriter *w, const uint32 *indexes, const bool *nulls,
+							  int n, ColumnarChunk *chunk)
+{
+	int64	   *vals = w->values;
+	int			nv = 0;
+
+	if (!begin_chunk(w, nulls, n, chunk))
+		return;
+	for (int r = 0; r < n; r++)
+		if (!nulls[r])
+			vals[nv++] = indexes[r];
+	chunk->encoding = ENC_DICT;
+	chunk->index_encoding = columnar_encode_ints(vals, nv, &w->raw, false);
+	put_chunk(w, chunk);
+}
+
+/* One value of a value list: (varint length, bytes). */
+static inline void
+put_value(StringInfo raw, const char *value, uint32 len)
+{
+	enlargeStringInfo(raw, COLUMNAR_VARINT_MAX + len);
+	raw->len += columnar_varint_write(raw->data + raw->len, len);
+	memcpy(raw->data + raw->len, value, len);
+	raw->len += len;
+	raw->data[raw->len] = '\0';
+}
+
+/* A chunk of the values themselves: dict[indexes[r]] of each row. */
+void
+columnar_chunk_encode_plain(ColumnarChunkWriter *w, const uint32 *indexes, const bool *nulls,
+							int n, char *const *dict, const uint32 *dict_len,
+							ColumnarChunk *chunk)
+{
+	if (!begin_chunk(w, nulls, n, chunk))
+		return;
+	for (int r = 0; r < n; r++)
+		if (!nulls[r])
+			put_value(&w->raw, dict[indexes[r]], dict_len[indexes[r]]);
+	chunk->encoding = ENC_PLAIN;
+	put_chunk(w, chunk);
+}
+
+/* The dictionary chunk of a column: its ndict distinct values. */
+void
+columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
+								 const uint32 *dict_len, int ndict, ColumnarChunk *chunk)
+{
+	resetStringInfo(&w->raw);
+	for (int i = 0; i < ndict; i++)
+		put_value(&w->raw, dict[i], dict_len[i]);
+	chunk->encoding = ENC_PLAIN;
+	put_chunk(w, chunk);
+}
+
+/* ---- reading ---- */
+
+/* The stored bytes of a chunk into out; returns pages read. */
+int
+columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
+						   StringInfo out)
+{
+	if (chunk->offset < 0 || chunk->size < 0 || chunk->offset + chunk->size > stripe->data_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("columnar chunk lies outside its stripe in \"%s\"",
+						RelationGetRelationName(rel))));
+	resetStringInfo(out);
+	if (stripe->first_block < 0)
+	{
+		appendBinaryStringInfo(out, stripe->inline_data + chunk->offset, chunk->size);
+		return 0;
+	}
+	return columnar_read_pages(rel, stripe->first_block, chunk->offset, chunk->size, out);
+}
+
+/* The bytes of a chunk, decompressed, into raw; returns pages read. */
+int
+columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, StringInfo raw)
+{
+	StringInfoData stored;
+	int			pages;
+
+	if (chunk->rawsize == 0)
+		return columnar_chunk_read_stored(rel, stripe, chunk, raw);
+	initStringInfo(&stored);
+	pages = columnar_chunk_read_stored(rel, stripe, chunk, &stored);
+	resetStringInfo(raw);
+	enlargeStringInfo(raw, chunk->rawsize);
+	columnar_decompress(stored.data, stored.len, chunk->rawsize, raw->data);
+	raw->len = chunk->rawsize;
+	pfree(stored.data);
+	return pages;
+}
+
+/*
+ * n values stored as (varint length, bytes): rebuild them as datums of a
+ * type of length typlen, each MAXALIGNed, in cxt.
+ */
+static char **
+decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cxt)
+{
+	const char *p = raw;
+	const char *end = raw + rawlen;
+	Size		total = 0;
+	char	  **out = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	char	   *arena;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		len = columnar_get_varint(&p, end);
+
+		if (len > (uint64) (end - p) || (typlen > 0 && len != (uint64) typlen))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("columnar chunk has a bad value length")));
+		p += len;
+		total += MAXALIGN(len + VARHDRSZ);
+	}
+	if (p != end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("columnar chunk has trailing bytes")));
+	arena = MemoryContextAllocHuge(cxt, Max(total, 1));
+	p = raw;
+	for (int i = 0; i < n; i++)
+	{
+		uint64		len = columnar_get_varint(&p, end);
+
+		out[i] = arena;
+		if (typlen == -1)
+		{
+			SET_VARSIZE(arena, len + VARHDRSZ);
+			memcpy(VARDATA(arena), p, len);
+		}
+		else
+			memcpy(arena, p, len);
+		arena += MAXALIGN(len + VARHDRSZ);
+		p += len;
+	}
+	return out;
+}
+
+/*
+ * Decode the raw bytes of a chunk of n rows (not ENC_ALL_NULL, which has
+ * none), of a column of type length typlen: nulls[n], and the values of
+ * the non-NULL rows in order, palloc'd: *ints for the integer encodings
+ * and ENC_DICT (the dictionary indexes), *values (datums) for ENC_PLAIN.
+ * Returns the number of values.
+ */
+int
+columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
+					  int16 typlen, bool *nulls, int64 **ints, char ***values)
+{
+	const char *p = raw;
+	int			nv;
+
+	*ints = NULL;
+	*values = NULL;
+	if (chunk->nnulls < 0 || chunk->nnulls > n)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk has more NULLs than rows")));
+	if (chunk->nnulls > 0)
+	{
+		int			nbytes = (n + 7) / 8;
+
+		if (len < nbytes)
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("columnar chunk is truncated")));
+		for (int r = 0; r < n; r++)
+			nulls[r] = (p[r / 8] >> (r % 8)) & 1;
+		p += nbytes;
+		len -= nbytes;
+	}
+	else
+		memset(nulls, false, sizeof(bool) * n);
+	nv = n - chunk->nnulls;
+	if (chunk->encoding == ENC_PLAIN)
+	{
+		*values = decode_values(p, len, nv, typlen, CurrentMemoryContext);
+		return nv;
+	}
+	*ints = palloc(sizeof(int64) * Max(nv, 1));
+	columnar_decode_ints(chunk->encoding == ENC_DICT ? chunk->index_encoding : chunk->encoding,
+						 p, len, *ints, nv);
+	return nv;
+}
+
+/* The ndict values of a dictionary chunk's raw bytes, as datums, in cxt. */
+char	  **
+columnar_chunk_decode_dictionary(const char *raw, int len, int ndict, int16 typlen,
+								 MemoryContext cxt)
+{
+	return decode_values(raw, len, ndict, typlen, cxt);
+}
+
+/* ---- the directory ---- */
+
+/* The directory of stripe s: its row number ranges, columns and chunks. */
+bytea *
+columnar_directory_build(const ColumnarStripe *s)
+{
+	ColumnarDirectoryHeader hdr;
+	StringInfoData dir;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = COLUMNAR_DIRECTORY_MAGIC;
+	hdr.natts = s->natts;
+	hdr.ngroups = s->ngroups;
+	hdr.group_rows = s->group_rows;
+	hdr.nranges = s->nranges;
+	hdr.flags = s->flags;
+	hdr.nrows = s->row_count;
+	initStringInfo(&dir);
+	appendStringInfoSpaces(&dir, VARHDRSZ);
+	appendBinaryStringInfo(&dir, (char *) &hdr, sizeof(hdr));
+	appendBinaryStringInfo(&dir, (char *) s->ranges, sizeof(ColumnarRowRange) * s->nranges);
+	appendBinaryStringInfo(&dir, (char *) s->columns, sizeof(ColumnarColumn) * s->natts);
+	appendBinaryStringInfo(&dir, (char *) s->chunks,
+						   sizeof(ColumnarChunk) * s->natts * s->ngroups);
+	SET_VARSIZE(dir.data, dir.len);
+	return (bytea *) dir.data;
+}
+
+/*
+ * A stripe from its parca.columnar_stripes row: the directory (and the
+ * data of an inline stripe) parsed into one palloc'd ColumnarStripe.
+ */
+ColumnarStripe *
+columnar_directory_parse(int64 first_row, int64 row_count, int64 first_block,
+						 int64 data_size, bytea *directory, bytea *inline_data)
+{
+	ColumnarDirectoryHeader hdr;
+	const char *p = VARDATA_ANY(directory);
+	Size		len = VARSIZE_ANY_EXHDR(directory);
+	Size		need;
+	ColumnarStripe *s;
+	char	   *body;
+
+	if (len < sizeof(hdr))
+		goto bad;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.magic != COLUMNAR_DIRECTORY_MAGIC || hdr.natts < 0 || hdr.ngroups < 0 ||
+		hdr.nranges < 0 || hdr.nrows != row_count)
+		goto bad;
+	need = sizeof(hdr) + hdr.nranges * sizeof(ColumnarRowRange) +
+		hdr.natts * sizeof(ColumnarColumn) +
+		(Size) hdr.natts * hdr.ngroups * sizeof(ColumnarChunk);
+	if (len != need)
+		goto bad;
+	if (inline_data && VARSIZE_ANY_EXHDR(inline_data) != data_size)
+		goto bad;
+
+	s = palloc(MAXALIGN(sizeof(ColumnarStripe)) + MAXALIGN(len) +
+			   (inline_data ? data_size : 0));
+	body = (char *) s + MAXALIGN(sizeof(ColumnarStripe));
+	memcpy(body, p, len);
+	s->first_row = first_row;
+	s->row_count = row_count;
+	s->first_block = first_block;
+	s->data_size = data_size;
+	s->natts = hdr.natts;
+	s->ngroups = hdr.ngroups;
+	s->group_rows = hdr.group_rows;
+	s->nranges = hdr.nranges;
+	s->flags = hdr.flags;
+	s->ranges = (ColumnarRowRange *) (body + sizeof(hdr));
+	s->columns = (ColumnarColumn *) (s->ranges + hdr.nranges);
+	s->chunks = (ColumnarChunk *) (s->columns + hdr.natts);
+	s->inline_data = NULL;
+	ItemPointerSetInvalid(&s->meta_tid);
+	if (inline_data)
+	{
+		s->inline_data = body + MAXALIGN(len);
+		memcpy(s->inline_data, VARDATA_ANY(inline_data), data_size);
+	}
+	return s;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar stripe at row " INT64_FORMAT " has a bad directory", first_row)));
+	return NULL;
+}

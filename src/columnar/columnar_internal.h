@@ -1,0 +1,507 @@
+/*
+ * columnar_internal.h
+ *		Inside the parca_columnar table access method: the on-disk format and
+ *		the face of each file.  Only files in src/columnar/ include it; the
+ *		rest of the extension has columnar.h.
+ *
+ * A columnar table keeps its rows in stripes.  A stripe holds up to
+ * stripe_rows rows, split into chunk groups of chunk_group_rows rows; each
+ * column of a chunk group is one chunk, encoded for its data and then
+ * compressed with zstd.  Columns of pass-by-reference types (text, bytea,
+ * jsonb, stacktrace, ...) share one dictionary per stripe.
+ *
+ * Where things live:
+ *	- block 0 of the relation's main fork: the metapage (format version,
+ *	  storage id, row number counter), written with generic WAL;
+ *	- blocks 1..n: stripe data, page-aligned per stripe, generic WAL;
+ *	  pages of merged-away stripes are reused (the metapage lists them);
+ *	- parca.columnar_stripes (an ordinary heap table): one row per stripe
+ *	  with its row numbers, location and directory (per chunk: offset,
+ *	  size, encoding, min/max).  Small stripes keep their data inline in
+ *	  that row.  A stripe exists for a snapshot exactly when its row there
+ *	  is visible, which gives transactions, crash safety and replication
+ *	  the heap's semantics.
+ *
+ * Row numbers are reserved from the metapage counter when rows are
+ * buffered, so that index entries can point at them (a TID encodes a row
+ * number); a stripe lists the row number ranges it holds.
+ *
+ * The files, from the top layer down (docs/development.md draws which may
+ * call which):
+ *	columnar.c				start-up: settings, callbacks, DROP TABLE clean-up
+ *	columnar_tableam.c		the table access method callbacks
+ *	columnar_customscan.c	Columnar Scan: column projection, chunk skipping
+ *	columnar_agg.c			Columnar Aggregate: GROUP BY inside the scan
+ *	columnar_check.c		parca_columnar_check(), parca_columnar_chunks()
+ *	columnar_write_state.c	the transaction's buffered rows, per table and
+ *							subtransaction: row numbers, flushing at commit,
+ *							in-memory stripes for the writer's own reads
+ *	columnar_compaction.c	merging stripes (inline ones at commit, all
+ *							in VACUUM), the free page list
+ *	columnar_write.c		write buffers and the stripe writer
+ *	columnar_read.c			scans: stripe lists, chunk groups, predicates,
+ *							fetch by row number and by ordinal
+ *	columnar_chunk.c		the stripe format: chunks and the directory
+ *							that lists them, encoded and decoded side by side
+ *	columnar_encode.c		integer encodings, varints, zstd
+ *	columnar_storage.c		the relation's blocks: metapage, data pages
+ *	columnar_catalog.c		parca.columnar_stripes, parca.columnar_options,
+ *							the compaction lock
+ */
+#ifndef PARCA_COLUMNAR_INTERNAL_H
+#define PARCA_COLUMNAR_INTERNAL_H
+
+#include "columnar/columnar.h"
+
+#include "access/htup_details.h"
+#include "access/tupdesc.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
+#include "port/pg_crc32c.h"
+#include "storage/bufpage.h"
+#include "storage/itemptr.h"
+#include "storage/lockdefs.h"
+#include "storage/smgr.h"
+
+/* Settings (GUCs parca.columnar_*, columnar.c). */
+extern int	columnar_stripe_rows;
+extern int	columnar_chunk_group_rows;
+extern int	columnar_compression_level;
+extern int	columnar_write_memory_kb;
+extern int	columnar_inline_stripe_bytes;
+extern bool columnar_enable_custom_scan;
+extern bool columnar_enable_aggregate;
+
+/* Per-table options (parca.columnar_options, else the settings). */
+typedef struct ColumnarOptions
+{
+	int			stripe_rows;
+	int			chunk_group_rows;
+	int			compression_level;
+} ColumnarOptions;
+
+/* ---- row numbers and TIDs ---- */
+
+#define COLUMNAR_ROWS_PER_BLOCK	MaxHeapTuplesPerPage
+#define COLUMNAR_MAX_ROW_NUMBER	((int64) MaxBlockNumber * COLUMNAR_ROWS_PER_BLOCK)
+
+static inline void
+columnar_row_to_tid(int64 row, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (row / COLUMNAR_ROWS_PER_BLOCK),
+				   (OffsetNumber) (row % COLUMNAR_ROWS_PER_BLOCK + 1));
+}
+
+static inline int64
+columnar_tid_to_row(ItemPointer tid)
+{
+	return (int64) ItemPointerGetBlockNumber(tid) * COLUMNAR_ROWS_PER_BLOCK +
+		ItemPointerGetOffsetNumber(tid) - 1;
+}
+
+/* ---- the on-disk format ---- */
+
+/*
+ * Format versions.  COLUMNAR_FORMAT_VERSION, kept in the metapage, is the
+ * version of everything a table's storage holds: the metapage, the stripe
+ * directory, the chunk layout and the encodings.  The rule:
+ *	- a build reads tables of its version and of every older one (it keeps
+ *	  their decoders), and refuses to read or write a table of a newer
+ *	  version, with an error, rather than misread it;
+ *	- a change that an older build would misread (a new encoding number, a
+ *	  field in the directory, the chunk layout or the metapage) increments
+ *	  the version, and a build raises a table's metapage version before it
+ *	  writes anything new into it, so that older builds refuse the table
+ *	  from then on;
+ *	- a change that older builds read correctly (choosing differently among
+ *	  the existing encodings, new settings) keeps the version;
+ *	- magic, version and storage_id keep their place in the metapage in
+ *	  every version, so that any build can tell a table's version, and DROP
+ *	  or TRUNCATE a table it cannot read.
+ * A new column encoding: see "Adding a column encoding" in
+ * docs/development.md.
+ */
+#define COLUMNAR_FORMAT_VERSION 1
+
+/* Block 0: the metapage. */
+typedef struct ColumnarMetaPage
+{
+	uint32		magic;
+	uint32		version;		/* COLUMNAR_FORMAT_VERSION of the storage */
+	int64		storage_id;
+	int64		next_row;		/* next row number to reserve */
+	/* nfree ColumnarBlockRun (free pages) follow; 0 in older tables */
+	int32		nfree;
+	int32		pad;
+} ColumnarMetaPage;
+
+#define COLUMNAR_META_MAGIC 0x50434d31	/* "PCM1" */
+
+/* Data bytes per page: everything after the page header. */
+#define COLUMNAR_PAGE_PAYLOAD	(BLCKSZ - SizeOfPageHeaderData)
+
+/* Chunk encodings (ColumnarChunk.encoding); the numbers are on disk. */
+typedef enum ColumnarEncoding
+{
+	ENC_ALL_NULL = 0,			/* no values, every row NULL */
+	ENC_FOR,					/* frame of reference + bit-packing */
+	ENC_RLE,					/* runs of (value, count), varints */
+	ENC_DELTA_FOR,				/* deltas, then FOR */
+	ENC_DELTA_RLE,				/* deltas, then RLE */
+	ENC_DOD_FOR,				/* delta of delta, then FOR */
+	ENC_DICT,					/* indexes into the stripe dictionary */
+	ENC_PLAIN,					/* varlena/bytes values in the chunk */
+	ENC_COUNT
+} ColumnarEncoding;
+
+extern const char *const columnar_encoding_names[ENC_COUNT];
+
+/* One chunk: one column of one chunk group (or a stripe dictionary). */
+typedef struct ColumnarChunk
+{
+	int64		offset;			/* in the stripe's data */
+	int32		size;			/* stored bytes */
+	int32		rawsize;		/* bytes before zstd, 0 = not compressed */
+	int32		nnulls;
+	uint32		crc;			/* CRC-32C of the stored bytes */
+	uint8		encoding;		/* ColumnarEncoding (of the values) */
+	uint8		index_encoding; /* ENC_DICT: the indexes' integer encoding */
+	uint8		has_minmax;
+	uint8		pad;
+	int64		min;			/* pass-by-value types: min/max as int64 */
+	int64		max;
+} ColumnarChunk;
+
+/* Column kinds: pass-by-value values are handled as int64. */
+#define COLUMNAR_KIND_INT	1
+#define COLUMNAR_KIND_BYTES 2
+
+typedef struct ColumnarColumn
+{
+	uint8		kind;
+	uint8		has_dict;
+	uint16		pad;
+	int32		ndict;			/* dictionary entries */
+	ColumnarChunk dict;			/* the stripe dictionary, if has_dict */
+} ColumnarColumn;
+
+typedef struct ColumnarRowRange
+{
+	int64		first;
+	int64		count;
+} ColumnarRowRange;
+
+/*
+ * A run of data pages: first block, count.  The metapage lists runs of
+ * free pages (of stripes merged away, of rolled-back and crashed writes),
+ * found by VACUUM from the stripe catalog, for writers to reuse.  Older
+ * builds of format version 1 ignore the list (they only ever append), so
+ * it keeps the version.
+ */
+typedef ColumnarRowRange ColumnarBlockRun;
+
+#define COLUMNAR_MAX_FREE_RUNS 256
+
+/* qsort order of row ranges and block runs: by first */
+static inline int
+columnar_range_cmp(const void *a, const void *b)
+{
+	const ColumnarRowRange *x = a;
+	const ColumnarRowRange *y = b;
+
+	return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0);
+}
+
+#define COLUMNAR_DIRECTORY_MAGIC 0x50435331 /* "PCS1" */
+
+/* Header of the serialized directory; arrays follow. */
+typedef struct ColumnarDirectoryHeader
+{
+	uint32		magic;
+	int32		natts;
+	int32		ngroups;
+	int32		group_rows;
+	int32		nranges;
+	int32		flags;			/* COLUMNAR_STRIPE_* (0 in older builds) */
+	int64		nrows;
+} ColumnarDirectoryHeader;
+
+/*
+ * A stripe cut short by parca.columnar_write_memory during a merge: merging
+ * it again could make it no bigger, so it never is.
+ */
+#define COLUMNAR_STRIPE_FINAL	0x1
+
+/* A stripe as read from parca.columnar_stripes (all in one palloc). */
+typedef struct ColumnarStripe
+{
+	int64		first_row;
+	int64		row_count;
+	int64		first_block;	/* -1: data inline */
+	int64		data_size;
+	char	   *inline_data;	/* when first_block < 0 */
+	ItemPointerData meta_tid;	/* its row in parca.columnar_stripes */
+	int			natts;
+	int			ngroups;
+	int			group_rows;
+	int			nranges;
+	int			flags;			/* COLUMNAR_STRIPE_* */
+	ColumnarRowRange *ranges;
+	ColumnarColumn *columns;	/* [natts] */
+	ColumnarChunk *chunks;		/* [natts * ngroups], column-major */
+} ColumnarStripe;
+
+#define COLUMNAR_CHUNK(stripe, att, group) \
+	(&(stripe)->chunks[(att) * (stripe)->ngroups + (group)])
+
+/* ---- columnar_storage.c: the relation's blocks ---- */
+
+extern void columnar_init_metapage(Relation rel, SMgrRelation srel, bool wal, int64 storage_id);
+extern ColumnarMetaPage columnar_read_metapage(Relation rel);
+extern int64 columnar_read_storage_id(Relation rel);
+extern int64 columnar_reserve_rows(Relation rel, int64 count);
+extern int64 columnar_write_pages(Relation rel, const char *data, int64 len);
+extern void columnar_set_free_runs(Relation rel, ColumnarBlockRun *runs, int nruns);
+extern int	columnar_free_runs(Relation rel, ColumnarBlockRun **runs);
+extern int	columnar_read_pages(Relation rel, int64 first_block, int64 offset, int size,
+								StringInfo out);
+
+/* ---- columnar_catalog.c: stripe rows, options, the compaction lock ---- */
+
+extern ColumnarOptions columnar_get_options(Oid relid);
+extern Oid	columnar_namespace(void);
+extern int64 columnar_new_storage_id(void);
+extern Relation columnar_open_stripes(LOCKMODE mode);
+extern void columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
+								   bytea *directory, bytea *inline_data, CommandId cid);
+extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only);
+extern void columnar_delete_stripe(ItemPointer meta_tid);
+extern bool columnar_lock_compaction(Oid relid, bool wait);
+extern void columnar_lock_page_writes(Oid relid, LOCKMODE mode);
+extern void columnar_unlock_page_writes(Oid relid, LOCKMODE mode);
+extern int	columnar_stripe_block_runs(int64 storage_id, ColumnarBlockRun **runs);
+extern void columnar_delete_storage(Oid relid, int64 storage_id);
+extern void columnar_delete_options(Oid relid);
+extern int	columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts);
+
+/* ---- columnar_encode.c: integer encodings, varints, zstd ---- */
+
+extern Datum columnar_int_to_datum(int64 v, int16 typlen);
+extern int64 columnar_datum_to_int(Datum d, int16 typlen);
+
+/*
+ * Varints (in the header, to be inlined): v in 7-bit groups, lowest first,
+ * the high bit set on all but the last; at most COLUMNAR_VARINT_MAX bytes.
+ */
+#define COLUMNAR_VARINT_MAX 10
+
+/* Write v at p, which has room for it; returns the bytes written. */
+static inline int
+columnar_varint_write(char *p, uint64 v)
+{
+	int			n = 0;
+
+	while (v >= 0x80)
+	{
+		p[n++] = (char) ((v & 0x7f) | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (char) v;
+	return n;
+}
+
+static inline void
+columnar_put_varint(StringInfo out, uint64 v)
+{
+	char		buf[COLUMNAR_VARINT_MAX];
+
+	appendBinaryStringInfo(out, buf, columnar_varint_write(buf, v));
+}
+
+/* The varint at *p, which ends before end; *p moves past it. */
+static inline uint64
+columnar_get_varint(const char **p, const char *end)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	while (*p < end)
+	{
+		uint8		b = (uint8) *(*p)++;
+
+		v |= (uint64) (b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+		shift += 7;
+		if (shift > 63)
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar chunk has a truncated varint")));
+	return 0;
+}
+
+extern int	columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delta);
+extern void columnar_decode_ints(int encoding, const char *data, int len, int64 *values, int n);
+extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
+extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
+
+/* ---- columnar_chunk.c: chunks and the stripe directory ---- */
+
+/*
+ * How a pass-by-value column's values are ordered, for its chunks' min/max:
+ * by int64 comparison, or by the type's btree comparison function.
+ */
+typedef struct ColumnarValueOrder
+{
+	bool		signed_order;
+	int16		typlen;
+	Oid			collation;
+	FmgrInfo	cmp;
+} ColumnarValueOrder;
+
+/* Where a stripe's chunks are written: its data, at a zstd level. */
+typedef struct ColumnarChunkWriter
+{
+	StringInfo	data;			/* the stripe's data */
+	int			level;
+	StringInfoData raw;			/* the chunk being encoded */
+	int64	   *values;			/* [max_rows] the non-NULL values */
+} ColumnarChunkWriter;
+
+extern void columnar_chunk_writer_begin(ColumnarChunkWriter *w, StringInfo data, int level,
+										int max_rows);
+extern void columnar_chunk_writer_end(ColumnarChunkWriter *w);
+extern void columnar_chunk_encode_ints(ColumnarChunkWriter *w, const int64 *values,
+									   const bool *nulls, int n,
+									   ColumnarValueOrder *order, ColumnarChunk *chunk);
+extern void columnar_chunk_encode_indexes(ColumnarChunkWriter *w, const uint32 *indexes,
+										  const bool *nulls, int n, ColumnarChunk *chunk);
+extern void columnar_chunk_encode_plain(ColumnarChunkWriter *w, const uint32 *indexes,
+										const bool *nulls, int n, char *const *dict,
+										const uint32 *dict_len, ColumnarChunk *chunk);
+extern void columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
+											 const uint32 *dict_len, int ndict,
+											 ColumnarChunk *chunk);
+
+extern pg_crc32c columnar_chunk_crc(const char *data, int len);
+extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
+									   ColumnarChunk *chunk, StringInfo out);
+extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
+								StringInfo raw);
+extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
+								  int16 typlen, bool *nulls, int64 **ints, char ***values);
+extern char **columnar_chunk_decode_dictionary(const char *raw, int len, int ndict,
+											   int16 typlen, MemoryContext cxt);
+
+extern bytea *columnar_directory_build(const ColumnarStripe *s);
+extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count,
+												int64 first_block, int64 data_size,
+												bytea *directory, bytea *inline_data);
+
+/* ---- columnar_write.c: write buffers and the stripe writer ---- */
+
+typedef struct ColumnarWriteBuffer ColumnarWriteBuffer;
+
+extern ColumnarWriteBuffer *columnar_buffer_create(Relation rel, MemoryContext parent);
+extern void columnar_buffer_free(ColumnarWriteBuffer *buf);
+extern bool columnar_buffer_append(ColumnarWriteBuffer *buf, Datum *values, bool *isnull,
+								   int64 row, CommandId cid);
+extern void columnar_buffer_flush(Relation rel, ColumnarWriteBuffer *buf, bool for_good,
+								  int flags);
+extern int	columnar_buffer_rows(const ColumnarWriteBuffer *buf);
+extern int	columnar_buffer_rows_before(const ColumnarWriteBuffer *buf, CommandId cid);
+extern ColumnarOptions columnar_buffer_options(const ColumnarWriteBuffer *buf);
+extern void columnar_buffer_reserve(ColumnarWriteBuffer *buf, int rows);
+extern Size columnar_buffer_row_bytes(TupleDesc desc);
+extern ColumnarStripe *columnar_buffer_stripe(ColumnarWriteBuffer *buf, int nrows);
+
+/* ---- columnar_write_state.c: the transaction's buffered rows ---- */
+
+extern void columnar_write_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern void columnar_flush_relation(Oid relid);
+extern void columnar_discard_relation(Oid relid);
+extern List *columnar_pending_stripes(Relation rel, CommandId curcid);
+extern uint64 columnar_pending_generation;
+extern void columnar_write_state_init(void);
+
+/* ---- columnar_compaction.c ---- */
+
+extern int64 columnar_compact(Relation rel, bool wait);
+extern void columnar_refresh_free_space(Relation rel);
+extern bool columnar_compaction_pending(Relation rel);
+extern void columnar_compact_at_commit(Oid relid, ColumnarOptions opts);
+
+/* ---- columnar_read.c: scans (besides those of columnar.h) ---- */
+
+extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs);
+extern void columnar_read_rescan(ColumnarReadState *rs);
+extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
+extern void columnar_read_keep_dicts(ColumnarReadState *rs);
+extern void columnar_read_filter_rows(ColumnarReadState *rs);
+extern bool columnar_read_value_is_dict(ColumnarReadState *rs, AttrNumber attno);
+extern bool columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull);
+extern int64 columnar_read_total_rows(ColumnarReadState *rs);
+extern bool columnar_read_seek_ordinal(ColumnarReadState *rs, int64 ordinal,
+									   Datum *values, bool *isnull, int64 *rownum);
+extern void columnar_read_stats(ColumnarReadState *rs, int64 *groups_read,
+								int64 *groups_skipped, int64 *blocks_read);
+
+struct ColumnarPredicate
+{
+	AttrNumber	attno;
+	int			strategy;		/* BTLessStrategyNumber ... or _ANY */
+	Datum		value;			/* set at scan start */
+	bool		isnull;
+	Datum	   *elems;			/* COLUMNAR_STRATEGY_ANY: the array's non-NULL elements */
+	int			nelems;
+	bool		cmp_unsorted;	/* elements not sorted (cross-type comparison) */
+	FmgrInfo	cmp;			/* cmp(column type, value or element type) */
+	Oid			collation;
+};
+
+/* ---- planner costs (columnar_customscan.c, columnar_agg.c) ---- */
+
+/*
+ * The custom nodes are costed as fractions of the plans they replace, so
+ * that the planner picks them whenever they apply (they return the same
+ * rows, with less work).  Columnar Scan: of a sequential scan's run cost,
+ * a fixed share (stripe list, per-group work) plus shares that shrink with
+ * the columns read and with the selectivity of the chunk predicates.
+ * Columnar Aggregate: a share of the cheapest aggregation plan (one pass,
+ * no hashing of keys per row).  What these nodes save is measured by
+ * bench/columnar.sh.
+ */
+#define COLUMNAR_SCAN_FIXED_COST		0.1
+#define COLUMNAR_SCAN_COLUMNS_COST		0.4
+#define COLUMNAR_SCAN_SELECTIVITY_COST	0.4
+#define COLUMNAR_AGG_COST				0.5
+
+/* ---- columnar_customscan.c ---- */
+
+extern void columnar_customscan_init(void);
+extern bool columnar_clause_predicate(Expr *clause, Index relid, AttrNumber *attno,
+									  int *strategy, Oid *cmpproc, Expr **value, Oid *collation);
+extern List *columnar_predicate_to_plan(AttrNumber attno, int strategy, Oid cmpproc,
+										Oid collation);
+extern ColumnarPredicate *columnar_predicate_from_plan(List *info);
+extern void columnar_predicates_set_values(List *preds, List *pred_exprs,
+										   ExprContext *econtext);
+
+/* ---- columnar_agg.c ---- */
+
+extern void columnar_agg_init(void);
+
+/* ---- columnar_tableam.c ---- */
+
+/*
+ * The parca_columnar table relid, locked in lockmode (the caller checked
+ * the user's rights first); a missing relation, or one of another kind, is
+ * an error.
+ */
+extern Relation columnar_open_table(Oid relid, LOCKMODE lockmode);
+
+#endif							/* PARCA_COLUMNAR_INTERNAL_H */

@@ -1,0 +1,229 @@
+/*
+ * partitions.c
+ *		The settings of parca.samples' time partitions, and the maintenance
+ *		worker that keeps them.
+ *
+ * What is done lives in SQL (parca_maintain_partitions() and
+ * parca_metastore_gc(), sql/41_partitions.sql and sql/45_metastore_gc.sql), so
+ * that it runs the same by hand, from cron, or here.  The worker is its
+ * own process, not a task of the scrape worker: partitions must be made
+ * whether or not anything is scraped (parca.scrape_enabled = off, an
+ * agent-only installation), and the DDL it runs waits for locks (up to
+ * the lock_timeout the functions set), which must not hold up the scrape
+ * loop's stores or its HTTP transfers.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "parca.h"
+#include "partitions.h"
+
+PGDLLEXPORT void parca_maintenance_worker_main(Datum arg);
+
+#define SECONDS_PER_MINUTE 60
+
+static int	partition_interval_min = 24 * 60;
+static int	retention_min = 0;
+static int	partition_premake = 2;
+static int	maintenance_naptime_s = 60;
+static char *maintenance_database = NULL;
+static bool metastore_gc = false;
+
+void
+partitions_init(void)
+{
+	BackgroundWorker worker;
+
+	DefineCustomIntVariable("parca.partition_interval",
+							"Time range of each partition of parca.samples.",
+							"Partitions start at multiples of it from 1970-01-01 00:00 UTC; a change applies to partitions made from then on.",
+							&partition_interval_min, 24 * 60, 1, INT_MAX / SECONDS_PER_MINUTE,
+							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
+	DefineCustomIntVariable("parca.retention",
+							"Age past which partitions of parca.samples are dropped; 0 keeps them.",
+							"A partition goes once its whole time range is older.",
+							&retention_min, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
+	DefineCustomIntVariable("parca.partition_premake",
+							"How many partitions of parca.samples are made ahead of the current one.",
+							NULL,
+							&partition_premake, 2, 0, 1000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("parca.maintenance_naptime",
+							"Time between two rounds of the maintenance worker.",
+							NULL,
+							&maintenance_naptime_s, 60, 1, 24 * 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomStringVariable("parca.maintenance_database",
+							   "Database whose parca.samples the maintenance worker keeps.",
+							   "Changing it restarts the worker.",
+							   &maintenance_database, "postgres",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("parca.metastore_gc",
+							 "Whether the maintenance worker collects the metastore's garbage after dropping partitions.",
+							 "Every writer must follow the protocol of docs/ingestion.md, parca-agent included.",
+							 &metastore_gc, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 10;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "parca_maintenance_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "parca maintenance worker");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "parca maintenance worker");
+	RegisterBackgroundWorker(&worker);
+}
+
+PG_FUNCTION_INFO_V1(parca_partition_settings);
+
+/* (interval_seconds, retention_seconds, premake): the settings above. */
+Datum
+parca_partition_settings(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	desc = BlessTupleDesc(desc);
+	values[0] = Int64GetDatum((int64) partition_interval_min * SECONDS_PER_MINUTE);
+	values[1] = Int64GetDatum((int64) retention_min * SECONDS_PER_MINUTE);
+	values[2] = Int32GetDatum(partition_premake);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+/* How often the worker looks for the extension while it is not installed. */
+#define EXTENSION_CHECK_MS	10000
+
+/*
+ * Runs a maintenance function of the extension, if it is installed, in a
+ * transaction of its own; an error is logged and the next round tries
+ * again.  Returns whether the extension is installed; *first is the
+ * function's result column (0 if none).
+ */
+static bool
+maintain(const char *function, const char *column, int64 *first)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		installed = false;
+
+	*first = 0;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	PG_TRY();
+	{
+		char	   *schema = parca_extension_schema();
+
+		installed = schema != NULL;
+		if (installed)
+		{
+			char	   *sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s.%s()", column,
+									   quote_identifier(schema), function);
+
+			pgstat_report_activity(STATE_RUNNING, sql);
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "%s failed", sql);
+			if (SPI_processed == 1)
+			{
+				bool		isnull;
+				Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											  &isnull);
+
+				*first = isnull ? 0 : DatumGetInt64(d);
+			}
+			SPI_finish();
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errcode(edata->sqlerrcode),
+				 errmsg("parca maintenance worker: %s() failed, trying again in %d s: %s",
+						function, maintenance_naptime_s, edata->message)));
+		FreeErrorData(edata);
+		installed = true;
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return installed;
+}
+
+void
+parca_maintenance_worker_main(Datum arg)
+{
+	char	   *database;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	database = pstrdup(maintenance_database);
+	BackgroundWorkerInitializeConnection(database, NULL, 0);
+	pgstat_report_appname("parca maintenance worker");
+	/* as the scrape worker: built-ins are looked up in pg_catalog only */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	ereport(LOG, (errmsg("parca maintenance worker started on database \"%s\"", database)));
+
+	for (;;)
+	{
+		long		wait_ms;
+		int64		dropped;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (strcmp(maintenance_database, database) != 0)
+			{
+				ereport(LOG,
+						(errmsg("parca maintenance worker restarts for parca.maintenance_database \"%s\"",
+								maintenance_database)));
+				proc_exit(1);
+			}
+		}
+		wait_ms = maintenance_naptime_s * 1000L;
+		/* a new installation gets its partitions soon after CREATE EXTENSION */
+		if (!maintain("parca_maintain_partitions", "dropped", &dropped))
+			wait_ms = Min(wait_ms, EXTENSION_CHECK_MS);
+		/* dropped partitions leave garbage in the metastore */
+		else if (dropped > 0 && metastore_gc)
+			(void) maintain("parca_metastore_gc", "locations", &dropped);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

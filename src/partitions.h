@@ -1,0 +1,12 @@
+/*
+ * partitions.h
+ *		Time partitions of parca.samples: settings and the maintenance
+ *		worker that keeps them (src/partitions.c, sql/40_samples.sql).
+ */
+#ifndef PARCA_PARTITIONS_H
+#define PARCA_PARTITIONS_H
+
+/* Settings, and the worker when preloaded; called from _PG_init. */
+extern void partitions_init(void);
+
+#endif							/* PARCA_PARTITIONS_H */

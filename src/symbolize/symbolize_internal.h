@@ -1,0 +1,31 @@
+/*
+ * symbolize_internal.h
+ *		What the files of src/symbolize/ share among themselves.
+ */
+#ifndef PARCA_SYMBOLIZE_INTERNAL_H
+#define PARCA_SYMBOLIZE_INTERNAL_H
+
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+
+/* The role the worker works as, and that may upload (sql/75_symbolize.sql). */
+#define SYMBOLIZE_ROLE "parca_debuginfo"
+
+/* symbolize.c: ERROR unless build_id is 2 to 1024 hexadecimal digits. */
+extern void symbolize_check_build_id(const char *build_id);
+
+/*
+ * symbolize.c: validate elf as the build id's ELF file, store it (source:
+ * "upload" or "debuginfod") and name the build id's locations; returns how
+ * many were named.  Connected to SPI.
+ */
+extern int64 symbolize_store(const char *build_id, bytea *elf, const char *source);
+
+/* symbolize.c: the first column of the last SPI result, as strings in cxt. */
+extern List *symbolize_first_column(MemoryContext cxt);
+
+/* worker.c: settings and registration, from symbolize_init. */
+extern void symbolize_worker_init(void);
+
+#endif							/* PARCA_SYMBOLIZE_INTERNAL_H */

@@ -1,0 +1,331 @@
+/*
+ * worker.c
+ *		The symbolizer: a background worker that, every
+ *		parca.symbolize_interval, names the locations that arrived without
+ *		lines for build ids whose debug information is stored.
+ *
+ * It works in parca.scrape_database (the database the extension's workers
+ * serve) as the NOLOGIN role parca_debuginfo, in a security-restricted
+ * operation, as the scrape worker works as parca_scrape_worker (see
+ * docs/security.md).  A build id is looked at again only when its count
+ * of unnamed locations differs from what its last run left, so addresses
+ * the debug information cannot name are not tried every interval.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "parca.h"
+#include "symbolize/debuginfod.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/symbolize_internal.h"
+
+PGDLLEXPORT void parca_symbolize_worker_main(Datum arg);
+
+static int	symbolize_interval_s = 10;
+
+static Oid	session_userid = InvalidOid;
+static int	session_sec_context = 0;
+
+static void
+end_work(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	SetUserIdAndSecContext(session_userid, session_sec_context);
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * A transaction as the worker's role; false (and no transaction) when the
+ * extension is not installed.
+ */
+static bool
+begin_work(const char *activity)
+{
+	Oid			role;
+
+	/* now() is the transaction's start: a worker must set the clock itself */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+	GetUserIdAndSecContext(&session_userid, &session_sec_context);
+	if (parca_extension_schema() == NULL)
+	{
+		end_work();
+		return false;
+	}
+	role = get_role_oid(SYMBOLIZE_ROLE, true);
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" does not exist", SYMBOLIZE_ROLE),
+				 errhint("CREATE EXTENSION parca creates it.")));
+	SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	return true;
+}
+
+/*
+ * Log the error and roll back (which restores the session's user); returns
+ * the error's message, in oldcxt.
+ */
+static char *
+abort_work(MemoryContext oldcxt, const char *what)
+{
+	ErrorData  *edata;
+	char	   *message;
+
+	MemoryContextSwitchTo(oldcxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("parca symbolizer: %s: %s", what, edata->message)));
+	message = pstrdup(edata->message);
+	FreeErrorData(edata);
+	return message;
+}
+
+/* The build ids due for a run, in cxt. */
+static List *
+due_build_ids(MemoryContext cxt)
+{
+	int			rc;
+
+	rc = SPI_execute("SELECT d.build_id FROM parca.debuginfo d "
+					 "WHERE d.unnamed IS DISTINCT FROM ("
+					 " SELECT pg_catalog.count(*) FROM parca.mappings m"
+					 " JOIN parca.locations l ON l.mapping_id OPERATOR(pg_catalog.=) m.id"
+					 " WHERE m.build_id OPERATOR(pg_catalog.=) d.build_id"
+					 " AND pg_catalog.cardinality(l.function_ids) OPERATOR(pg_catalog.=) 0"
+					 " AND l.address OPERATOR(pg_catalog.<>) 0)",
+					 true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read parca.debuginfo: %s", SPI_result_code_string(rc));
+	return symbolize_first_column(cxt);
+}
+
+/* One pass: each due build id in a transaction of its own. */
+static void
+symbolize_pass(MemoryContext cxt)
+{
+	List	   *volatile ids = NIL;
+	ListCell   *lc;
+
+	PG_TRY();
+	{
+		if (begin_work("parca: looking for locations to name"))
+		{
+			ids = due_build_ids(cxt);
+			end_work();
+		}
+	}
+	PG_CATCH();
+	{
+		abort_work(cxt, "could not look for locations to name");
+	}
+	PG_END_TRY();
+
+	foreach(lc, ids)
+	{
+		const char *build_id = lfirst(lc);
+		char	   *what;
+
+		/*
+		 * A commit leaves TopMemoryContext current, and what a failed
+		 * transaction allocated is gone in PG_CATCH: this loop's own
+		 * allocations live in cxt.
+		 */
+		MemoryContextSwitchTo(cxt);
+		what = psprintf("build id %s", build_id);
+
+		CHECK_FOR_INTERRUPTS();
+		PG_TRY();
+		{
+			int64		named = 0;
+
+			if (begin_work("parca: naming locations"))
+			{
+				named = symbolize_build_id(build_id);
+				end_work();
+			}
+			if (named > 0)
+				ereport(LOG,
+						(errmsg("parca symbolizer named %lld locations of build id %s",
+								(long long) named, build_id)));
+		}
+		PG_CATCH();
+		{
+			abort_work(cxt, what);
+		}
+		PG_END_TRY();
+	}
+}
+
+/*
+ * Store what debuginfod servers have for build ids without debug
+ * information (which names their locations), or note that they have
+ * nothing; each transfer outside transactions.
+ */
+static void
+fetch_pass(MemoryContext cxt)
+{
+	List	   *volatile ids = NIL;
+	ListCell   *lc;
+
+	if (!debuginfod_enabled())
+		return;
+	PG_TRY();
+	{
+		if (begin_work("parca: looking for missing debug information"))
+		{
+			ids = debuginfod_wanted(cxt);
+			end_work();
+		}
+	}
+	PG_CATCH();
+	{
+		abort_work(cxt, "could not look for missing debug information");
+	}
+	PG_END_TRY();
+
+	foreach(lc, ids)
+	{
+		const char *build_id = lfirst(lc);
+		char		error[512];
+		bytea	   *elf;
+		char	   *volatile failure = NULL;
+		char	   *what;
+
+		/* as in symbolize_pass: allocations of this loop live in cxt */
+		MemoryContextSwitchTo(cxt);
+		what = psprintf("debug information of build id %s", build_id);
+		pgstat_report_activity(STATE_RUNNING, "parca: fetching debug information");
+		elf = debuginfod_fetch(build_id, error, sizeof(error));
+		pgstat_report_activity(STATE_IDLE, NULL);
+		PG_TRY();
+		{
+			if (begin_work("parca: storing fetched debug information"))
+			{
+				if (elf != NULL)
+				{
+					symbolize_store(build_id, elf, "debuginfod");
+					debuginfod_trim_cache();
+				}
+				else
+					debuginfod_note_missing(build_id, error);
+				end_work();
+			}
+		}
+		PG_CATCH();
+		{
+			failure = abort_work(cxt, what);
+		}
+		PG_END_TRY();
+		if (elf != NULL)
+			pfree(elf);
+		/* a file refused (not ELF, too large when inflated) is not asked for again soon */
+		if (failure != NULL)
+		{
+			PG_TRY();
+			{
+				if (begin_work("parca: noting refused debug information"))
+				{
+					debuginfod_note_missing(build_id, failure);
+					end_work();
+				}
+			}
+			PG_CATCH();
+			{
+				abort_work(cxt, "could not update parca.debuginfo_missing");
+			}
+			PG_END_TRY();
+		}
+	}
+}
+
+void
+parca_symbolize_worker_main(Datum arg)
+{
+	MemoryContext loop_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnection(GetConfigOption("parca.scrape_database", false, false),
+										 NULL, 0);
+	pgstat_report_appname("parca symbolizer");
+	/* look names up in pg_catalog only, whatever the database's settings */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "parca symbolizer loop",
+									 ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (symbolize_interval_s > 0)
+		{
+			MemoryContextSwitchTo(loop_cxt);
+			fetch_pass(loop_cxt);
+			symbolize_pass(loop_cxt);
+			MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContextReset(loop_cxt);
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 symbolize_interval_s > 0 ? symbolize_interval_s * 1000L : 60000L,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+void
+symbolize_worker_init(void)
+{
+	BackgroundWorker worker;
+
+	DefineCustomIntVariable("parca.symbolize_interval",
+							"How often the symbolizer names new locations and fetches debug information.",
+							"0 stops it.",
+							&symbolize_interval_s, 10, 0, 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	debuginfod_init();
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 10;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "parca_symbolize_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "parca symbolizer");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "parca symbolizer");
+	RegisterBackgroundWorker(&worker);
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The metastore's garbage collection (parca_metastore_gc, sql/45_metastore_gc.sql)
+# while profiles are ingested: two sessions store the fixtures over and
+# over (each a long-lived backend whose metastore cache stays warm between
+# its calls), while a third empties a partition now and then and collects
+# the garbage.  Afterwards every stored row still resolves: its series,
+# every location of its stack, every function and mapping of those
+# locations exist.  About 40 s.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+require_fixtures
+
+SECONDS_OF_LOAD=${PARCA_GC_TEST_SECONDS:-25}
+start_cluster "${PARCA_GC_TEST_PORT:-54471}"
+work=$PGDATA_DIR/gc
+mkdir -p "$work"
+cp "$SHARED_TESTDATA"/pprof/parca/*.pb.gz "$SHARED_TESTDATA"/pprof/google-pprof/heap "$work/" 2>/dev/null || true
+chown -R postgres: "$work"
+
+# every fixture once, then partitions of their own for their days
+fixtures=$(cd "$work" && ls | grep -v '^stop$')
+for f in $fixtures; do
+	q "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f'), 'gc', '{\"f\": \"$f\"}')" >/dev/null 2>&1 || true
+done
+q "SELECT * FROM parca_maintain_partitions()" >/dev/null
+check "the fixtures are in several partitions" test "$(q "SELECT count(DISTINCT tableoid) FROM parca.samples")" -ge 3
+# the mappings of a profile that no location uses are garbage at once
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check_eq "a collection with nothing to collect removes nothing" "0|0|0|0" "$(q "SELECT * FROM parca_metastore_gc()")"
+
+resolves() {
+	q "SELECT
+	  (SELECT count(*) FROM parca.samples s LEFT JOIN parca.series se ON se.id = s.series_id WHERE se.id IS NULL)
+	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id FROM parca.samples) u
+	             LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL)
+	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(function_ids) AS id FROM parca.locations) u
+	             LEFT JOIN parca.functions f USING (id) WHERE f.id IS NULL)
+	  || '|' || (SELECT count(*) FROM parca.locations l LEFT JOIN parca.mappings m ON m.id = l.mapping_id
+	             WHERE l.mapping_id IS NOT NULL AND m.id IS NULL)"
+}
+
+# writers: one psql each, so that its backend's cache lives across calls
+writer() {
+	local n=0
+	{
+		while [ ! -e "$work/stop" ]; do
+			for f in $fixtures; do
+				echo "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f'), 'gc', '{\"f\": \"$f\", \"w\": \"$1\", \"n\": \"$((n % 3))\"}');"
+			done
+			n=$((n + 1))
+			[ $n -ge 400 ] && break
+		done
+	} | psql -X -qAt -v ON_ERROR_STOP=0 >/dev/null 2>>"$work/err.$1" || true
+}
+# the collector: a partition emptied and the garbage collected at once (the
+# writers, held off by the lock, find their cached ids gone when they go
+# on); parca.samples is taken first, as the collection takes it, so that
+# no writer holds it while waiting for the partition
+collector() {
+	local n=0
+	while [ ! -e "$work/stop" ]; do
+		psql -X -qAt -c "BEGIN; LOCK TABLE parca.samples IN SHARE MODE;
+			DO \$\$ BEGIN EXECUTE (SELECT format('TRUNCATE %s', partition) FROM parca.partitions
+				WHERE NOT is_default ORDER BY random() LIMIT 1); END \$\$;
+			SELECT * FROM parca_metastore_gc(); COMMIT" >>"$work/collected" 2>>"$work/err.collector" || true
+		n=$((n + 1))
+		sleep 0.$((RANDOM % 5))
+	done
+	echo "$n" > "$work/collections"
+}
+rm -f "$work/stop"
+writer a & w1=$!
+writer b & w2=$!
+collector & c=$!
+sleep "$SECONDS_OF_LOAD"
+touch "$work/stop"
+wait "$w1" "$w2" "$c" || true
+check_eq "no writer saw an error" "" "$(cat "$work"/err.a "$work"/err.b 2>/dev/null | grep -E 'ERROR' | head -3)"
+check_eq "nor the collector (but its lock timeouts)" "" \
+	"$(grep -E 'ERROR' "$work/err.collector" 2>/dev/null | grep -v 'lock timeout' | head -3)"
+check "collections ran ($(cat "$work/collections") of them) and removed ids" \
+	test "$(awk -F'|' '{s += $1 + $2} END {print s + 0}' "$work/collected")" -gt 0
+check "writers stored profiles meanwhile" test "$(q "SELECT count(*) FROM parca.samples")" -gt 0
+check_eq "every stored row resolves: series, locations, functions, mappings" "0|0|0|0" "$(resolves)"
+# ids a collection removed come back when a profile names them again
+q "TRUNCATE parca.samples"
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check_eq "after everything is collected, the metastore is empty" "0|0|0|0" \
+	"$(q "SELECT (SELECT count(*) FROM parca.series) || '|' || (SELECT count(*) FROM parca.locations)
+		|| '|' || (SELECT count(*) FROM parca.functions) || '|' || (SELECT count(*) FROM parca.mappings)")"
+f1=$(echo "$fixtures" | head -1)
+{
+	echo "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f1'), 'gc', '{}');"
+	echo "SELECT * FROM parca_metastore_gc();"
+	echo "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f1'), 'gc', '{}');"
+} > "$work/again.sql"
+# a session whose cache knows the ids while another collects them
+psql -X -qAt -c "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f1'), 'gc', '{}')" \
+	-c "TRUNCATE parca.samples" -c "SELECT pg_sleep(0)" >/dev/null
+psql -X -qAt -f "$work/again.sql" >/dev/null
+check_eq "a warm session's ids, collected and named again, resolve" "0|0|0|0" "$(resolves)"
+check "and are stored" test "$(q "SELECT count(*) FROM parca.locations")" -gt 0
+# A location registered in a session whose cache then knows it, collected
+# by another session (no row names it), and registered again by the first:
+# its cache must have been emptied by the collection, or the location
+# would be taken as stored and never written again.  (Removing rows of
+# parca.samples empties the caches too, so only this order shows it.)
+loc='{"address": "0x10", "file": "/bin/gc", "lines": [{"function": "collected"}]}'
+coproc session { psql -X -qAtn 2>&1; }
+echo "SELECT parca_register_location('$loc');" >&"${session[1]}"
+read -r loc_id <&"${session[0]}"
+check_eq "collected: the location nothing names" "1" "$(q "SELECT locations FROM parca_metastore_gc()")"
+echo "SELECT parca_register_location('$loc');" >&"${session[1]}"
+read -r loc_again <&"${session[0]}"
+echo '\q' >&"${session[1]}"
+check_eq "registered again by the session that had it cached, it is stored again" "$loc_id|1|1" \
+	"$loc_again|$(q "SELECT count(*) FROM parca.locations WHERE id = $loc_id")|$(q "SELECT count(*) FROM parca.functions f JOIN parca.locations l ON f.id = ANY (l.function_ids) WHERE l.id = $loc_id")"
+finish

@@ -1,0 +1,153 @@
+-- Every SQL-callable function of the extension, found in pg_proc through
+-- pg_depend (so a new function is covered without touching this file),
+-- called with NULLs and extreme values: empty and garbage text and bytea,
+-- huge, negative and zero numbers, infinite times, empty and odd arrays,
+-- empty, diff and overflowing profiles.  Each call runs in a
+-- subtransaction that is always rolled back.  The server must stay up
+-- (same postmaster start time afterwards) and every error must be a
+-- clean one: no SQLSTATE of class XX (internal error).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set one_stack :abs_srcdir '/data/pprof/parca/single-stack.pb.gz'
+\set profile1 :abs_srcdir '/data/pprof/parca/profile1.pb.gz'
+SELECT pg_postmaster_start_time() AS started \gset
+TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
+SELECT parca_ingest_pprof(pg_read_binary_file(:'profile1'), 'fuzz', '{"job": "fuzz"}') > 0 AS ingested;
+
+-- Values per argument type, as SQL expressions; the first is an ordinary one.
+CREATE TEMP TABLE fuzz_values (type regtype, expr text, n serial);
+INSERT INTO fuzz_values (type, expr) VALUES
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job="fuzz"}'$$),
+    ('text', 'NULL'), ('text', $$''$$), ('text', $$'garbage'$$), ('text', $$repeat('x{', 50000)$$),
+    ('text', $$'{'$$), ('text', $$E'\\'$$), ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job=~"("}'$$),
+    ('text', $$'{job=~".*"}'$$), ('text', $$'{job=~"a\\.b\\/c\\"}'$$), ('text', $$'-1'$$),
+    ('text', $$'99999999999999999999'$$), ('text', $$'key: [unclosed'$$),
+    ('bytea', $$pg_read_binary_file('$$ || :'one_stack' || $$')$$),
+    ('bytea', 'NULL'), ('bytea', $$'\x'$$), ('bytea', $$'\x00'$$), ('bytea', $$'\x1f8b0800'$$),
+    ('bytea', $$'\x0a0208011a'$$), ('bytea', $$decode(repeat('ff', 4096), 'hex')$$),
+    ('integer', '10'), ('integer', 'NULL'), ('integer', '0'), ('integer', '-1'), ('integer', '1'),
+    ('integer', '2147483647'), ('integer', '(-2147483647 - 1)'),
+    ('bigint', '10'), ('bigint', 'NULL'), ('bigint', '0'), ('bigint', '-1'),
+    ('bigint', '9223372036854775807'), ('bigint', '(-9223372036854775807 - 1)'),
+    ('boolean', 'false'), ('boolean', 'NULL'), ('boolean', 'true'),
+    ('timestamptz', $$'-infinity'$$), ('timestamptz', 'NULL'), ('timestamptz', $$'infinity'$$),
+    ('timestamptz', $$'4713-01-01 00:00+00 BC'$$), ('timestamptz', $$'294276-12-31 00:00+00'$$),
+    ('timestamptz', 'now()'),
+    ('interval', $$'1 minute'$$), ('interval', 'NULL'), ('interval', $$'0'$$), ('interval', $$'-1 s'$$),
+    ('interval', $$'1 microsecond'$$), ('interval', $$'1 month'$$), ('interval', $$'178000000 years'$$),
+    ('text[]', $$'{job}'$$), ('text[]', 'NULL'), ('text[]', $$'{}'$$), ('text[]', $$'{NULL}'$$),
+    ('text[]', $$'{""}'$$), ('text[]', $$'{"a\"b", "x y", "\\"}'$$), ('text[]', $$array_fill('x'::text, ARRAY[10000])$$),
+    ('bigint[]', $$'{1}'$$), ('bigint[]', 'NULL'), ('bigint[]', $$'{}'$$), ('bigint[]', $$'{NULL}'$$),
+    ('bigint[]', $$'{{1,2},{3,4}}'$$), ('bigint[]', $$'{-1,9223372036854775807}'$$),
+    ('bigint[]', $$array_fill(7::bigint, ARRAY[10000])$$),
+    ('integer[]', $$'{1}'$$), ('integer[]', 'NULL'), ('integer[]', $$'{}'$$), ('integer[]', $$'{-1}'$$),
+    ('integer[]', $$'{2147483647}'$$), ('integer[]', $$'{NULL}'$$),
+    ('boolean[]', $$'{false}'$$), ('boolean[]', 'NULL'), ('boolean[]', $$'{}'$$), ('boolean[]', $$'{NULL,true}'$$),
+    ('jsonb', $$'{"job": "fuzz"}'$$), ('jsonb', 'NULL'), ('jsonb', $$'{}'$$), ('jsonb', $$'[]'$$),
+    ('jsonb', $$'null'$$), ('jsonb', $$'1'$$), ('jsonb', $$'"s"'$$), ('jsonb', $$'{"a": {"b": 1}}'$$),
+    ('jsonb', $$'{"a": null}'$$), ('jsonb', $$'{"__name__": "x", "": "y"}'$$),
+    ('cstring', $$'{}'$$), ('cstring', 'NULL'), ('cstring', $$''$$), ('cstring', $$'garbage'$$),
+    ('cstring', $$'{'$$), ('cstring', $$'\x'$$), ('cstring', $$'\xzz'$$), ('cstring', $$'\x01'$$),
+    ('cstring', $$'\x0101000000000000000000000000ffffffff'$$), ('cstring', $$'{1,2,}'$$),
+    ('cstring', $$'\x0100020000000000000000000000000080ff'$$),
+    ('cstring', $$'{18446744073709551616}'$$), ('cstring', $$'{"lines": 1, "address": "0xzz"}'$$),
+    ('internal', 'NULL'),
+    ('regclass', $$'parca.samples'$$), ('regclass', 'NULL'), ('regclass', $$'pg_class'$$),
+    ('regclass', $$'parca.series'$$), ('regclass', '0'), ('regclass', $$'parca.columnar_stripes'$$),
+    ('regclass[]', 'NULL'), ('regclass[]', $$'{}'$$), ('regclass[]', $$'{parca.samples_default,NULL}'$$),
+    ('regclass[]', $$'{parca.samples,pg_class,0}'$$), ('regclass[]', $$ARRAY[4294967000]::oid[]::regclass[]$$),
+    ('regclass[]', $$'{{parca.samples_default},{parca.samples_default}}'$$),
+    ('stacktrace', '(SELECT stack FROM parca.samples LIMIT 1)'), ('stacktrace', 'NULL'),
+    ('stacktrace', $$'{}'$$), ('stacktrace', $$'{0000000000000001}'$$),
+    ('stacktrace', $$('{' || array_to_string(array_fill('ffffffffffffffff'::text, ARRAY[1000]), ',') || '}')::stacktrace$$),
+    ('location', '(SELECT parca_location(id) FROM parca.locations LIMIT 1)'), ('location', 'NULL'),
+    ('location', $$'{}'$$), ('location', $$'{"address": "0xffffffffffffffff", "lines": [{"function": ""}]}'$$),
+    ('profile', $$parca_query('fuzz:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity')$$),
+    ('profile', 'NULL'),
+    ('profile', $$parca_query('fuzz:samples:count:cpu:nanoseconds:delta', '2000-01-01 00:00+00', '2000-01-01 00:00+00')$$),
+    ('profile', $$(SELECT parca_merge(stack, value) FROM parca.samples WHERE false)$$),
+    ('profile', $$parca_diff(parca_query('fuzz:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity'),
+                             parca_query('fuzz:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity'))$$),
+    ('profile', $$(SELECT parca_merge(s::stacktrace, 9223372036854775807)
+                   FROM unnest(ARRAY['{0000000000000001}', '{0000000000000002,0000000000000001}']) s)$$),
+    ('profile', $$(SELECT parca_merge(s, (-9223372036854775807 - 1)) FROM (SELECT stack AS s FROM parca.samples LIMIT 1) x)$$);
+
+-- Each call: all arguments ordinary, all NULL, and each argument through
+-- its values with the others ordinary.
+CREATE TEMP TABLE fuzz_calls (fn regprocedure, kind "char", args text);
+DO $$
+DECLARE
+    f record;
+    i int;
+    v record;
+    ordinary text[];
+    nulls text[];
+    a text[];
+BEGIN
+    FOR f IN
+        SELECT p.oid::regprocedure AS fn, p.prokind,
+               (SELECT array_agg(t::regtype ORDER BY o) FROM unnest(p.proargtypes) WITH ORDINALITY AS u(t, o)) AS types
+        FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+        JOIN pg_extension e ON e.oid = d.refobjid AND d.deptype = 'e' AND e.extname = 'parca'
+    LOOP
+        ordinary := '{}';
+        nulls := '{}';
+        FOR i IN 1 .. coalesce(array_length(f.types, 1), 0) LOOP
+            ordinary := ordinary || coalesce((SELECT format('(%s)::%s', expr, type) FROM fuzz_values
+                                              WHERE type = f.types[i] ORDER BY n LIMIT 1),
+                                             'no values for type ' || f.types[i]);
+            nulls := nulls || format('NULL::%s', f.types[i]);
+        END LOOP;
+        INSERT INTO fuzz_calls VALUES (f.fn, f.prokind, array_to_string(ordinary, ', ')),
+                                      (f.fn, f.prokind, array_to_string(nulls, ', '));
+        FOR i IN 1 .. coalesce(array_length(f.types, 1), 0) LOOP
+            FOR v IN SELECT expr FROM fuzz_values WHERE type = f.types[i] ORDER BY n OFFSET 1 LOOP
+                a := ordinary;
+                a[i] := format('(%s)::%s', v.expr, f.types[i]);
+                INSERT INTO fuzz_calls VALUES (f.fn, f.prokind, array_to_string(a, ', '));
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;
+SELECT count(*) FILTER (WHERE args LIKE '%no values for type%') AS types_without_values FROM fuzz_calls;
+SELECT DISTINCT fn, args FROM fuzz_calls WHERE args LIKE '%no values for type%';
+
+CREATE TEMP TABLE fuzz_results (fn regprocedure, args text, state text, message text);
+DO $$
+DECLARE
+    c record;
+    sql text;
+    state text;
+    message text;
+BEGIN
+    FOR c IN SELECT * FROM fuzz_calls LOOP
+        sql := CASE c.kind
+            -- an aggregate over one row, over three and over none
+            WHEN 'a' THEN format('SELECT %1$s(%2$s), (SELECT %1$s(%2$s) FROM generate_series(1, 3)), '
+                                 '(SELECT %1$s(%2$s) FROM generate_series(1, 0))',
+                                 (c.fn::regproc)::text, c.args)
+            ELSE format('SELECT count(*) FROM %s(%s)', (c.fn::regproc)::text, c.args) END;
+        BEGIN
+            EXECUTE sql;
+            RAISE SQLSTATE 'ZZ000';     -- success, but roll back what it did
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+        END;
+        INSERT INTO fuzz_results VALUES (c.fn, c.args, state, message);
+    END LOOP;
+END
+$$;
+
+-- every function was called, and many calls succeeded (not all refused)
+SELECT count(DISTINCT fn) = (SELECT count(DISTINCT fn) FROM fuzz_calls) AS every_function,
+       count(*) >= 800 AS calls, count(*) FILTER (WHERE state = 'ZZ000') >= 400 AS succeeded
+FROM fuzz_results;
+-- no internal errors
+SELECT fn, left(args, 120) AS args, state, message FROM fuzz_results WHERE state LIKE 'XX%' ORDER BY 1, 2;
+-- the documented export over no rows: NULL, not a crash
+SELECT parca_pprof(parca_merge(stack, value), 'fuzz:samples:count:cpu:nanoseconds', 1) IS NULL AS no_rows_no_pprof
+FROM parca.samples WHERE false;
+-- still the same server
+SELECT pg_postmaster_start_time() = :'started' AS same_server;
+-- the calls were rolled back, but they drew series ids: later tests count from 1
+TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings RESTART IDENTITY;
