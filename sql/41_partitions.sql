@@ -88,6 +88,12 @@ BEGIN
     IF lo < '0001-01-01 00:00+00' THEN
         name := name || '_bc';
     END IF;
+    -- Writers route a row by the partitions they saw when they opened
+    -- parca.samples; one that saw none for t and waits for the default
+    -- partition would write into it after the ATTACH below.  The lock
+    -- waits for writers that are under way, holds new ones until commit
+    -- (they then see the new partition), and lets readers through.
+    LOCK TABLE ONLY parca.samples IN EXCLUSIVE MODE;
     EXECUTE format('CREATE TABLE parca.%I (LIKE parca.samples) USING parca_columnar', name);
     -- the options set on parca.samples (parca_columnar_set_options) apply to its partitions
     INSERT INTO parca.columnar_options (relid, stripe_rows, chunk_group_rows, compression_level)
@@ -131,6 +137,8 @@ BEGIN
     -- are copied, it is emptied (columnar tables refuse DELETE), and the
     -- rows it cannot give a partition (time +-infinity) are put back.
     IF EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time)) THEN
+        -- the parent first, in the order writers lock (create_partition)
+        LOCK TABLE ONLY parca.samples IN EXCLUSIVE MODE;
         LOCK TABLE parca.samples_default IN ACCESS EXCLUSIVE MODE;
         CREATE TEMP TABLE parca_default_rows ON COMMIT DROP AS
             SELECT * FROM parca.samples_default;

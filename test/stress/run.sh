@@ -370,6 +370,13 @@ check_storage() {
 		|| ' inline, ' || sum(data_blocks) || ' data blocks) in ' || count(*) || ' partitions'
 		FROM parca.partitions p, parca_columnar_check(p.partition)")"
 	check_eq "$label: parca_columnar_check passes and counts every row" "$count" "$rows"
+	# a writer that chose the default partition while a partition was
+	# attached must not have put rows there that the new one holds
+	check_eq "$label: every row in the partition of its time" 0 \
+		"$(qv "SELECT count(*) FROM parca.samples s JOIN parca.partitions p ON p.partition = s.tableoid
+		       WHERE NOT p.is_default AND NOT (s.time >= p.range_start AND s.time < p.range_end)
+		          OR p.is_default AND EXISTS (SELECT FROM parca.partitions q WHERE NOT q.is_default
+		                                      AND s.time >= q.range_start AND s.time < q.range_end)")"
 	check_eq "$label: parca_columnar_check of the truncated side table, and its rows" \
 		"$(qv "SELECT count(*) FROM stress.side")" "$(qv "SELECT rows FROM parca_columnar_check('stress.side')")"
 }
