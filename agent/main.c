@@ -52,8 +52,12 @@
 /* How often the counters are logged without --verbose. */
 #define SUMMARY_INTERVAL_NS (60 * 1000000000ull)
 
-/* How long the writer may take to write the backlog at exit. */
-#define WRITER_STOP_SECONDS 5
+/*
+ * How long the writer may take by default to write the backlog at exit:
+ * below systemd's 90 s stop timeout, and long enough for a backlog written
+ * while PostgreSQL was away to reach it again on a busy machine.
+ */
+#define DEFAULT_STOP_SECONDS 30
 
 /*
  * The caches' bound (--cache-size) is shared (see docs/agent.md,
@@ -99,6 +103,8 @@ usage(FILE *out)
 			"                         or labelkeep:REGEX (repeatable, applied in order)\n"
 			"  --node=NAME            the node label (default: the host name)\n"
 			"  --duration=SECS        run this long, flush and exit (default: until signalled)\n"
+			"  --stop-timeout=SECS    at exit, how long to keep trying to write the\n"
+			"                         backlog (default %d); exit status 1 if some is left\n"
 			"  --buffer-size=BYTES    bound of the unwritten backlog; k, M, G suffixes\n"
 			"                         (default %dM); beyond it the oldest data is dropped\n"
 			"  --cache-size=BYTES     bound of the caches (files, symbols, labels);\n"
@@ -125,7 +131,7 @@ usage(FILE *out)
 			"  with --off-cpu also " OFF_CPU_PROFILE_TYPE "\n"
 			"Needs root (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE)\n"
 			"and a kernel with BTF.\n",
-			DEFAULT_FREQUENCY, DEFAULT_FLUSH_SECONDS, DEFAULT_BUFFER_BYTES >> 20,
+			DEFAULT_FREQUENCY, DEFAULT_FLUSH_SECONDS, DEFAULT_STOP_SECONDS, DEFAULT_BUFFER_BYTES >> 20,
 			DEFAULT_CACHE_BYTES >> 20, DEFAULT_OFF_CPU_MIN_NS / 1e6, DEFAULT_OFF_CPU_RATE);
 }
 
@@ -321,6 +327,7 @@ typedef struct AgentOptions
 	SamplerConfig sampler;
 	double		flush_s;
 	double		duration_s;		/* 0: until signalled */
+	int			stop_s;			/* --stop-timeout */
 	size_t		buffer_size;
 	size_t		cache_size;
 	bool		offline;
@@ -341,7 +348,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 	enum
 	{
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
-		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
+		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_STOP_TIMEOUT, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
 		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
 		OPT_VERBOSE, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
@@ -354,6 +361,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		{"relabel", required_argument, NULL, OPT_RELABEL},
 		{"node", required_argument, NULL, OPT_NODE},
 		{"duration", required_argument, NULL, OPT_DURATION},
+		{"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
 		{"cache-size", required_argument, NULL, OPT_CACHE},
 		{"idle", no_argument, NULL, OPT_IDLE},
@@ -376,6 +384,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 	o->sampler.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_NS;
 	o->sampler.off_cpu_rate = DEFAULT_OFF_CPU_RATE;
 	o->flush_s = DEFAULT_FLUSH_SECONDS;
+	o->stop_s = DEFAULT_STOP_SECONDS;
 	o->buffer_size = DEFAULT_BUFFER_BYTES;
 	o->cache_size = DEFAULT_CACHE_BYTES;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -407,6 +416,11 @@ parse_options(int argc, char **argv, AgentOptions *o)
 				break;
 			case OPT_DURATION:
 				o->duration_s = parse_number(optarg, "--duration", 0);
+				break;
+			case OPT_STOP_TIMEOUT:
+				if (parse_number(optarg, "--stop-timeout", 0) > 3600)
+					die("--stop-timeout must be at most 3600 seconds, got %s", optarg);
+				o->stop_s = (int) parse_number(optarg, "--stop-timeout", 0);
 				break;
 			case OPT_BUFFER:
 				o->buffer_size = parse_size(optarg, "--buffer-size");
@@ -620,7 +634,7 @@ main(int argc, char **argv)
 	if (stop_requested)
 		log_msg(LOG_INFO, "stopping on signal %d", (int) stop_requested);
 	if (!o.offline)
-		left = writer_stop(WRITER_STOP_SECONDS);
+		left = writer_stop(o.stop_s);
 	log_summary("done");
 	return left > 0 ? 1 : 0;
 }

@@ -341,7 +341,9 @@ q "TRUNCATE parca.samples" >/dev/null
 	--relabel 'keep:comm=~offcpu|gowork' 2>"$tmp/agent6.log" &
 agent_pid=$!
 sampling "$tmp/agent6.log"
-GOMAXPROCS=1 "$tmp/gowork" 4 &
+# 8 s: at 19 Hz, a Go program that gets half a core on a loaded machine
+# still leaves well over the 10 g0 samples its check needs
+GOMAXPROCS=1 "$tmp/gowork" 8 &
 go_pid=$!
 "$tmp/offcpu" sleep 100 10 >"$tmp/sleep.out" &
 sleep_pid=$!
