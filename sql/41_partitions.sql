@@ -137,8 +137,14 @@ BEGIN
     -- are copied, it is emptied (columnar tables refuse DELETE), and the
     -- rows it cannot give a partition (time +-infinity) are put back.
     IF EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time)) THEN
-        -- the parent first, in the order writers lock (create_partition)
-        LOCK TABLE ONLY parca.samples IN EXCLUSIVE MODE;
+        -- The parent first, in the order writers lock (create_partition),
+        -- and against readers too: TRUNCATE is not MVCC-safe, and a
+        -- query whose snapshot is older than this transaction would find
+        -- the default partition empty and not know the new partitions.
+        -- Queries that began wait for this lock; queries that come wait
+        -- for the commit and then take their snapshot.  Rare: rows come to
+        -- the default partition only for times no partition was made for.
+        LOCK TABLE ONLY parca.samples IN ACCESS EXCLUSIVE MODE;
         LOCK TABLE parca.samples_default IN ACCESS EXCLUSIVE MODE;
         CREATE TEMP TABLE parca_default_rows ON COMMIT DROP AS
             SELECT * FROM parca.samples_default;
