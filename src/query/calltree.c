@@ -76,41 +76,75 @@ child_of(CallTree *t, int parent, int name)
 }
 
 CallTree *
-calltree_build(const struct varlena *profile)
+calltree_create(Symbols *syms, const ProfileMeta *meta, int root_name)
 {
 	CallTree   *t = palloc0(sizeof(CallTree));
-	ProfileReader r;
-	ProfileSample s;
 
-	t->syms = symbols_load(profile);
+	t->syms = syms;
+	t->meta = *meta;
 	t->maxnodes = 1024;
 	t->nodes = palloc(sizeof(CallNode) * t->maxnodes);
 	t->children = childmap_create(CurrentMemoryContext, 4096, NULL);
-	add_node(t, -1, CALLTREE_ROOT);
+	add_node(t, -1, root_name);
+	return t;
+}
+
+int
+calltree_sample_names(Symbols *syms, const ProfileSample *s, int **names, int *cap)
+{
+	int			n = 0;
+
+	for (int i = s->nframes - 1; i >= 0; i--)
+	{
+		const SymLocation *loc = symbols_location(syms, profile_sample_frame(s, i));
+
+		if (n + loc->nframes > *cap)
+		{
+			*cap = Max(*cap * 2, n + loc->nframes);
+			*names = *names ? repalloc(*names, sizeof(int) * *cap) : palloc(sizeof(int) * *cap);
+		}
+		for (int k = loc->nframes - 1; k >= 0; k--)
+			(*names)[n++] = loc->frames[k];
+	}
+	return n;
+}
+
+void
+calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right)
+{
+	int			cur = 0;
+
+	/* sums that leave 64 bits are errors, as in the profile itself */
+	profile_value_add(&t->nodes[0].value, value);
+	profile_value_add(&t->nodes[0].value_right, value_right);
+	for (int i = 0; i < n; i++)
+	{
+		cur = child_of(t, cur, names[i]);
+		profile_value_add(&t->nodes[cur].value, value);
+		profile_value_add(&t->nodes[cur].value_right, value_right);
+	}
+	profile_value_add(&t->nodes[cur].self, value);
+	profile_value_add(&t->nodes[cur].self_right, value_right);
+}
+
+CallTree *
+calltree_build(const struct varlena *profile)
+{
+	ProfileReader r;
+	ProfileSample s;
+	CallTree   *t;
+	int		   *names = NULL;
+	int			cap = 0;
 
 	profile_reader_init(&r, profile);
-	t->meta = r.meta;
+	t = calltree_create(symbols_load(profile), &r.meta, CALLTREE_ROOT);
 	while (profile_reader_next(&r, &s))
 	{
-		int			cur = 0;
+		int			n;
 
 		CHECK_FOR_INTERRUPTS();
-		/* sums that leave 64 bits are errors, as in the profile itself */
-		profile_value_add(&t->nodes[0].value, s.value);
-		profile_value_add(&t->nodes[0].value_right, s.value_right);
-		for (int i = s.nframes - 1; i >= 0; i--)
-		{
-			const SymLocation *loc = symbols_location(t->syms, profile_sample_frame(&s, i));
-
-			for (int k = loc->nframes - 1; k >= 0; k--)
-			{
-				cur = child_of(t, cur, loc->frames[k]);
-				profile_value_add(&t->nodes[cur].value, s.value);
-				profile_value_add(&t->nodes[cur].value_right, s.value_right);
-			}
-		}
-		profile_value_add(&t->nodes[cur].self, s.value);
-		profile_value_add(&t->nodes[cur].self_right, s.value_right);
+		n = calltree_sample_names(t->syms, &s, &names, &cap);
+		calltree_add_path(t, names, n, s.value, s.value_right);
 	}
 	return t;
 }
@@ -514,44 +548,17 @@ calltree_preorder(const CallTree *t, int *n)
 PG_FUNCTION_INFO_V1(parca_icicle);
 PG_FUNCTION_INFO_V1(parca_icicle_diff);
 
-/*
- * The rows of both icicle functions: Grafana's flame graph panel reads
- * value/self as one profile, or in a diff as the base side only, and adds
- * valueRight itself (@grafana/flamegraph, FlameGraph/dataTransform), so
- * the compared side goes only into the right columns.  The panel draws a
- * diff whenever those columns exist, so a plain profile has none.  An
- * empty profile gives no rows: nothing to draw.
- */
-static void
-icicle_rows(FunctionCallInfo fcinfo, bool diff)
+void
+calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, int max_nodes)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
-	struct varlena *profile;
-	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-	CallTree   *t;
+	bool		diff = t->meta.is_diff;
 	int		   *order;
 	int			n;
 	double		folded_value;
 	int			nfolded;
 	int			nnodes;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0))
-		return;
-	if (max_nodes < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_nodes must not be negative")));
-	profile = PG_GETARG_PROFILE_P(0);
-	t = calltree_build(profile);
-	if (t->meta.is_diff != diff)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 diff ? errmsg("parca_icicle_diff takes a diff profile (from parca_diff)") :
-				 errmsg("parca_icicle takes a plain profile, not a diff"),
-				 diff ? errhint("For one profile use parca_icicle.") :
-				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
 	if (!calltree_weighs(t))
 		return;
 	calltree_sort(t);
@@ -581,6 +588,45 @@ icicle_rows(FunctionCallInfo fcinfo, bool diff)
 		values[col++] = CStringGetTextDatum(calltree_label(t, order[i]));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * The rows of both icicle functions: Grafana's flame graph panel reads
+ * value/self as one profile, or in a diff as the base side only, and adds
+ * valueRight itself (@grafana/flamegraph, FlameGraph/dataTransform), so
+ * the compared side goes only into the right columns.  The panel draws a
+ * diff whenever those columns exist, so a plain profile has none.  An
+ * empty profile gives no rows: nothing to draw.
+ */
+static void
+icicle_rows(FunctionCallInfo fcinfo, bool diff)
+{
+	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
+	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	CallTree   *t;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		return;
+	calltree_check_max_nodes(max_nodes);
+	t = calltree_build(PG_GETARG_PROFILE_P(0));
+	if (t->meta.is_diff != diff)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 diff ? errmsg("parca_icicle_diff takes a diff profile (from parca_diff)") :
+				 errmsg("parca_icicle takes a plain profile, not a diff"),
+				 diff ? errhint("For one profile use parca_icicle.") :
+				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
+	calltree_icicle_rows(fcinfo, t, fname, max_nodes);
+}
+
+void
+calltree_check_max_nodes(int max_nodes)
+{
+	if (max_nodes < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_nodes must not be negative")));
 }
 
 /*

@@ -12,6 +12,8 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+
 #include "profile.h"
 #include "query/symbols.h"
 
@@ -46,6 +48,22 @@ typedef struct CallTree
 /* Builds the tree of a serialized profile (detoasted). */
 extern CallTree *calltree_build(const struct varlena *profile);
 
+/*
+ * An empty tree whose root is named root_name (CALLTREE_ROOT, or a frame
+ * name of syms when the tree is re-rooted at a function).
+ */
+extern CallTree *calltree_create(Symbols *syms, const ProfileMeta *meta, int root_name);
+
+/*
+ * The frame names of a sample, root first, inlined functions expanded
+ * (outermost first), into *names (grown as needed, *cap its size).
+ * Returns how many.
+ */
+extern int	calltree_sample_names(Symbols *syms, const ProfileSample *s, int **names, int *cap);
+
+/* Adds a path of frame names below the root with its values. */
+extern void calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right);
+
 /* Whether any node has a value other than 0 (else there is nothing to draw). */
 extern bool calltree_weighs(const CallTree *t);
 
@@ -73,5 +91,17 @@ extern int *calltree_preorder(const CallTree *t, int *n);
 
 /* A node's label: its frame name, "total" at the root. */
 extern const char *calltree_label(const CallTree *t, int node);
+
+/* max_nodes of the icicle functions: an error if negative. */
+extern void calltree_check_max_nodes(int max_nodes);
+
+/*
+ * The rows of Grafana's flame graph data frame for t (level, value, self,
+ * then for a diff "valueRight", "selfRight", then label) into fcinfo's
+ * materialized result (InitMaterializedSRF done): sorted, trimmed to
+ * max_nodes with a NOTICE naming fname, none when nothing weighs.
+ */
+extern void calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname,
+								 int max_nodes);
 
 #endif							/* PARCA_QUERY_CALLTREE_H */

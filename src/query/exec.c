@@ -31,6 +31,7 @@
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -289,6 +290,38 @@ filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
 	return profile_builder_finish(b);
 }
 
+/*
+ * The profile of the given series in [start, stop] (inclusive), all of
+ * profile type ptype (parsed: type), allocated in cxt: samples:count
+ * scaled to the period unit where the period is known.  The caller is
+ * connected to SPI.
+ */
+static struct varlena *
+merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *series,
+			 const int32 *groups, int nseries, const uint64 *group_frames,
+			 TimestampTz start, TimestampTz stop, MemoryContext cxt)
+{
+	bool		scale = profile_type_is_sample_count(type);
+	ProfileBuilder *b = profile_builder_create(cxt);
+	MergePeriods periods = {0, false};
+	ProfileMeta meta;
+
+	if (nseries > 0)
+		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
+	MemoryContextSwitchTo(cxt);
+	if (scale && periods.min_known > 0 && periods.unknown_seen)
+		ereport(NOTICE,
+				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
+						ptype)));
+	/* only rows without a period: the values are counts, and say so */
+	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
+		period_unit_type(type) : pstrdup(ptype);
+	meta.period = periods.min_known;
+	meta.is_diff = false;
+	profile_builder_set_meta(b, &meta);
+	return profile_builder_finish(b);
+}
+
 PG_FUNCTION_INFO_V1(parca_query);
 
 /*
@@ -312,10 +345,6 @@ parca_query(PG_FUNCTION_ARGS)
 	int			nseries;
 	int32	   *groups;
 	uint64	   *group_frames = NULL;
-	ProfileBuilder *b;
-	ProfileMeta meta;
-	bool		scale;
-	MergePeriods periods = {0, false};
 	StackFilter filters[4];
 	int			nfilters = 0;
 	struct varlena *result;
@@ -392,24 +421,81 @@ parca_query(PG_FUNCTION_ARGS)
 	else
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
 
-	scale = profile_type_is_sample_count(&sel->type);
-	b = profile_builder_create(cxt);
-	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
-	MemoryContextSwitchTo(cxt);
-	if (scale && periods.min_known > 0 && periods.unknown_seen)
-		ereport(NOTICE,
-				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
-						sel->profile_type)));
-	/* only rows without a period: the values are counts, and say so */
-	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
-		period_unit_type(&sel->type) : sel->profile_type;
-	meta.period = periods.min_known;
-	meta.is_diff = false;
-	profile_builder_set_meta(b, &meta);
-	result = profile_builder_finish(b);
+	result = merge_series(sel->profile_type, &sel->type, series, groups, nseries, group_frames,
+						  start, stop, cxt);
 	if (nfilters > 0)
 		result = filter_profile(result, filters, nfilters, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
+}
+
+PG_FUNCTION_INFO_V1(parca_profile);
+
+/*
+ * parca_profile(profile_id text) RETURNS profile
+ * One profile on its own: the samples of one series at one instant.  A
+ * profile is what one ingestion (or agent flush) wrote for a series, and
+ * its rows all carry that profile's time to the microsecond; so the id is
+ * "SERIES_ID@MICROSECONDS_SINCE_1970" (parca_profiles lists them), exact
+ * where a time shown to the second, or Grafana's milliseconds, is not.
+ * An id that names no stored profile gives an empty profile of the
+ * series' type; an unknown series, NULL.
+ */
+Datum
+parca_profile(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *at = strchr(id, '@');
+	char	   *end;
+	int64		series_id;
+	int64		unix_us;
+	TimestampTz t;
+	SeriesMatch series;
+	ProfileType type;
+	int32		group = 0;
+	bool		isnull;
+	int			ret;
+	struct varlena *result;
+
+	errno = 0;
+	if (at == NULL || at == id || at[1] == '\0')
+		goto bad;
+	*at = '\0';
+	series_id = strtoll(id, &end, 10);
+	if (errno != 0 || *end != '\0' || series_id <= 0)
+		goto bad;
+	unix_us = strtoll(at + 1, &end, 10);
+	if (errno != 0 || *end != '\0' ||
+		pg_sub_s64_overflow(unix_us, (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY, &t) ||
+		!IS_VALID_TIMESTAMP(t))
+		goto bad;
+
+	SPI_connect();
+	ret = SPI_execute_with_args("SELECT profile_type FROM parca.series WHERE id OPERATOR(pg_catalog.=) $1",
+								1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(series_id)},
+								NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	series.id = series_id;
+	series.profile_type = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+																				  SPI_tuptable->tupdesc, 1, &isnull)));
+	series.values = NULL;
+	MemoryContextSwitchTo(cxt);
+	profile_type_parse_or_error(series.profile_type, &type);
+	result = merge_series(series.profile_type, &type, &series, &group, 1, NULL, t, t, cxt);
+	SPI_finish();
+	PG_RETURN_POINTER(result);
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid profile id \"%s\"", text_to_cstring(PG_GETARG_TEXT_PP(0))),
+			 errhint("A profile id is SERIES_ID@MICROSECONDS_SINCE_1970, as parca_profiles() lists them.")));
+	PG_RETURN_NULL();			/* not reached */
 }
