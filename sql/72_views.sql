@@ -90,3 +90,21 @@ CREATE FUNCTION parca_sandwich_callees(profile profile, function text, max_nodes
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
 COMMENT ON FUNCTION parca_sandwich_callees(profile, text, integer) IS
     'the stacks through a function, rooted at it: what it calls (each stack once)';
+
+-- Stack filters as Parca's FilterCriteria: [{"field": ..., "match": ...,
+-- "value": ...}, ...], all applying.
+CREATE FUNCTION parca_filter(profile profile, filters jsonb) RETURNS profile
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION parca_filter(profile, jsonb) IS
+    'the stacks whose frames pass every filter (field function, file, binary or address; match equal, contains, starts_with or not_...)';
+
+-- What a filter left and what it took: total, kept and filtered-out totals.
+CREATE FUNCTION parca_filter_totals(profile profile, filters jsonb)
+    RETURNS TABLE(total bigint, kept bigint, filtered_out bigint)
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t, k, t - k
+    FROM (SELECT @extschema@.parca_profile_total(profile) AS t,
+                 @extschema@.parca_profile_total(@extschema@.parca_filter(profile, filters)) AS k) s
+$$;
+COMMENT ON FUNCTION parca_filter_totals(profile, jsonb) IS
+    'the total of a profile, of what the filters keep, and of what they filter out';

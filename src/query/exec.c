@@ -46,6 +46,7 @@
 #include "profile.h"
 #include "query/merge_scan.h"
 #include "query/selector.h"
+#include "query/stack_filter.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
 
@@ -221,75 +222,6 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	}
 }
 
-static int
-cmp_int64(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Whether a sample has a frame in the sorted set (sorted as int64). */
-static bool
-sample_has_any(const ProfileSample *s, const uint64 *set, int n)
-{
-	for (int i = 0; i < s->nframes; i++)
-	{
-		int64		id = (int64) profile_sample_frame(s, i);
-
-		if (bsearch(&id, set, n, sizeof(int64), cmp_int64))
-			return true;
-	}
-	return false;
-}
-
-typedef struct StackFilter
-{
-	const char *needle;
-	bool		binary;
-	bool		keep;			/* keep stacks containing it, else drop them */
-	uint64	   *set;
-	int			n;
-} StackFilter;
-
-/*
- * The profile without the stacks the filters reject, allocated in cxt.
- * The caller is connected to SPI (whose calls switch to its own context).
- */
-static struct varlena *
-filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
-			   MemoryContext cxt)
-{
-	int			nids;
-	uint64	   *ids = profile_location_ids(profile, &nids);
-	ProfileBuilder *b;
-	ProfileReader r;
-	ProfileSample s;
-
-	for (int f = 0; f < nfilters; f++)
-	{
-		filters[f].set = metastore_locations_matching(ids, nids, filters[f].needle,
-													  filters[f].binary, &filters[f].n);
-		/* sorted as bigint, which is what bsearch uses */
-	}
-
-	MemoryContextSwitchTo(cxt);
-	b = profile_builder_create(cxt);
-	profile_reader_init(&r, profile);
-	profile_builder_set_meta(b, &r.meta);
-	while (profile_reader_next(&r, &s))
-	{
-		bool		pass = true;
-
-		for (int f = 0; f < nfilters && pass; f++)
-			pass = sample_has_any(&s, filters[f].set, filters[f].n) == filters[f].keep;
-		if (pass)
-			profile_builder_add(b, s.frames, s.nframes, s.value, s.value_right);
-	}
-	return profile_builder_finish(b);
-}
-
 /*
  * The profile of the given series in [start, stop] (inclusive), all of
  * profile type ptype (parsed: type), allocated in cxt: samples:count
@@ -374,9 +306,10 @@ parca_query(PG_FUNCTION_ARGS)
 	{
 		if (PG_ARGISNULL(arg))
 			continue;
-		filters[nfilters].needle = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+		filters[nfilters].text = text_to_cstring(PG_GETARG_TEXT_PP(arg));
 		filters[nfilters].keep = (arg == 4 || arg == 6);
-		filters[nfilters].binary = (arg >= 6);
+		filters[nfilters].field = arg >= 6 ? LOCATION_MAPPING_PATH : LOCATION_FUNCTION;
+		filters[nfilters].match = NAME_CONTAINS_ANY_CASE;
 		nfilters++;
 	}
 
@@ -424,7 +357,7 @@ parca_query(PG_FUNCTION_ARGS)
 	result = merge_series(sel->profile_type, &sel->type, series, groups, nseries, group_frames,
 						  start, stop, cxt);
 	if (nfilters > 0)
-		result = filter_profile(result, filters, nfilters, cxt);
+		result = stack_filter_apply(result, filters, nfilters, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
 }

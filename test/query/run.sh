@@ -350,6 +350,39 @@ while IFS= read -r fn; do
 			|| '|' || (SELECT value FROM parca_sandwich_callees(parca_query('$sel', '-infinity', 'infinity'), \$\$$fn\$\$) WHERE level = 0)")"
 done < "$work/sandwich_fns"
 
+# stack filters against go tool pprof -focus/-ignore, which keep or drop
+# the samples with a frame whose function name or file name matches a
+# regex: the same stacks when the text cannot match the other field
+filter_case() { # LABEL FILTERS-JSON PPROF-ARGS...
+	local label=$1 filters=$2
+	shift 2
+	pprof_top -unit=ns "$@" "$large" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_filter(
+		parca_query('$sel', '-infinity', 'infinity'), \$\$$filters\$\$))" | LC_ALL=C sort > "$work/top"
+	check "filter $label: has stacks" [ -s "$work/top" ]
+	check "filter $label = pprof $* ($(wc -l < "$work/top") functions)" diff -q "$work/pprof" "$work/top"
+}
+mult=1
+filter_case "function equal" '[{"field": "function", "match": "equal", "value": "sync.(*Mutex).Unlock"}]' \
+	'-focus=^sync\.\(\*Mutex\)\.Unlock$'
+filter_case "function not_equal" '[{"field": "function", "match": "not_equal", "value": "time.Now"}]' \
+	'-ignore=^time\.Now$'
+filter_case "function contains" '[{"field": "function", "match": "contains", "value": "func2264"}]' \
+	'-focus=func2264'
+filter_case "function starts_with" '[{"field": "function", "match": "starts_with", "value": "math/rand.(*"}]' \
+	'-focus=^math/rand\.\(\*'
+filter_case "file equal" '[{"field": "file", "match": "equal", "value": "/usr/lib/google-golang/src/time/time.go"}]' \
+	'-focus=^/usr/lib/google-golang/src/time/time\.go$'
+filter_case "file contains and function not_contains" \
+	'[{"field": "file", "match": "contains", "value": "src/sync/"}, {"field": "function", "match": "not_contains", "value": "Unlock"}]' \
+	'-focus=src/sync/' '-ignore=Unlock'
+# what was filtered out is reported: kept is what pprof -ignore leaves
+total=$(q "SELECT parca_profile_total(parca_query('$sel', '-infinity', 'infinity'))")
+kept=$(pprof_top -unit=ns '-ignore=^time\.Now$' "$large" | awk -F'\t' '{ s += $2 } END { printf "%.0f", s }')
+check_eq "filter totals: total, kept = pprof -ignore's, filtered out the rest" "$total $kept $((total - kept))" \
+	"$(q "SELECT total || ' ' || kept || ' ' || filtered_out FROM parca_filter_totals(parca_query('$sel', '-infinity', 'infinity'),
+		'[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]')")"
+
 # ---- the same answers when the samples are stored in heap partitions
 digest() {
 	psql -X -qAt -c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
