@@ -80,15 +80,17 @@ COMMENT ON FUNCTION parca_function_range(text, timestamptz, timestamptz, interva
     'per step: flat and cum of the functions whose name matches (equal, contains, starts_with, or their negations)';
 
 -- The sandwich view of one function: two flame graph data frames.
-CREATE FUNCTION parca_sandwich_callers(profile profile, function text, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_sandwich_callers(profile profile, function text, max_nodes integer DEFAULT 0,
+                                       node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
-COMMENT ON FUNCTION parca_sandwich_callers(profile, text, integer) IS
+COMMENT ON FUNCTION parca_sandwich_callers(profile, text, integer, double precision) IS
     'the stacks through a function, inverted and rooted at it: who calls it (each stack once)';
-CREATE FUNCTION parca_sandwich_callees(profile profile, function text, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_sandwich_callees(profile profile, function text, max_nodes integer DEFAULT 0,
+                                       node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
-COMMENT ON FUNCTION parca_sandwich_callees(profile, text, integer) IS
+COMMENT ON FUNCTION parca_sandwich_callees(profile, text, integer, double precision) IS
     'the stacks through a function, rooted at it: what it calls (each stack once)';
 
 -- Stack filters as Parca's FilterCriteria: [{"field": ..., "match": ...,

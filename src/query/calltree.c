@@ -375,7 +375,7 @@ trim_to_root(CallTree *t, double *folded_value)
 }
 
 int
-calltree_trim(CallTree *t, int max_nodes, double *folded_value)
+calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_value)
 {
 	Trim		tr;
 	int			nnames = Max(t->syms->names.n, 1);
@@ -389,11 +389,14 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	int		   *trimmed_of;
 	int			nfolded = 0;
 	int			original = t->nnodes;
+	int			above_floor;
+	int			name_limit = max_nodes > 0 ? max_nodes : PG_INT32_MAX;
+	double		floor;
 	childmap_iterator it;
 	ChildEntry *e;
 
 	*folded_value = 0;
-	if (max_nodes <= 0 || t->nnodes <= max_nodes)
+	if ((max_nodes <= 0 || t->nnodes <= max_nodes) && min_fraction <= 0)
 		return 0;
 	if (max_nodes == 1)
 		return trim_to_root(t, folded_value);
@@ -418,23 +421,39 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	tr.sums = palloc(sizeof(RegionSelf) * tr.maxsums);
 
 	/*
-	 * The largest K that fits three quarters of the budget (the count grows
-	 * with K, so a binary search finds it; K = 1 always fits: root and one
-	 * [trimmed] node).
+	 * The nodes that weigh at least min_fraction of the root: a prefix of
+	 * the ranking (a parent weighs at least as much as its child, and
+	 * comes first when equal), so K = 1 + their number keeps them all.
 	 */
-	budget = max_nodes - max_nodes / 4;
-	lo = 1;
-	hi = max_nodes;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
+	floor = min_fraction * (fabs((double) t->nodes[0].value) + fabs((double) t->nodes[0].value_right));
+	above_floor = 0;
+	while (above_floor < t->nnodes - 1 && tr.ranked[above_floor].weight >= floor)
+		above_floor++;
+	lo = 1 + above_floor;
 
-		CHECK_FOR_INTERRUPTS();
-		if (trim_evaluate(&tr, mid) <= budget)
-			lo = mid;
-		else
-			hi = mid - 1;
+	/*
+	 * Within max_nodes: the largest K that fits three quarters of the
+	 * budget (the count grows with K, so a binary search finds it; K = 1
+	 * always fits: root and one [trimmed] node).
+	 */
+	if (max_nodes > 0 && t->nnodes > max_nodes)
+	{
+		budget = max_nodes - max_nodes / 4;
+		hi = Min(lo, max_nodes);
+		lo = 1;
+		while (lo < hi)
+		{
+			int			mid = lo + (hi - lo + 1) / 2;
+
+			CHECK_FOR_INTERRUPTS();
+			if (trim_evaluate(&tr, mid) <= budget)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
 	}
+	if (lo >= t->nnodes)
+		return 0;				/* every node is above the threshold */
 	count = trim_evaluate(&tr, lo);
 
 	/* Then show the hottest other functions, in order, while they fit. */
@@ -456,7 +475,7 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	{
 		if (tr.shown[names[i]])
 			continue;
-		if (count + pairs_of_name[names[i]] > max_nodes)
+		if (count + pairs_of_name[names[i]] > name_limit)
 			break;
 		tr.shown[names[i]] = true;
 		count += pairs_of_name[names[i]];
@@ -549,7 +568,8 @@ PG_FUNCTION_INFO_V1(parca_icicle);
 PG_FUNCTION_INFO_V1(parca_icicle_diff);
 
 void
-calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, int max_nodes)
+calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, int max_nodes,
+					 double node_trim_threshold)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		diff = t->meta.is_diff;
@@ -563,7 +583,7 @@ calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, in
 		return;
 	calltree_sort(t);
 	nnodes = t->nnodes;
-	nfolded = calltree_trim(t, max_nodes, &folded_value);
+	nfolded = calltree_trim(t, max_nodes, node_trim_threshold / 100.0, &folded_value);
 	if (nfolded > 0)
 		ereport(NOTICE,
 				(errmsg("%s: trimmed %d of %d nodes (weight %.0f of %.0f); every function shown keeps its exact self value",
@@ -603,12 +623,13 @@ icicle_rows(FunctionCallInfo fcinfo, bool diff)
 {
 	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
 	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	double		threshold = PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2);
 	CallTree   *t;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0))
 		return;
-	calltree_check_max_nodes(max_nodes);
+	calltree_check_trim(max_nodes, threshold);
 	t = calltree_build(PG_GETARG_PROFILE_P(0));
 	if (t->meta.is_diff != diff)
 		ereport(ERROR,
@@ -617,20 +638,25 @@ icicle_rows(FunctionCallInfo fcinfo, bool diff)
 				 errmsg("parca_icicle takes a plain profile, not a diff"),
 				 diff ? errhint("For one profile use parca_icicle.") :
 				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
-	calltree_icicle_rows(fcinfo, t, fname, max_nodes);
+	calltree_icicle_rows(fcinfo, t, fname, max_nodes, threshold);
 }
 
 void
-calltree_check_max_nodes(int max_nodes)
+calltree_check_trim(int max_nodes, double node_trim_threshold)
 {
 	if (max_nodes < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_nodes must not be negative")));
+	/* written so that NaN fails too */
+	if (!(node_trim_threshold >= 0 && node_trim_threshold <= 100))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("node_trim_threshold is a percentage of the total, from 0 to 100")));
 }
 
 /*
- * parca_icicle(profile, max_nodes int DEFAULT 0)
+ * parca_icicle(profile, max_nodes int DEFAULT 0, node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, label)
  */
 Datum
@@ -641,7 +667,7 @@ parca_icicle(PG_FUNCTION_ARGS)
 }
 
 /*
- * parca_icicle_diff(profile, max_nodes int DEFAULT 0)
+ * parca_icicle_diff(profile, max_nodes int DEFAULT 0, node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, "valueRight", "selfRight", label)
  */
 Datum

@@ -82,9 +82,11 @@ extern void calltree_sort(CallTree *t);
  * exact.  With max_nodes 1 only the root remains.  Returns how many
  * nodes were folded and sets *folded_value to the weight they carried
  * (|value| + |value_right|).  Call after calltree_sort(); children stay
- * in name order.
+ * in name order.  With min_fraction > 0 the nodes that weigh less than
+ * that fraction of the root are folded too (Parca's node_trim_threshold),
+ * max_nodes 0 then meaning no limit on the count.
  */
-extern int	calltree_trim(CallTree *t, int max_nodes, double *folded_value);
+extern int	calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_value);
 
 /* The unfolded nodes in depth-first pre-order. */
 extern int *calltree_preorder(const CallTree *t, int *n);
@@ -92,16 +94,20 @@ extern int *calltree_preorder(const CallTree *t, int *n);
 /* A node's label: its frame name, "total" at the root. */
 extern const char *calltree_label(const CallTree *t, int node);
 
-/* max_nodes of the icicle functions: an error if negative. */
-extern void calltree_check_max_nodes(int max_nodes);
+/*
+ * The trimming arguments of the icicle functions: an error unless
+ * max_nodes >= 0 and 0 <= node_trim_threshold (a percentage) <= 100.
+ */
+extern void calltree_check_trim(int max_nodes, double node_trim_threshold);
 
 /*
  * The rows of Grafana's flame graph data frame for t (level, value, self,
  * then for a diff "valueRight", "selfRight", then label) into fcinfo's
  * materialized result (InitMaterializedSRF done): sorted, trimmed to
- * max_nodes with a NOTICE naming fname, none when nothing weighs.
+ * max_nodes and node_trim_threshold (percent of the total) with a NOTICE
+ * naming fname, none when nothing weighs.
  */
 extern void calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname,
-								 int max_nodes);
+								 int max_nodes, double node_trim_threshold);
 
 #endif							/* PARCA_QUERY_CALLTREE_H */

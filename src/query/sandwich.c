@@ -97,22 +97,24 @@ sandwich_rows(FunctionCallInfo fcinfo, bool callers)
 {
 	const char *fname = callers ? "parca_sandwich_callers" : "parca_sandwich_callees";
 	int			max_nodes = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	double		threshold = PG_ARGISNULL(3) ? 0 : PG_GETARG_FLOAT8(3);
 	CallTree   *t;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		return;
-	calltree_check_max_nodes(max_nodes);
+	calltree_check_trim(max_nodes, threshold);
 	t = sandwich_tree(PG_GETARG_PROFILE_P(0), text_to_cstring(PG_GETARG_TEXT_PP(1)), callers);
 	if (t != NULL)
-		calltree_icicle_rows(fcinfo, t, fname, max_nodes);
+		calltree_icicle_rows(fcinfo, t, fname, max_nodes, threshold);
 }
 
 PG_FUNCTION_INFO_V1(parca_sandwich_callers);
 PG_FUNCTION_INFO_V1(parca_sandwich_callees);
 
 /*
- * parca_sandwich_callers(profile, function text, max_nodes int DEFAULT 0)
+ * parca_sandwich_callers(profile, function text, max_nodes int DEFAULT 0,
+ *                        node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, label)
  */
 Datum
@@ -123,7 +125,8 @@ parca_sandwich_callers(PG_FUNCTION_ARGS)
 }
 
 /*
- * parca_sandwich_callees(profile, function text, max_nodes int DEFAULT 0)
+ * parca_sandwich_callees(profile, function text, max_nodes int DEFAULT 0,
+ *                        node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, label)
  */
 Datum

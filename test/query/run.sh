@@ -178,6 +178,26 @@ check_eq "large.cpu trimmed to 2000: the 10 hottest functions are shown" 10 \
 	"$(LC_ALL=C sort -t $'\t' -k2,2nr "$work/flat_full" | head -n 10 | LC_ALL=C sort |
 		LC_ALL=C comm -12 - "$work/flat_trimmed" | wc -l)"
 
+# node_trim_threshold (a percentage of the total): exactly the nodes that
+# weigh at least that much stay (the rest in [trimmed] regions), with the
+# structure, the total and every shown function's self as untrimmed
+psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'))" > "$work/icicle_full"
+for pct in 0.1 1 5; do
+	psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), 0, $pct)" \
+		2>/dev/null > "$work/icicle"
+	check_eq "large.cpu node_trim_threshold $pct%: structure" ok "$(icicle_structure < "$work/icicle")"
+	check_eq "large.cpu node_trim_threshold $pct%: total" "$total" "$(head -n 1 "$work/icicle" | cut -d'|' -f2)"
+	check_eq "large.cpu node_trim_threshold $pct%: the nodes kept are those at or above it" \
+		"$(awk -F'|' -v floor="$(awk -v t="$total" -v p="$pct" 'BEGIN { printf "%.6f", t * p / 100 }')" '$2 >= floor' "$work/icicle_full" | wc -l)" \
+		"$(awk -F'|' '{ stack[$1] = $4 } $4 != "[trimmed]" && ($1 == 0 || stack[$1 - 1] != "[trimmed]")' "$work/icicle" | wc -l)"
+	awk -F'|' '$1 > 0 && $4 != "[trimmed]" { self[$4] += $3 } END { for (l in self) printf "%s\t%.0f\n", l, self[l] }' \
+		"$work/icicle" | LC_ALL=C sort > "$work/flat_trimmed"
+	check_eq "large.cpu node_trim_threshold $pct%: each function shown has its untrimmed self" "" \
+		"$(LC_ALL=C comm -23 "$work/flat_trimmed" "$work/flat_full" | head -n 3)"
+done
+check "large.cpu node_trim_threshold 0.1% and max_nodes 100: at most 100 rows" \
+	[ "$(q "SET client_min_messages = warning; SELECT count(*) FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), 100, 0.1)")" -le 100 ]
+
 # ---- diffs
 check_eq "diff with itself: top all zero" 0 "$(q "SELECT count(*) FROM parca_top(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE flat <> 0 OR cum <> 0")"
 check_eq "diff with itself: icicle sides equal" 0 "$(q "SELECT count(*) FROM parca_icicle_diff(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE value <> \"valueRight\" OR self <> \"selfRight\"")"

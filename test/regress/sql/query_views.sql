@@ -164,3 +164,18 @@ SELECT parca_filter((SELECT p FROM q), '[{"field": "address", "match": "equal", 
 SELECT parca_filter((SELECT p FROM q), '[{"field": "address", "match": "equal", "value": "-1"}]');
 SELECT parca_filter((SELECT p FROM q), '[{"field": "address", "match": "equal", "value": "99999999999999999999"}]');
 SELECT parca_filter(NULL, '[]') IS NULL, parca_filter((SELECT p FROM q), NULL) IS NULL;
+
+-- ---- node_trim_threshold: nodes under that percentage of the total are
+-- trimmed (every function keeps its self, as with max_nodes)
+SELECT * FROM parca_icicle((SELECT p FROM q), 0, 30);
+SELECT * FROM parca_icicle((SELECT p FROM q), 0, 100);
+-- with max_nodes too, the stricter wins
+SELECT count(*) FROM parca_icicle((SELECT p FROM q), 3, 1);
+-- 0 trims nothing
+SELECT count(*) = (SELECT count(*) FROM parca_icicle((SELECT p FROM q))) FROM parca_icicle((SELECT p FROM q), 0, 0);
+SELECT * FROM parca_sandwich_callees((SELECT p FROM q), 'vwork', 0, 50);
+SELECT * FROM parca_icicle_diff(parca_diff((SELECT p FROM q), (SELECT p FROM q)), 0, 50);
+SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, -1);
+SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, 100.5);
+SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, 'NaN');
+SELECT count(*) FROM parca_sandwich_callers((SELECT p FROM q), 'vwork', 0, -1);
