@@ -9,7 +9,12 @@
 #     copies (one bucket each), against go tool pprof -top on each file;
 #   - the sandwich of main.next and of time.Now (both trees) on the merged
 #     profile of one copy, against go tool pprof -peek (its callers and
-#     callees, one level: the nearest view pprof has).
+#     callees, one level: the nearest view pprof has);
+#   - stack filters: parca_top of the profile without the stacks through
+#     time.Now, and of those through sync.(*Mutex).Unlock, against
+#     go tool pprof -top -ignore / -focus;
+#   - parca_icicle with node_trim_threshold 1 % against untrimmed (pprof
+#     has no icicle: -nodefraction trims its graph outputs).
 # Times are the best of three.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +48,9 @@ large_type=$(q "SELECT profile_type FROM parca.series WHERE labels->>'job' = 'la
 q "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
    SELECT x.time + c * interval '10 s', x.series_id, x.stack, x.value, x.period, x.duration
    FROM parca.samples x, generate_series(1, $copies - 1) c" >/dev/null
+# the rows into their partition now: the maintenance worker moving them
+# during a measurement could change what it measures
+q "SELECT * FROM parca_maintain_partitions()" >/dev/null
 q "VACUUM ANALYZE parca.samples" >/dev/null
 sel="$large_type{job=\"large\"}"
 first=$(q "SELECT min(time) FROM parca.samples")
@@ -64,3 +72,10 @@ for fn in main.next time.Now; do
 	echo "  parca_sandwich_callees:           $(best_ms "SELECT count(*) FROM bench_profile, parca_sandwich_callees(p, '$fn')") ms"
 	echo "  go tool pprof -peek:              $(best_cmd_ms go tool pprof -peek "$re" -nodefraction=0 -edgefraction=0 "$large") ms"
 done
+
+echo "parca_top(parca_filter(p, not_equal time.Now)): $(best_ms "SELECT count(*) FROM bench_profile, parca_top(parca_filter(p, '[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]'))") ms"
+echo "go tool pprof -top -ignore=^time.Now\$:       $(best_cmd_ms go tool pprof -top '-ignore=^time\.Now$' "$large") ms"
+echo "parca_top(parca_filter(p, equal sync.(*Mutex).Unlock)): $(best_ms "SELECT count(*) FROM bench_profile, parca_top(parca_filter(p, '[{\"field\": \"function\", \"match\": \"equal\", \"value\": \"sync.(*Mutex).Unlock\"}]'))") ms"
+echo "go tool pprof -top -focus=^sync...Unlock\$:   $(best_cmd_ms go tool pprof -top '-focus=^sync\.\(\*Mutex\)\.Unlock$' "$large") ms"
+echo "parca_icicle(p):                    $(best_ms "SELECT count(*) FROM bench_profile, parca_icicle(p)") ms"
+echo "parca_icicle(p, 0, 1) ($(q "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") rows): $(best_ms "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") ms"

@@ -122,7 +122,7 @@ function setup() {
       AND x.time BETWEEN to_timestamp(${range.from / 1000}) AND to_timestamp(${range.to / 1000}) ORDER BY 1`)
     .rows.map((r) => r.v).sort();
   const base = { profile_type: cpu, label: 'file', matchers: '', compare_offset: '1h', max_nodes: '2000',
-    function: '', profile: '' };
+    function: '', profile: '', filters: '[]', node_trim_threshold: '0' };
   // the profiles in the selection: (series, time) pairs
   const profiles = (type, labels, range) => Number(one(`SELECT count(DISTINCT (x.series_id, x.time)) ${selected(type, labels, range)}`));
   const state = (name, values, range, expect) => ({ name, values: { ...base, ...values }, range,
@@ -149,6 +149,17 @@ function setup() {
     { total: total(cpu, ['large.cpu'], largeRange), rate: rate(cpu, ['large.cpu'], largeRange), unit: 'ns',
       profiles: profiles(cpu, ['large.cpu'], largeRange), single: total(cpu, ['large.cpu'], largeRange),
       values: offered(cpu, largeRange), functions: 'the first 200' }));
+  // stack filters (a quote in a value) and a node trim threshold: the flame
+  // graph holds what the filters keep, the filters' table says how much that is
+  const largeFilters = '[{"field": "function", "match": "not_equal", "value": "time.Now"}, '
+    + '{"field": "file", "match": "not_contains", "value": "it\'s"}]';
+  const filtered = Number(one(`SELECT kept FROM parca_filter_totals(
+    parca_query(parca_selector(${literal(cpu)}, 'file', ARRAY['large.cpu']), to_timestamp(${largeRange.from / 1000}),
+                to_timestamp(${largeRange.to / 1000})), ${literal(largeFilters)})`));
+  states.push(state('large.cpu filtered', { value: ['large.cpu'], filters: largeFilters, node_trim_threshold: '1' },
+    largeRange, { total: total(cpu, ['large.cpu'], largeRange), rate: rate(cpu, ['large.cpu'], largeRange), unit: 'ns',
+      profiles: profiles(cpu, ['large.cpu'], largeRange), root: filtered, values: offered(cpu, largeRange),
+      functions: 'the first 200' }));
   const manyRange = rangeOf('many-early', '1 hour');
   const manySel = `parca_selector(${literal(heap)}, 'file', ARRAY['many'])`;
   const at = (r) => `to_timestamp(${r.from / 1000}), to_timestamp(${r.to / 1000})`;
@@ -161,6 +172,7 @@ function setup() {
       values: offered(heap, manyRange), compared: total(heap, ['many'], manyRange), functions: 'the first 200' }));
   // large.cpu's and the heap diff's options differ from the others'
   states[states.length - 2].options = { value: files.concat('large.cpu') };
+  states[states.length - 3].options = { value: files.concat('large.cpu') };
   states[states.length - 1].options = { value: ['many', 'many-early', 'many-late'] };
 
   const top = (profile) => {
@@ -208,7 +220,7 @@ async function dashboardQueries(browser) {
     const e = state.expect;
     if (e.empty) {
       for (const target of ['panel 1 A', 'panel 2 A', 'panel 3 A', 'panel 4 A', 'panel 5 A', 'panel 6 A',
-        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A']) {
+        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A']) {
         check(`${state.name}: ${target} is empty`, 0, rows(target).length);
       }
       continue;
@@ -217,7 +229,10 @@ async function dashboardQueries(browser) {
     // the rate is a double: compare to a millionth
     const series = rows('panel 1 A').reduce((s, r) => s + r.value, 0);
     check(`${state.name}: time series (per second for :delta)`, true, Math.abs(series - e.rate) <= 1e-6 * e.rate);
-    check(`${state.name}: flame graph root`, e.total, rows('panel 2 A')[0]?.value);
+    check(`${state.name}: flame graph root`, e.root ?? e.total, rows('panel 2 A')[0]?.value);
+    const f = rows('panel 11 A')[0] || {};
+    check(`${state.name}: the filters' table`, `${e.total} ${e.root ?? e.total} ${e.total - (e.root ?? e.total)}`,
+      `${f.total} ${f.kept} ${f.filtered_out}`);
     const flat = rows('panel 3 A').reduce((s, r) => s + r.flat, 0);
     check(`${state.name}: top functions' flat adds up (${e.functions})`, true,
       e.functions === 'all' ? flat === e.total : flat > 0 && flat <= e.total);
