@@ -14,7 +14,10 @@
 #     time.Now, and of those through sync.(*Mutex).Unlock, against
 #     go tool pprof -top -ignore / -focus;
 #   - parca_icicle with node_trim_threshold 1 % against untrimmed (pprof
-#     has no icicle: -nodefraction trims its graph outputs).
+#     has no icicle: -nodefraction trims its graph outputs);
+#   - parca_query grouped by a label of 10 values (the rows of the 10
+#     profiles again, in 10 series) against the same ungrouped, and the
+#     SQL merge grouped by series that grouping ran before.
 # Times are the best of three.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,3 +82,21 @@ echo "parca_top(parca_filter(p, equal sync.(*Mutex).Unlock)): $(best_ms "SELECT 
 echo "go tool pprof -top -focus=^sync...Unlock\$:   $(best_cmd_ms go tool pprof -top '-focus=^sync\.\(\*Mutex\)\.Unlock$' "$large") ms"
 echo "parca_icicle(p):                    $(best_ms "SELECT count(*) FROM bench_profile, parca_icicle(p)") ms"
 echo "parca_icicle(p, 0, 1) ($(q "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") rows): $(best_ms "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") ms"
+
+# grouping: the same rows in 10 series, one per instance
+q "INSERT INTO parca.series (profile_type, labels)
+   SELECT '$large_type', jsonb_build_object('job', 'grouped', 'instance', i::text) FROM generate_series(1, 10) i" >/dev/null
+q "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+   SELECT x.time, n.id, x.stack, x.value, x.period, x.duration
+   FROM parca.samples x JOIN parca.series n ON n.labels->>'job' = 'grouped'
+        AND (n.labels->>'instance')::int = 1 + extract(epoch FROM x.time - '$first'::timestamptz)::int / 10
+   WHERE x.series_id = (SELECT id FROM parca.series WHERE labels->>'job' = 'large' AND profile_type = '$large_type')" >/dev/null
+q "SELECT * FROM parca_maintain_partitions()" >/dev/null
+q "VACUUM ANALYZE parca.samples" >/dev/null
+gsel="$large_type{job=\"grouped\"}"
+gids=$(q "SELECT parca_series_ids('$gsel')")
+echo "grouped data: $(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$gids')") rows in 10 series"
+echo "parca_query, not grouped:           $(best_ms "SELECT parca_profile_stacks(parca_query('$gsel', '-infinity', 'infinity'))") ms"
+echo "parca_query group_by instance:      $(best_ms "SELECT parca_profile_stacks(parca_query('$gsel', '-infinity', 'infinity', group_by => '{instance}'))") ms"
+echo "SQL parca_merge GROUP BY series (the merge part of the SQL path): $(best_ms "SELECT count(*) FROM (SELECT parca_merge(stack, value * period) FROM parca.samples
+	WHERE series_id = ANY ('$gids') AND time BETWEEN '-infinity' AND 'infinity' GROUP BY series_id) s") ms"

@@ -111,6 +111,25 @@ group_label(List *names, char **values)
 }
 
 /*
+ * Adds the stacks of a merged profile to b with frame on top of each
+ * (buf: room for STACKTRACE_MAX_FRAMES + 1 frames).
+ */
+static void
+add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, uint64 *buf)
+{
+	ProfileReader r;
+	ProfileSample smp;
+
+	profile_reader_init(&r, merged);
+	while (profile_reader_next(&r, &smp))
+	{
+		memcpy(buf, smp.frames, sizeof(uint64) * smp.nframes);
+		buf[smp.nframes] = frame;
+		profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
+	}
+}
+
+/*
  * Adds the samples of the given series in [start, stop] to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
  * group of series[i]).  Without grouping, a parca_columnar samples table
@@ -126,7 +145,7 @@ group_label(List *names, char **values)
  */
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
-			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
+			 const uint64 *group_frames, int ngroups, TimestampTz start, TimestampTz stop,
 			 bool scale_by_period, MergePeriods *periods)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
@@ -137,14 +156,38 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	int			ret;
 	char	   *merge;
 
+	int64	   *series_ids = palloc(sizeof(int64) * nseries);
+
+	for (int i = 0; i < nseries; i++)
+		series_ids[i] = series[i].id;
 	if (group_frames == NULL)
 	{
-		int64	   *series_ids = palloc(sizeof(int64) * nseries);
-
-		for (int i = 0; i < nseries; i++)
-			series_ids[i] = series[i].id;
-		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, periods))
+		if (merge_scan_samples(&b, 1, series_ids, NULL, nseries, start, stop, scale_by_period,
+							   periods))
 			return;
+	}
+	else
+	{
+		/* each group merged on its own in one pass, then put under its frame */
+		ProfileBuilder **builders = palloc(sizeof(ProfileBuilder *) * ngroups);
+		ProfileMeta meta = {"", 0, false};
+
+		for (int g = 0; g < ngroups; g++)
+		{
+			builders[g] = profile_builder_create(CurrentMemoryContext);
+			profile_builder_set_meta(builders[g], &meta);
+		}
+		if (merge_scan_samples(builders, ngroups, series_ids, groups, nseries, start, stop,
+							   scale_by_period, periods))
+		{
+			buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+			for (int g = 0; g < ngroups; g++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				add_under_frame(b, profile_builder_finish(builders[g]), group_frames[g], buf);
+			}
+			return;
+		}
 	}
 	for (int i = 0; i < nseries; i++)
 	{
@@ -196,8 +239,6 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		Datum		merged = SPI_getbinval(tup, desc, 2, &isnull);
 		Datum		known;
 		Datum		unknown;
-		ProfileReader r;
-		ProfileSample smp;
 
 		if (isnull)
 			continue;			/* no rows in range */
@@ -207,18 +248,10 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		unknown = SPI_getbinval(tup, desc, 4, &isnull);
 		if (!isnull && DatumGetBool(unknown))
 			periods->unknown_seen = true;
-		profile_reader_init(&r, (struct varlena *) PG_DETOAST_DATUM(merged));
-		while (profile_reader_next(&r, &smp))
-		{
-			if (group_frames == NULL)
-			{
-				profile_builder_add(b, smp.frames, smp.nframes, smp.value, 0);
-				continue;
-			}
-			memcpy(buf, smp.frames, sizeof(uint64) * smp.nframes);
-			buf[smp.nframes] = group_frames[group];
-			profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
-		}
+		if (group_frames == NULL)
+			profile_builder_add_profile(b, (struct varlena *) PG_DETOAST_DATUM(merged));
+		else
+			add_under_frame(b, (struct varlena *) PG_DETOAST_DATUM(merged), group_frames[group], buf);
 	}
 }
 
@@ -230,7 +263,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
  */
 static struct varlena *
 merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *series,
-			 const int32 *groups, int nseries, const uint64 *group_frames,
+			 const int32 *groups, int nseries, const uint64 *group_frames, int ngroups,
 			 TimestampTz start, TimestampTz stop, MemoryContext cxt)
 {
 	bool		scale = profile_type_is_sample_count(type);
@@ -239,7 +272,7 @@ merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *seri
 	ProfileMeta meta;
 
 	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
+		scan_samples(b, series, groups, nseries, group_frames, ngroups, start, stop, scale, &periods);
 	MemoryContextSwitchTo(cxt);
 	if (scale && periods.min_known > 0 && periods.unknown_seen)
 		ereport(NOTICE,
@@ -279,6 +312,7 @@ parca_query(PG_FUNCTION_ARGS)
 	uint64	   *group_frames = NULL;
 	StackFilter filters[4];
 	int			nfilters = 0;
+	int			ngroups = 0;
 	struct varlena *result;
 	int			ret;
 
@@ -332,7 +366,6 @@ parca_query(PG_FUNCTION_ARGS)
 	{
 		/* one group per distinct label combination, in series order */
 		char	  **labels = palloc(sizeof(char *) * Max(nseries, 1));
-		int			ngroups = 0;
 
 		group_frames = palloc(sizeof(uint64) * Max(nseries, 1));
 		for (int i = 0; i < nseries; i++)
@@ -355,7 +388,7 @@ parca_query(PG_FUNCTION_ARGS)
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
 
 	result = merge_series(sel->profile_type, &sel->type, series, groups, nseries, group_frames,
-						  start, stop, cxt);
+						  ngroups, start, stop, cxt);
 	if (nfilters > 0)
 		result = stack_filter_apply(result, filters, nfilters, cxt);
 	SPI_finish();
@@ -421,7 +454,7 @@ parca_profile(PG_FUNCTION_ARGS)
 	series.values = NULL;
 	MemoryContextSwitchTo(cxt);
 	profile_type_parse_or_error(series.profile_type, &type);
-	result = merge_series(series.profile_type, &type, &series, &group, 1, NULL, t, t, cxt);
+	result = merge_series(series.profile_type, &type, &series, &group, 1, NULL, 1, t, t, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
 

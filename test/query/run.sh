@@ -404,9 +404,13 @@ check_eq "filter totals: total, kept = pprof -ignore's, filtered out the rest" "
 		'[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]')")"
 
 # ---- the same answers when the samples are stored in heap partitions
+# (and grouped by fixture: the direct merge of every group in one pass
+# against the SQL merge grouped by series)
 digest() {
 	psql -X -qAt -c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
-		FROM parca_top(parca_query('$1', '$2', '$3'))"
+		FROM parca_top(parca_query('$1', '$2', '$3'))" \
+		-c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
+		FROM parca_top(parca_query('$1', '$2', '$3', group_by => '{fixture}'))"
 }
 checks=()
 while IFS='|' read -r ptype rel; do
@@ -414,6 +418,8 @@ while IFS='|' read -r ptype rel; do
 done < <(q "SELECT DISTINCT profile_type, labels->>'fixture' FROM parca.series
 	WHERE labels->>'fixture' IN ('google-pprof/large.cpu', 'parca/alloc_objects.pb.gz', 'parca/profile1.pb.gz')
 	ORDER BY 1, 2")
+# a type several fixtures have: many groups
+checks+=("$(q "SELECT min(profile_type) FROM parca.series WHERE profile_type LIKE 'fx:alloc_space:bytes:%'")")
 first=$(q "SELECT min(time) FROM parca.samples")
 declare -A before
 for c in "${checks[@]}"; do
