@@ -132,9 +132,9 @@ add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, u
 /*
  * Adds the samples of the given series in [start, stop] to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
- * group of series[i]).  Without grouping, a parca_columnar samples table
- * is read directly (merge_scan.c).  Otherwise the merge is one aggregate
- * query, parca_merge
+ * group of series[i], ngroups groups).  A parca_columnar samples table is
+ * read directly (merge_scan.c), every group in one pass.  Otherwise the
+ * merge is one aggregate query, parca_merge
  * over the samples table, planned like any other: the time range and the
  * series reach whatever scan the table's access method offers (a columnar
  * scan that skips chunks by time), and on a large table the planner runs
