@@ -110,3 +110,26 @@ CREATE FUNCTION parca_filter_totals(profile profile, filters jsonb)
 $$;
 COMMENT ON FUNCTION parca_filter_totals(profile, jsonb) IS
     'the total of a profile, of what the filters keep, and of what they filter out';
+
+-- The call graph, trimmed like go tool pprof -nodefraction/-edgefraction
+-- (its defaults): the nodes and edges frames of Grafana's Node graph
+-- panel, and DOT text for Graphviz.
+CREATE FUNCTION parca_callgraph_nodes(profile profile, node_fraction double precision DEFAULT 0.005,
+                                      edge_fraction double precision DEFAULT 0.001)
+    RETURNS TABLE(id text, title text, mainstat bigint, secondarystat bigint,
+                  "detail__flat_percent" double precision, "detail__cum_percent" double precision)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_nodes(profile, double precision, double precision) IS
+    'the call graph''s functions: flat (mainstat) and cum (secondarystat), as go tool pprof -dot trims them';
+CREATE FUNCTION parca_callgraph_edges(profile profile, node_fraction double precision DEFAULT 0.005,
+                                      edge_fraction double precision DEFAULT 0.001)
+    RETURNS TABLE(id text, source text, target text, mainstat bigint, residual boolean)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_edges(profile, double precision, double precision) IS
+    'the call graph''s calls: caller (source), callee (target) and weight (mainstat); residual when trimmed frames were between';
+CREATE FUNCTION parca_callgraph_dot(profile profile, node_fraction double precision DEFAULT 0.005,
+                                    edge_fraction double precision DEFAULT 0.001)
+    RETURNS text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_dot(profile, double precision, double precision) IS
+    'the call graph in Graphviz''s DOT language';

@@ -403,6 +403,42 @@ check_eq "filter totals: total, kept = pprof -ignore's, filtered out the rest" "
 	"$(q "SELECT total || ' ' || kept || ' ' || filtered_out FROM parca_filter_totals(parca_query('$sel', '-infinity', 'infinity'),
 		'[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]')")"
 
+# the call graph against go tool pprof -tree, the text form of the graph
+# -dot draws (-dot also drops residual edges it finds redundant, which
+# only matters where nodes were dropped): the same nodes with the same
+# flat and cum, the same edges with the same weights, after the same
+# -nodefraction and -edgefraction
+pprof_graph() { # NODE_FRACTION EDGE_FRACTION
+	go tool pprof -tree -nodefraction="$1" -edgefraction="$2" -nodecount=1000000 -unit=ns "$large" 2>/dev/null |
+		awk -F'|' '
+			function num(x) { gsub(/[^0-9]/, "", x); return x + 0 }
+			/^-+\+-+$/ { in_block = 1; node = ""; next }
+			!in_block { next }
+			{
+				name = $2; sub(/^ +/, "", name); sub(/ +$/, "", name); sub(/ \((partial-)?inline\)$/, "", name)
+				n = split($1, f, / +/); m = 0
+				for (i = 1; i <= n; i++) if (f[i] != "") v[++m] = f[i]
+				if (name == "") next
+				if (m >= 5) { node = name; printf "N\t%s\t%.0f\t%.0f\n", name, num(v[1]), num(v[4]) }
+				else if (m == 2 && node != "") printf "E\t%s\t%s\t%.0f\n", node, name, num(v[1])
+			}' | LC_ALL=C sort
+}
+for fractions in "0.005 0.001" "0 0.01" "0.01 0" "0.001 0.0001" "0.0002 0" "0 0"; do
+	read -r nf ef <<<"$fractions"
+	pprof_graph "$nf" "$ef" > "$work/pprof_graph"
+	psql -X -qAt -F $'\t' -c "SELECT 'N', id, mainstat::text, secondarystat FROM parca_callgraph_nodes(parca_query('$sel', '-infinity', 'infinity'), $nf, $ef)
+		UNION ALL SELECT 'E', source, target, mainstat FROM parca_callgraph_edges(parca_query('$sel', '-infinity', 'infinity'), $nf, $ef)" |
+		LC_ALL=C sort > "$work/graph"
+	check "call graph -nodefraction=$nf -edgefraction=$ef: has nodes and edges" \
+		[ "$(grep -c '^N' "$work/graph")" -gt 0 -a "$(grep -c '^E' "$work/graph")" -gt 0 ]
+	if diff -q "$work/pprof_graph" "$work/graph" >/dev/null; then
+		check "call graph -nodefraction=$nf -edgefraction=$ef = pprof -tree ($(grep -c '^N' "$work/graph") nodes, $(grep -c '^E' "$work/graph") edges)" true
+	else
+		check "call graph -nodefraction=$nf -edgefraction=$ef = pprof -tree" false
+		diff "$work/pprof_graph" "$work/graph" | head -n 6
+	fi
+done
+
 # ---- the same answers when the samples are stored in heap partitions
 # (and grouped by fixture: the direct merge of every group in one pass
 # against the SQL merge grouped by series)

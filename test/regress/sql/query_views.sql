@@ -179,3 +179,21 @@ SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, -1);
 SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, 100.5);
 SELECT count(*) FROM parca_icicle((SELECT p FROM q), 0, 'NaN');
 SELECT count(*) FROM parca_sandwich_callers((SELECT p FROM q), 'vwork', 0, -1);
+
+-- ---- call graph (function granularity, as parca_top; unsymbolized per binary)
+-- everything: vwork -> vhelper is an inlined call, vcompute -> vwork the recursion of E
+SELECT * FROM parca_callgraph_nodes((SELECT p FROM q), 0, 0);
+SELECT * FROM parca_callgraph_edges((SELECT p FROM q), 0, 0);
+-- nodes under 50 % of the total dropped: [libv.so]
+SELECT id, mainstat, secondarystat FROM parca_callgraph_nodes((SELECT p FROM q), 0.5, 0);
+-- under 70 %: vcompute too; E's vhelper -> vwork goes through it (residual,
+-- dotted), and A's leaf was vcompute: A gives no flat
+SELECT source, target, mainstat, residual FROM parca_callgraph_edges((SELECT p FROM q), 0.7, 0);
+-- edges under 30 % of the total dropped
+SELECT source, target, mainstat FROM parca_callgraph_edges((SELECT p FROM q), 0, 0.3);
+SELECT parca_callgraph_dot((SELECT p FROM q), 0.7, 0);
+SELECT count(*) FROM parca_callgraph_nodes(NULL);
+SELECT parca_callgraph_dot(NULL) IS NULL;
+SELECT count(*) FROM parca_callgraph_nodes((SELECT p FROM q), 1.5);
+SELECT count(*) FROM parca_callgraph_edges((SELECT p FROM q), 0, -0.1);
+SELECT count(*) FROM parca_callgraph_edges(parca_diff((SELECT p FROM q), (SELECT p FROM q)));
