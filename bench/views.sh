@@ -15,6 +15,8 @@
 #     go tool pprof -top -ignore / -focus;
 #   - parca_icicle with node_trim_threshold 1 % against untrimmed (pprof
 #     has no icicle: -nodefraction trims its graph outputs);
+#   - the call graph (nodes and edges, and DOT) at pprof's default
+#     fractions and untrimmed, against go tool pprof -dot;
 #   - parca_query grouped by a label of 10 values (the rows of the 10
 #     profiles again, in 10 series) against the same ungrouped, and the
 #     SQL merge grouped by series that grouping ran before.
@@ -82,6 +84,15 @@ echo "parca_top(parca_filter(p, equal sync.(*Mutex).Unlock)): $(best_ms "SELECT 
 echo "go tool pprof -top -focus=^sync...Unlock\$:   $(best_cmd_ms go tool pprof -top '-focus=^sync\.\(\*Mutex\)\.Unlock$' "$large") ms"
 echo "parca_icicle(p):                    $(best_ms "SELECT count(*) FROM bench_profile, parca_icicle(p)") ms"
 echo "parca_icicle(p, 0, 1) ($(q "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") rows): $(best_ms "SET client_min_messages = warning; SELECT count(*) FROM bench_profile, parca_icicle(p, 0, 1)") ms"
+
+# the call graph at pprof's default fractions, and whole
+for fractions in "0.005, 0.001" "0, 0"; do
+	echo "call graph ($fractions): $(q "SELECT count(*) FROM bench_profile, parca_callgraph_nodes(p, $fractions)") nodes, $(q "SELECT count(*) FROM bench_profile, parca_callgraph_edges(p, $fractions)") edges"
+	echo "  parca_callgraph_nodes + _edges:   $(best_ms "SELECT (SELECT count(*) FROM bench_profile, parca_callgraph_nodes(p, $fractions)) + (SELECT count(*) FROM bench_profile, parca_callgraph_edges(p, $fractions))") ms"
+	echo "  parca_callgraph_dot:              $(best_ms "SELECT length(parca_callgraph_dot(p, $fractions)) FROM bench_profile") ms"
+	read -r nf ef <<<"${fractions/,/}"
+	echo "  go tool pprof -dot:               $(best_cmd_ms go tool pprof -dot -nodefraction="$nf" -edgefraction="$ef" -nodecount=1000000 "$large") ms"
+done
 
 # grouping: the same rows in 10 series, one per instance
 q "INSERT INTO parca.series (profile_type, labels)

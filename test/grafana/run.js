@@ -220,7 +220,7 @@ async function dashboardQueries(browser) {
     const e = state.expect;
     if (e.empty) {
       for (const target of ['panel 1 A', 'panel 2 A', 'panel 3 A', 'panel 4 A', 'panel 5 A', 'panel 6 A',
-        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A']) {
+        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A', 'panel 12 A', 'panel 12 B']) {
         check(`${state.name}: ${target} is empty`, 0, rows(target).length);
       }
       continue;
@@ -239,6 +239,13 @@ async function dashboardQueries(browser) {
     check(`${state.name}: unit`, e.unit, rows('panel 2 unit')[0]?.unit);
     check(`${state.name}: the label values offered`, e.values,
       rows('variable value').map((r) => r.parca_label_values).sort());
+    // the call graph: nodes, and edges between them only; no cum above the total
+    const ids = new Set(rows('panel 12 A').map((n) => n.id));
+    check(`${state.name}: call graph has nodes`, true, ids.size > 0);
+    check(`${state.name}: call graph edges join its nodes`, true,
+      rows('panel 12 B').every((e) => ids.has(e.source) && ids.has(e.target)));
+    check(`${state.name}: call graph cum within the total`, true,
+      rows('panel 12 A').every((n) => n.secondarystat <= (e.root ?? e.total) && n.mainstat <= n.secondarystat));
     // the profiles table: each profile once, their totals add up to the merge
     check(`${state.name}: profiles listed`, e.profiles, rows('panel 6 A').length);
     check(`${state.name}: profiles' totals add up`, e.total, rows('panel 6 A').reduce((s, r) => s + r.total, 0));
