@@ -40,16 +40,6 @@ trap 'stop_cluster; rm -rf "$work"' EXIT
 cp "$large" "$PGDATA_DIR/large.cpu"
 chown postgres: "$PGDATA_DIR/large.cpu"
 
-# best_ms SQL: the best of three runs of SQL, in milliseconds
-best_ms() {
-	local best=""
-	for _ in 1 2 3; do
-		local ms
-		ms=$(psql -X -qAt -c "SET jit = off" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
-		if [ -z "$best" ] || awk -v a="$ms" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$ms; fi
-	done
-	echo "$best"
-}
 per_second() { awk -v n="$1" -v ms="$2" 'BEGIN { printf "%.2f M rows/s", n / ms / 1000 }'; }
 
 # the heap figures first: parca.samples is made parca_columnar, so back to heap

@@ -35,19 +35,21 @@ CREATE FUNCTION parca_diff(base profile, compared profile, absolute boolean DEFA
 COMMENT ON FUNCTION parca_diff(profile, profile, boolean) IS
     'both profiles side by side (base scaled to the compared total unless absolute)';
 
-CREATE FUNCTION parca_icicle(profile profile, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_icicle(profile profile, max_nodes integer DEFAULT 0,
+                             node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
-COMMENT ON FUNCTION parca_icicle(profile, integer) IS
+COMMENT ON FUNCTION parca_icicle(profile, integer, double precision) IS
     'the call tree in depth-first pre-order, the data frame of Grafana''s flame graph panel';
 
 -- Grafana's panel draws a diff when the right columns exist, so only the
 -- diff function has them; value and self are the base side.
-CREATE FUNCTION parca_icicle_diff(profile profile, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_icicle_diff(profile profile, max_nodes integer DEFAULT 0,
+                                  node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint,
                   "valueRight" bigint, "selfRight" bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
-COMMENT ON FUNCTION parca_icicle_diff(profile, integer) IS
+COMMENT ON FUNCTION parca_icicle_diff(profile, integer, double precision) IS
     'the call tree of a diff, base side in value/self and compared side in valueRight/selfRight (Grafana''s diff flame graph)';
 
 CREATE FUNCTION parca_top(profile profile)

@@ -201,22 +201,46 @@ metastore_find_mapping(const MetaMapping *mappings, int n, uint64 id)
 }
 
 uint64 *
-metastore_locations_matching(const uint64 *ids, int n, const char *needle, bool binary,
-							 int *nfound)
+metastore_locations_matching(const uint64 *ids, int n, LocationField field, NameMatch match,
+							 const char *text, int *nfound)
 {
-	uint64		rows = select_by_ids(binary ?
-									 "SELECT l.id FROM parca.locations l JOIN parca.mappings m"
-									 " ON m.id OPERATOR(pg_catalog.=) l.mapping_id"
-									 " WHERE l.id OPERATOR(pg_catalog.=) ANY($1)"
-									 " AND pg_catalog.strpos(pg_catalog.lower(m.file), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0"
-									 " ORDER BY 1" :
-									 "SELECT l.id FROM parca.locations l WHERE l.id OPERATOR(pg_catalog.=) ANY($1) AND EXISTS"
-									 " (SELECT 1 FROM parca.functions f WHERE f.id OPERATOR(pg_catalog.=) ANY(l.function_ids)"
-									 "  AND pg_catalog.strpos(pg_catalog.lower(f.name), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0)"
-									 " ORDER BY 1",
-									 ids, n, needle);
-	uint64	   *out = palloc(sizeof(uint64) * Max(rows, 1));
+	static const char *const conditions[] = {
+		[NAME_EQUAL] = "%s OPERATOR(pg_catalog.=) $2",
+		[NAME_CONTAINS] = "pg_catalog.strpos(%s, $2) OPERATOR(pg_catalog.>) 0",
+		[NAME_STARTS_WITH] = "pg_catalog.starts_with(%s, $2)",
+		[NAME_CONTAINS_ANY_CASE] = "pg_catalog.strpos(pg_catalog.lower(%s), pg_catalog.lower($2)) OPERATOR(pg_catalog.>) 0",
+	};
+	const char *cond = conditions[match];
+	char	   *where;
+	uint64		rows;
+	uint64	   *out;
 
+	switch (field)
+	{
+		case LOCATION_FUNCTION:
+		case LOCATION_FILE:
+			where = psprintf("EXISTS (SELECT 1 FROM parca.functions f"
+							 " WHERE f.id OPERATOR(pg_catalog.=) ANY (l.function_ids) AND %s)",
+							 psprintf(cond, field == LOCATION_FUNCTION ? "f.name" : "f.filename"));
+			break;
+		case LOCATION_BINARY:
+		case LOCATION_MAPPING_PATH:
+			where = psprintf("EXISTS (SELECT 1 FROM parca.mappings m"
+							 " WHERE m.id OPERATOR(pg_catalog.=) l.mapping_id AND %s)",
+							 psprintf(cond, field == LOCATION_BINARY ?
+									  "pg_catalog.regexp_replace(m.file, '^.*/', '')" : "m.file"));
+			break;
+		case LOCATION_ADDRESS:
+			Assert(match == NAME_EQUAL);
+			where = "l.address OPERATOR(pg_catalog.=) $2::pg_catalog.int8";
+			break;
+		default:
+			elog(ERROR, "unknown location field %d", (int) field);
+	}
+	rows = select_by_ids(psprintf("SELECT l.id FROM parca.locations l"
+								  " WHERE l.id OPERATOR(pg_catalog.=) ANY ($1) AND %s ORDER BY 1", where),
+						 ids, n, text);
+	out = palloc(sizeof(uint64) * Max(rows, 1));
 	for (uint64 r = 0; r < rows; r++)
 		out[r] = (uint64) int8_col(r, 1);
 	*nfound = (int) rows;

@@ -32,11 +32,27 @@ extern const MetaFunction *metastore_find_function(const MetaFunction *functions
 extern const MetaMapping *metastore_find_mapping(const MetaMapping *mappings, int n,
 												 uint64 id);
 
-/*
- * The ids (sorted as bigint) among location ids whose function name, or
- * with binary whose mapping's file, contains needle, case-insensitively.
- */
-extern uint64 *metastore_locations_matching(const uint64 *ids, int n, const char *needle,
-											bool binary, int *nfound);
+/* What of a location a filter looks at. */
+typedef enum LocationField
+{
+	LOCATION_FUNCTION,			/* the name of any of its functions (inlined ones too) */
+	LOCATION_FILE,				/* the source file of any of its functions */
+	LOCATION_BINARY,			/* its mapping's file name, without the directories */
+	LOCATION_MAPPING_PATH,		/* its mapping's file, the whole path */
+	LOCATION_ADDRESS			/* its address, as a decimal number (only NAME_EQUAL) */
+} LocationField;
+
+/* How the field is compared with the text. */
+typedef enum NameMatch
+{
+	NAME_EQUAL,
+	NAME_CONTAINS,
+	NAME_STARTS_WITH,
+	NAME_CONTAINS_ANY_CASE		/* contains, case-insensitively */
+} NameMatch;
+
+/* The ids (sorted as bigint) among location ids whose field matches text. */
+extern uint64 *metastore_locations_matching(const uint64 *ids, int n, LocationField field,
+											NameMatch match, const char *text, int *nfound);
 
 #endif							/* PARCA_METASTORE_READ_H */

@@ -76,41 +76,75 @@ child_of(CallTree *t, int parent, int name)
 }
 
 CallTree *
-calltree_build(const struct varlena *profile)
+calltree_create(Symbols *syms, const ProfileMeta *meta, int root_name)
 {
 	CallTree   *t = palloc0(sizeof(CallTree));
-	ProfileReader r;
-	ProfileSample s;
 
-	t->syms = symbols_load(profile);
+	t->syms = syms;
+	t->meta = *meta;
 	t->maxnodes = 1024;
 	t->nodes = palloc(sizeof(CallNode) * t->maxnodes);
 	t->children = childmap_create(CurrentMemoryContext, 4096, NULL);
-	add_node(t, -1, CALLTREE_ROOT);
+	add_node(t, -1, root_name);
+	return t;
+}
+
+int
+calltree_sample_names(Symbols *syms, const ProfileSample *s, int **names, int *cap)
+{
+	int			n = 0;
+
+	for (int i = s->nframes - 1; i >= 0; i--)
+	{
+		const SymLocation *loc = symbols_location(syms, profile_sample_frame(s, i));
+
+		if (n + loc->nframes > *cap)
+		{
+			*cap = Max(*cap * 2, n + loc->nframes);
+			*names = *names ? repalloc(*names, sizeof(int) * *cap) : palloc(sizeof(int) * *cap);
+		}
+		for (int k = loc->nframes - 1; k >= 0; k--)
+			(*names)[n++] = loc->frames[k];
+	}
+	return n;
+}
+
+void
+calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right)
+{
+	int			cur = 0;
+
+	/* sums that leave 64 bits are errors, as in the profile itself */
+	profile_value_add(&t->nodes[0].value, value);
+	profile_value_add(&t->nodes[0].value_right, value_right);
+	for (int i = 0; i < n; i++)
+	{
+		cur = child_of(t, cur, names[i]);
+		profile_value_add(&t->nodes[cur].value, value);
+		profile_value_add(&t->nodes[cur].value_right, value_right);
+	}
+	profile_value_add(&t->nodes[cur].self, value);
+	profile_value_add(&t->nodes[cur].self_right, value_right);
+}
+
+CallTree *
+calltree_build(const struct varlena *profile)
+{
+	ProfileReader r;
+	ProfileSample s;
+	CallTree   *t;
+	int		   *names = NULL;
+	int			cap = 0;
 
 	profile_reader_init(&r, profile);
-	t->meta = r.meta;
+	t = calltree_create(symbols_load(profile), &r.meta, CALLTREE_ROOT);
 	while (profile_reader_next(&r, &s))
 	{
-		int			cur = 0;
+		int			n;
 
 		CHECK_FOR_INTERRUPTS();
-		/* sums that leave 64 bits are errors, as in the profile itself */
-		profile_value_add(&t->nodes[0].value, s.value);
-		profile_value_add(&t->nodes[0].value_right, s.value_right);
-		for (int i = s.nframes - 1; i >= 0; i--)
-		{
-			const SymLocation *loc = symbols_location(t->syms, profile_sample_frame(&s, i));
-
-			for (int k = loc->nframes - 1; k >= 0; k--)
-			{
-				cur = child_of(t, cur, loc->frames[k]);
-				profile_value_add(&t->nodes[cur].value, s.value);
-				profile_value_add(&t->nodes[cur].value_right, s.value_right);
-			}
-		}
-		profile_value_add(&t->nodes[cur].self, s.value);
-		profile_value_add(&t->nodes[cur].self_right, s.value_right);
+		n = calltree_sample_names(t->syms, &s, &names, &cap);
+		calltree_add_path(t, names, n, s.value, s.value_right);
 	}
 	return t;
 }
@@ -341,7 +375,7 @@ trim_to_root(CallTree *t, double *folded_value)
 }
 
 int
-calltree_trim(CallTree *t, int max_nodes, double *folded_value)
+calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_value)
 {
 	Trim		tr;
 	int			nnames = Max(t->syms->names.n, 1);
@@ -355,11 +389,14 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	int		   *trimmed_of;
 	int			nfolded = 0;
 	int			original = t->nnodes;
+	int			above_floor;
+	int			name_limit = max_nodes > 0 ? max_nodes : PG_INT32_MAX;
+	double		floor;
 	childmap_iterator it;
 	ChildEntry *e;
 
 	*folded_value = 0;
-	if (max_nodes <= 0 || t->nnodes <= max_nodes)
+	if ((max_nodes <= 0 || t->nnodes <= max_nodes) && min_fraction <= 0)
 		return 0;
 	if (max_nodes == 1)
 		return trim_to_root(t, folded_value);
@@ -384,23 +421,39 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	tr.sums = palloc(sizeof(RegionSelf) * tr.maxsums);
 
 	/*
-	 * The largest K that fits three quarters of the budget (the count grows
-	 * with K, so a binary search finds it; K = 1 always fits: root and one
-	 * [trimmed] node).
+	 * The nodes that weigh at least min_fraction of the root: a prefix of
+	 * the ranking (a parent weighs at least as much as its child, and
+	 * comes first when equal), so K = 1 + their number keeps them all.
 	 */
-	budget = max_nodes - max_nodes / 4;
-	lo = 1;
-	hi = max_nodes;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
+	floor = min_fraction * (fabs((double) t->nodes[0].value) + fabs((double) t->nodes[0].value_right));
+	above_floor = 0;
+	while (above_floor < t->nnodes - 1 && tr.ranked[above_floor].weight >= floor)
+		above_floor++;
+	lo = 1 + above_floor;
 
-		CHECK_FOR_INTERRUPTS();
-		if (trim_evaluate(&tr, mid) <= budget)
-			lo = mid;
-		else
-			hi = mid - 1;
+	/*
+	 * Within max_nodes: the largest K that fits three quarters of the
+	 * budget (the count grows with K, so a binary search finds it; K = 1
+	 * always fits: root and one [trimmed] node).
+	 */
+	if (max_nodes > 0 && t->nnodes > max_nodes)
+	{
+		budget = max_nodes - max_nodes / 4;
+		hi = Min(lo, max_nodes);
+		lo = 1;
+		while (lo < hi)
+		{
+			int			mid = lo + (hi - lo + 1) / 2;
+
+			CHECK_FOR_INTERRUPTS();
+			if (trim_evaluate(&tr, mid) <= budget)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
 	}
+	if (lo >= t->nnodes)
+		return 0;				/* every node is above the threshold */
 	count = trim_evaluate(&tr, lo);
 
 	/* Then show the hottest other functions, in order, while they fit. */
@@ -422,7 +475,7 @@ calltree_trim(CallTree *t, int max_nodes, double *folded_value)
 	{
 		if (tr.shown[names[i]])
 			continue;
-		if (count + pairs_of_name[names[i]] > max_nodes)
+		if (count + pairs_of_name[names[i]] > name_limit)
 			break;
 		tr.shown[names[i]] = true;
 		count += pairs_of_name[names[i]];
@@ -514,49 +567,23 @@ calltree_preorder(const CallTree *t, int *n)
 PG_FUNCTION_INFO_V1(parca_icicle);
 PG_FUNCTION_INFO_V1(parca_icicle_diff);
 
-/*
- * The rows of both icicle functions: Grafana's flame graph panel reads
- * value/self as one profile, or in a diff as the base side only, and adds
- * valueRight itself (@grafana/flamegraph, FlameGraph/dataTransform), so
- * the compared side goes only into the right columns.  The panel draws a
- * diff whenever those columns exist, so a plain profile has none.  An
- * empty profile gives no rows: nothing to draw.
- */
-static void
-icicle_rows(FunctionCallInfo fcinfo, bool diff)
+void
+calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, int max_nodes,
+					 double node_trim_threshold)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
-	struct varlena *profile;
-	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-	CallTree   *t;
+	bool		diff = t->meta.is_diff;
 	int		   *order;
 	int			n;
 	double		folded_value;
 	int			nfolded;
 	int			nnodes;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0))
-		return;
-	if (max_nodes < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_nodes must not be negative")));
-	profile = PG_GETARG_PROFILE_P(0);
-	t = calltree_build(profile);
-	if (t->meta.is_diff != diff)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 diff ? errmsg("parca_icicle_diff takes a diff profile (from parca_diff)") :
-				 errmsg("parca_icicle takes a plain profile, not a diff"),
-				 diff ? errhint("For one profile use parca_icicle.") :
-				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
 	if (!calltree_weighs(t))
 		return;
 	calltree_sort(t);
 	nnodes = t->nnodes;
-	nfolded = calltree_trim(t, max_nodes, &folded_value);
+	nfolded = calltree_trim(t, max_nodes, node_trim_threshold / 100.0, &folded_value);
 	if (nfolded > 0)
 		ereport(NOTICE,
 				(errmsg("%s: trimmed %d of %d nodes (weight %.0f of %.0f); every function shown keeps its exact self value",
@@ -584,7 +611,52 @@ icicle_rows(FunctionCallInfo fcinfo, bool diff)
 }
 
 /*
- * parca_icicle(profile, max_nodes int DEFAULT 0)
+ * The rows of both icicle functions: Grafana's flame graph panel reads
+ * value/self as one profile, or in a diff as the base side only, and adds
+ * valueRight itself (@grafana/flamegraph, FlameGraph/dataTransform), so
+ * the compared side goes only into the right columns.  The panel draws a
+ * diff whenever those columns exist, so a plain profile has none.  An
+ * empty profile gives no rows: nothing to draw.
+ */
+static void
+icicle_rows(FunctionCallInfo fcinfo, bool diff)
+{
+	const char *fname = diff ? "parca_icicle_diff" : "parca_icicle";
+	int			max_nodes = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	double		threshold = PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2);
+	CallTree   *t;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		return;
+	calltree_check_trim(max_nodes, threshold);
+	t = calltree_build(PG_GETARG_PROFILE_P(0));
+	if (t->meta.is_diff != diff)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 diff ? errmsg("parca_icicle_diff takes a diff profile (from parca_diff)") :
+				 errmsg("parca_icicle takes a plain profile, not a diff"),
+				 diff ? errhint("For one profile use parca_icicle.") :
+				 errhint("For a diff use parca_icicle_diff, which adds the compared side as \"valueRight\" and \"selfRight\".")));
+	calltree_icicle_rows(fcinfo, t, fname, max_nodes, threshold);
+}
+
+void
+calltree_check_trim(int max_nodes, double node_trim_threshold)
+{
+	if (max_nodes < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_nodes must not be negative")));
+	/* written so that NaN fails too */
+	if (!(node_trim_threshold >= 0 && node_trim_threshold <= 100))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("node_trim_threshold is a percentage of the total, from 0 to 100")));
+}
+
+/*
+ * parca_icicle(profile, max_nodes int DEFAULT 0, node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, label)
  */
 Datum
@@ -595,7 +667,7 @@ parca_icicle(PG_FUNCTION_ARGS)
 }
 
 /*
- * parca_icicle_diff(profile, max_nodes int DEFAULT 0)
+ * parca_icicle_diff(profile, max_nodes int DEFAULT 0, node_trim_threshold float8 DEFAULT 0)
  *   RETURNS TABLE(level, value, self, "valueRight", "selfRight", label)
  */
 Datum

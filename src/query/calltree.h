@@ -12,6 +12,8 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
+
 #include "profile.h"
 #include "query/symbols.h"
 
@@ -46,6 +48,22 @@ typedef struct CallTree
 /* Builds the tree of a serialized profile (detoasted). */
 extern CallTree *calltree_build(const struct varlena *profile);
 
+/*
+ * An empty tree whose root is named root_name (CALLTREE_ROOT, or a frame
+ * name of syms when the tree is re-rooted at a function).
+ */
+extern CallTree *calltree_create(Symbols *syms, const ProfileMeta *meta, int root_name);
+
+/*
+ * The frame names of a sample, root first, inlined functions expanded
+ * (outermost first), into *names (grown as needed, *cap its size).
+ * Returns how many.
+ */
+extern int	calltree_sample_names(Symbols *syms, const ProfileSample *s, int **names, int *cap);
+
+/* Adds a path of frame names below the root with its values. */
+extern void calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right);
+
 /* Whether any node has a value other than 0 (else there is nothing to draw). */
 extern bool calltree_weighs(const CallTree *t);
 
@@ -64,14 +82,32 @@ extern void calltree_sort(CallTree *t);
  * exact.  With max_nodes 1 only the root remains.  Returns how many
  * nodes were folded and sets *folded_value to the weight they carried
  * (|value| + |value_right|).  Call after calltree_sort(); children stay
- * in name order.
+ * in name order.  With min_fraction > 0 the nodes that weigh less than
+ * that fraction of the root are folded too (Parca's node_trim_threshold),
+ * max_nodes 0 then meaning no limit on the count.
  */
-extern int	calltree_trim(CallTree *t, int max_nodes, double *folded_value);
+extern int	calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_value);
 
 /* The unfolded nodes in depth-first pre-order. */
 extern int *calltree_preorder(const CallTree *t, int *n);
 
 /* A node's label: its frame name, "total" at the root. */
 extern const char *calltree_label(const CallTree *t, int node);
+
+/*
+ * The trimming arguments of the icicle functions: an error unless
+ * max_nodes >= 0 and 0 <= node_trim_threshold (a percentage) <= 100.
+ */
+extern void calltree_check_trim(int max_nodes, double node_trim_threshold);
+
+/*
+ * The rows of Grafana's flame graph data frame for t (level, value, self,
+ * then for a diff "valueRight", "selfRight", then label) into fcinfo's
+ * materialized result (InitMaterializedSRF done): sorted, trimmed to
+ * max_nodes and node_trim_threshold (percent of the total) with a NOTICE
+ * naming fname, none when nothing weighs.
+ */
+extern void calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname,
+								 int max_nodes, double node_trim_threshold);
 
 #endif							/* PARCA_QUERY_CALLTREE_H */

@@ -31,6 +31,7 @@
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -45,6 +46,7 @@
 #include "profile.h"
 #include "query/merge_scan.h"
 #include "query/selector.h"
+#include "query/stack_filter.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
 
@@ -109,11 +111,30 @@ group_label(List *names, char **values)
 }
 
 /*
+ * Adds the stacks of a merged profile to b with frame on top of each
+ * (buf: room for STACKTRACE_MAX_FRAMES + 1 frames).
+ */
+static void
+add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, uint64 *buf)
+{
+	ProfileReader r;
+	ProfileSample smp;
+
+	profile_reader_init(&r, merged);
+	while (profile_reader_next(&r, &smp))
+	{
+		memcpy(buf, smp.frames, sizeof(uint64) * smp.nframes);
+		buf[smp.nframes] = frame;
+		profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
+	}
+}
+
+/*
  * Adds the samples of the given series in [start, stop] to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
- * group of series[i]).  Without grouping, a parca_columnar samples table
- * is read directly (merge_scan.c).  Otherwise the merge is one aggregate
- * query, parca_merge
+ * group of series[i], ngroups groups).  A parca_columnar samples table is
+ * read directly (merge_scan.c), every group in one pass.  Otherwise the
+ * merge is one aggregate query, parca_merge
  * over the samples table, planned like any other: the time range and the
  * series reach whatever scan the table's access method offers (a columnar
  * scan that skips chunks by time), and on a large table the planner runs
@@ -124,7 +145,7 @@ group_label(List *names, char **values)
  */
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
-			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
+			 const uint64 *group_frames, int ngroups, TimestampTz start, TimestampTz stop,
 			 bool scale_by_period, MergePeriods *periods)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
@@ -135,14 +156,38 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	int			ret;
 	char	   *merge;
 
+	int64	   *series_ids = palloc(sizeof(int64) * nseries);
+
+	for (int i = 0; i < nseries; i++)
+		series_ids[i] = series[i].id;
 	if (group_frames == NULL)
 	{
-		int64	   *series_ids = palloc(sizeof(int64) * nseries);
-
-		for (int i = 0; i < nseries; i++)
-			series_ids[i] = series[i].id;
-		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, periods))
+		if (merge_scan_samples(&b, 1, series_ids, NULL, nseries, start, stop, scale_by_period,
+							   periods))
 			return;
+	}
+	else
+	{
+		/* each group merged on its own in one pass, then put under its frame */
+		ProfileBuilder **builders = palloc(sizeof(ProfileBuilder *) * ngroups);
+		ProfileMeta meta = {"", 0, false};
+
+		for (int g = 0; g < ngroups; g++)
+		{
+			builders[g] = profile_builder_create(CurrentMemoryContext);
+			profile_builder_set_meta(builders[g], &meta);
+		}
+		if (merge_scan_samples(builders, ngroups, series_ids, groups, nseries, start, stop,
+							   scale_by_period, periods))
+		{
+			buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
+			for (int g = 0; g < ngroups; g++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				add_under_frame(b, profile_builder_finish(builders[g]), group_frames[g], buf);
+			}
+			return;
+		}
 	}
 	for (int i = 0; i < nseries; i++)
 	{
@@ -194,8 +239,6 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		Datum		merged = SPI_getbinval(tup, desc, 2, &isnull);
 		Datum		known;
 		Datum		unknown;
-		ProfileReader r;
-		ProfileSample smp;
 
 		if (isnull)
 			continue;			/* no rows in range */
@@ -205,87 +248,42 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		unknown = SPI_getbinval(tup, desc, 4, &isnull);
 		if (!isnull && DatumGetBool(unknown))
 			periods->unknown_seen = true;
-		profile_reader_init(&r, (struct varlena *) PG_DETOAST_DATUM(merged));
-		while (profile_reader_next(&r, &smp))
-		{
-			if (group_frames == NULL)
-			{
-				profile_builder_add(b, smp.frames, smp.nframes, smp.value, 0);
-				continue;
-			}
-			memcpy(buf, smp.frames, sizeof(uint64) * smp.nframes);
-			buf[smp.nframes] = group_frames[group];
-			profile_builder_add(b, (const char *) buf, smp.nframes + 1, smp.value, 0);
-		}
+		if (group_frames == NULL)
+			profile_builder_add_profile(b, (struct varlena *) PG_DETOAST_DATUM(merged));
+		else
+			add_under_frame(b, (struct varlena *) PG_DETOAST_DATUM(merged), group_frames[group], buf);
 	}
 }
-
-static int
-cmp_int64(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Whether a sample has a frame in the sorted set (sorted as int64). */
-static bool
-sample_has_any(const ProfileSample *s, const uint64 *set, int n)
-{
-	for (int i = 0; i < s->nframes; i++)
-	{
-		int64		id = (int64) profile_sample_frame(s, i);
-
-		if (bsearch(&id, set, n, sizeof(int64), cmp_int64))
-			return true;
-	}
-	return false;
-}
-
-typedef struct StackFilter
-{
-	const char *needle;
-	bool		binary;
-	bool		keep;			/* keep stacks containing it, else drop them */
-	uint64	   *set;
-	int			n;
-} StackFilter;
 
 /*
- * The profile without the stacks the filters reject, allocated in cxt.
- * The caller is connected to SPI (whose calls switch to its own context).
+ * The profile of the given series in [start, stop] (inclusive), all of
+ * profile type ptype (parsed: type), allocated in cxt: samples:count
+ * scaled to the period unit where the period is known.  The caller is
+ * connected to SPI.
  */
 static struct varlena *
-filter_profile(struct varlena *profile, StackFilter *filters, int nfilters,
-			   MemoryContext cxt)
+merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *series,
+			 const int32 *groups, int nseries, const uint64 *group_frames, int ngroups,
+			 TimestampTz start, TimestampTz stop, MemoryContext cxt)
 {
-	int			nids;
-	uint64	   *ids = profile_location_ids(profile, &nids);
-	ProfileBuilder *b;
-	ProfileReader r;
-	ProfileSample s;
+	bool		scale = profile_type_is_sample_count(type);
+	ProfileBuilder *b = profile_builder_create(cxt);
+	MergePeriods periods = {0, false};
+	ProfileMeta meta;
 
-	for (int f = 0; f < nfilters; f++)
-	{
-		filters[f].set = metastore_locations_matching(ids, nids, filters[f].needle,
-													  filters[f].binary, &filters[f].n);
-		/* sorted as bigint, which is what bsearch uses */
-	}
-
+	if (nseries > 0)
+		scan_samples(b, series, groups, nseries, group_frames, ngroups, start, stop, scale, &periods);
 	MemoryContextSwitchTo(cxt);
-	b = profile_builder_create(cxt);
-	profile_reader_init(&r, profile);
-	profile_builder_set_meta(b, &r.meta);
-	while (profile_reader_next(&r, &s))
-	{
-		bool		pass = true;
-
-		for (int f = 0; f < nfilters && pass; f++)
-			pass = sample_has_any(&s, filters[f].set, filters[f].n) == filters[f].keep;
-		if (pass)
-			profile_builder_add(b, s.frames, s.nframes, s.value, s.value_right);
-	}
+	if (scale && periods.min_known > 0 && periods.unknown_seen)
+		ereport(NOTICE,
+				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
+						ptype)));
+	/* only rows without a period: the values are counts, and say so */
+	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
+		period_unit_type(type) : pstrdup(ptype);
+	meta.period = periods.min_known;
+	meta.is_diff = false;
+	profile_builder_set_meta(b, &meta);
 	return profile_builder_finish(b);
 }
 
@@ -312,12 +310,9 @@ parca_query(PG_FUNCTION_ARGS)
 	int			nseries;
 	int32	   *groups;
 	uint64	   *group_frames = NULL;
-	ProfileBuilder *b;
-	ProfileMeta meta;
-	bool		scale;
-	MergePeriods periods = {0, false};
 	StackFilter filters[4];
 	int			nfilters = 0;
+	int			ngroups = 0;
 	struct varlena *result;
 	int			ret;
 
@@ -345,9 +340,10 @@ parca_query(PG_FUNCTION_ARGS)
 	{
 		if (PG_ARGISNULL(arg))
 			continue;
-		filters[nfilters].needle = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+		filters[nfilters].text = text_to_cstring(PG_GETARG_TEXT_PP(arg));
 		filters[nfilters].keep = (arg == 4 || arg == 6);
-		filters[nfilters].binary = (arg >= 6);
+		filters[nfilters].field = arg >= 6 ? LOCATION_MAPPING_PATH : LOCATION_FUNCTION;
+		filters[nfilters].match = NAME_CONTAINS_ANY_CASE;
 		nfilters++;
 	}
 
@@ -370,7 +366,6 @@ parca_query(PG_FUNCTION_ARGS)
 	{
 		/* one group per distinct label combination, in series order */
 		char	  **labels = palloc(sizeof(char *) * Max(nseries, 1));
-		int			ngroups = 0;
 
 		group_frames = palloc(sizeof(uint64) * Max(nseries, 1));
 		for (int i = 0; i < nseries; i++)
@@ -392,24 +387,81 @@ parca_query(PG_FUNCTION_ARGS)
 	else
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
 
-	scale = profile_type_is_sample_count(&sel->type);
-	b = profile_builder_create(cxt);
-	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
-	MemoryContextSwitchTo(cxt);
-	if (scale && periods.min_known > 0 && periods.unknown_seen)
-		ereport(NOTICE,
-				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
-						sel->profile_type)));
-	/* only rows without a period: the values are counts, and say so */
-	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
-		period_unit_type(&sel->type) : sel->profile_type;
-	meta.period = periods.min_known;
-	meta.is_diff = false;
-	profile_builder_set_meta(b, &meta);
-	result = profile_builder_finish(b);
+	result = merge_series(sel->profile_type, &sel->type, series, groups, nseries, group_frames,
+						  ngroups, start, stop, cxt);
 	if (nfilters > 0)
-		result = filter_profile(result, filters, nfilters, cxt);
+		result = stack_filter_apply(result, filters, nfilters, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
+}
+
+PG_FUNCTION_INFO_V1(parca_profile);
+
+/*
+ * parca_profile(profile_id text) RETURNS profile
+ * One profile on its own: the samples of one series at one instant.  A
+ * profile is what one ingestion (or agent flush) wrote for a series, and
+ * its rows all carry that profile's time to the microsecond; so the id is
+ * "SERIES_ID@MICROSECONDS_SINCE_1970" (parca_profiles lists them), exact
+ * where a time shown to the second, or Grafana's milliseconds, is not.
+ * An id that names no stored profile gives an empty profile of the
+ * series' type; an unknown series, NULL.
+ */
+Datum
+parca_profile(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *at = strchr(id, '@');
+	char	   *end;
+	int64		series_id;
+	int64		unix_us;
+	TimestampTz t;
+	SeriesMatch series;
+	ProfileType type;
+	int32		group = 0;
+	bool		isnull;
+	int			ret;
+	struct varlena *result;
+
+	errno = 0;
+	if (at == NULL || at == id || at[1] == '\0')
+		goto bad;
+	*at = '\0';
+	series_id = strtoll(id, &end, 10);
+	if (errno != 0 || *end != '\0' || series_id <= 0)
+		goto bad;
+	unix_us = strtoll(at + 1, &end, 10);
+	if (errno != 0 || *end != '\0' ||
+		pg_sub_s64_overflow(unix_us, (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY, &t) ||
+		!IS_VALID_TIMESTAMP(t))
+		goto bad;
+
+	SPI_connect();
+	ret = SPI_execute_with_args("SELECT profile_type FROM parca.series WHERE id OPERATOR(pg_catalog.=) $1",
+								1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(series_id)},
+								NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	series.id = series_id;
+	series.profile_type = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+																				  SPI_tuptable->tupdesc, 1, &isnull)));
+	series.values = NULL;
+	MemoryContextSwitchTo(cxt);
+	profile_type_parse_or_error(series.profile_type, &type);
+	result = merge_series(series.profile_type, &type, &series, &group, 1, NULL, 1, t, t, cxt);
+	SPI_finish();
+	PG_RETURN_POINTER(result);
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid profile id \"%s\"", text_to_cstring(PG_GETARG_TEXT_PP(0))),
+			 errhint("A profile id is SERIES_ID@MICROSECONDS_SINCE_1970, as parca_profiles() lists them.")));
+	PG_RETURN_NULL();			/* not reached */
 }

@@ -71,17 +71,24 @@ predicate(AttrNumber attno, int strategy, Oid cmpproc, Datum value)
 	return p;
 }
 
+/* A series asked for, and the group its rows go to. */
+typedef struct SeriesGroup
+{
+	int64		id;
+	int32		group;
+} SeriesGroup;
+
 #define ST_SORT sort_series_ids
-#define ST_ELEMENT_TYPE int64
-#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b))
+#define ST_ELEMENT_TYPE SeriesGroup
+#define ST_COMPARE(a, b) ((a)->id < (b)->id ? -1 : (a)->id > (b)->id)
 #define ST_SCOPE static
 #define ST_DECLARE
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* Whether id is in the sorted ids. */
-static bool
-series_member(const int64 *ids, int n, int64 id)
+/* The group of series id among the sorted series, -1 if not asked for. */
+static int32
+series_group(const SeriesGroup *series, int n, int64 id)
 {
 	int			lo = 0,
 				hi = n - 1;
@@ -90,14 +97,14 @@ series_member(const int64 *ids, int n, int64 id)
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
+		if (series[mid].id == id)
+			return series[mid].group;
+		if (series[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
-	return false;
+	return -1;
 }
 
 /* Sums of one stripe, by dictionary entry of the stack column. */
@@ -133,9 +140,19 @@ sums_reserve(StripeSums *ss, int n)
 {
 	if (n <= ss->cap)
 		return;
-	ss->sums = repalloc_huge(ss->sums, sizeof(int64) * n);
-	ss->seen = repalloc_huge(ss->seen, sizeof(bool) * n);
-	ss->touched = repalloc_huge(ss->touched, sizeof(int) * n);
+	if (ss->cap == 0)
+	{
+		/* a group's sums are made when its first row is seen */
+		ss->sums = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+		ss->seen = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * n);
+		ss->touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * n);
+	}
+	else
+	{
+		ss->sums = repalloc_huge(ss->sums, sizeof(int64) * n);
+		ss->seen = repalloc_huge(ss->seen, sizeof(bool) * n);
+		ss->touched = repalloc_huge(ss->touched, sizeof(int) * n);
+	}
 	memset(ss->sums + ss->cap, 0, sizeof(int64) * (n - ss->cap));
 	memset(ss->seen + ss->cap, 0, sizeof(bool) * (n - ss->cap));
 	ss->cap = n;
@@ -155,14 +172,15 @@ sums_add(StripeSums *ss, int64 e, int64 value)
 /* What merge_scan_samples reads, the same for every partition. */
 typedef struct MergeScan
 {
-	ProfileBuilder *b;
-	const int64 *ids;			/* the series, sorted */
+	ProfileBuilder **builders;	/* per group */
+	int			ngroups;
+	const SeriesGroup *series;	/* the series, sorted by id */
 	int			nseries;
-	ArrayType  *id_array;		/* the same, for chunk skipping */
+	ArrayType  *id_array;		/* their ids, for chunk skipping */
 	TimestampTz start;
 	TimestampTz stop;
 	bool		scale;
-	StripeSums	ss;
+	StripeSums *ss;				/* per group */
 	int64		known_min;
 	bool		unknown_seen;
 } MergeScan;
@@ -184,15 +202,17 @@ scan_table(MergeScan *m, Relation rel)
 	Bitmapset  *attrs = NULL;
 	ColumnarReadState *rs;
 	ColumnarGroup g;
-	StripeSums *ss = &m->ss;
-	const int64 *ids = m->ids;
+	StripeSums *ss = m->ss;
+	const SeriesGroup *series_groups = m->series;
 	int			nseries = m->nseries;
+	int			ngroups = m->ngroups;
+	int			dict_size = 0;
 	TimestampTz start = m->start;
 	TimestampTz stop = m->stop;
 	bool		scale = m->scale;
 	int			stripe = -1;
 	int64		last_series = 0;
-	bool		last_member = false;
+	int32		last_group = -1;
 	int64		known_min = m->known_min;
 	bool		unknown_seen = m->unknown_seen;
 
@@ -224,34 +244,41 @@ scan_table(MergeScan *m, Relation rel)
 		/* the previous stripe's dictionaries are still valid (columnar.h) */
 		if (g.stripe != stripe)
 		{
-			sums_flush(ss, m->b);
+			for (int k = 0; k < ngroups; k++)
+				sums_flush(&ss[k], m->builders[k]);
 			stripe = g.stripe;
 		}
 		if (entry)
 		{
-			sums_reserve(ss, g.dict_sizes[att[COL_STACK] - 1]);
-			ss->dict = g.dicts[att[COL_STACK] - 1];
+			dict_size = g.dict_sizes[att[COL_STACK] - 1];
+			for (int k = 0; k < ngroups; k++)
+				ss[k].dict = g.dicts[att[COL_STACK] - 1];
 		}
 		for (int r = 0; r < g.nrows; r++)
 		{
 			int64		v;
 			int64		p;
+			int32		grp = 0;
 
-			if (!g.all_pass)
+			if (!g.all_pass && (time_null[r] || DatumGetTimestampTz(time[r]) < start ||
+								DatumGetTimestampTz(time[r]) > stop))
+				continue;
+			/* a group that passes whole still needs each row's group */
+			if (!g.all_pass || ngroups > 1)
 			{
 				int64		sid;
 
-				if (time_null[r] || DatumGetTimestampTz(time[r]) < start ||
-					DatumGetTimestampTz(time[r]) > stop || series_null[r])
+				if (series_null[r])
 					continue;
 				sid = DatumGetInt64(series[r]);
-				if (sid != last_series)
+				if (sid != last_series || last_group < 0)
 				{
 					last_series = sid;
-					last_member = series_member(ids, nseries, sid);
+					last_group = series_group(series_groups, nseries, sid);
 				}
-				if (!last_member)
+				if (last_group < 0)
 					continue;
+				grp = last_group;
 			}
 			if (value_null[r] || (scale && period_null[r]))
 				continue;
@@ -267,30 +294,36 @@ scan_table(MergeScan *m, Relation rel)
 						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 						 errmsg("bigint out of range")));
 			if (entry)
-				sums_add(ss, entry[r], v);
+			{
+				if (ss[grp].cap < dict_size)
+					sums_reserve(&ss[grp], dict_size);
+				sums_add(&ss[grp], entry[r], v);
+			}
 			else if (!stack_null[r])
 			{
 				struct varlena *st = (struct varlena *) DatumGetPointer(stack[r]);
 
-				profile_builder_add(m->b, VARDATA_ANY(st),
+				profile_builder_add(m->builders[grp], VARDATA_ANY(st),
 									(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
 			}
 		}
 	}
-	sums_flush(ss, m->b);
+	for (int k = 0; k < ngroups; k++)
+		sums_flush(&ss[k], m->builders[k]);
 	columnar_read_end(rs);
 	m->known_min = known_min;
 	m->unknown_seen = unknown_seen;
 }
 
 bool
-merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
-				   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
+merge_scan_samples(ProfileBuilder **builders, int ngroups, const int64 *series_ids,
+				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
+				   bool scale, MergePeriods *periods)
 {
 	Oid			relid = samples_table_relid();
 	Relation	rel = table_open(relid, AccessShareLock);
 	List	   *tables = NIL;
-	int64	   *ids;
+	SeriesGroup *series;
 	Datum	   *id_datums;
 	MergeScan	m;
 	ListCell   *lc;
@@ -333,16 +366,21 @@ merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
 	}
 
 	/* the series, sorted for lookups; as an array for chunk skipping */
-	ids = palloc(sizeof(int64) * Max(nseries, 1));
-	memcpy(ids, series_ids, sizeof(int64) * nseries);
-	sort_series_ids(ids, nseries);
+	series = palloc(sizeof(SeriesGroup) * Max(nseries, 1));
+	for (int i = 0; i < nseries; i++)
+	{
+		series[i].id = series_ids[i];
+		series[i].group = groups ? groups[i] : 0;
+	}
+	sort_series_ids(series, nseries);
 	id_datums = palloc(sizeof(Datum) * Max(nseries, 1));
 	for (int i = 0; i < nseries; i++)
-		id_datums[i] = Int64GetDatum(ids[i]);
+		id_datums[i] = Int64GetDatum(series[i].id);
 
 	memset(&m, 0, sizeof(m));
-	m.b = b;
-	m.ids = ids;
+	m.builders = builders;
+	m.ngroups = ngroups;
+	m.series = series;
 	m.nseries = nseries;
 	m.id_array = construct_array(id_datums, nseries, INT8OID, 8, FLOAT8PASSBYVAL,
 								 TYPALIGN_DOUBLE);
@@ -350,10 +388,7 @@ merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
 	m.stop = stop;
 	m.scale = scale;
 	m.known_min = PG_INT64_MAX;
-	m.ss.cap = 1024;
-	m.ss.sums = palloc0(sizeof(int64) * m.ss.cap);
-	m.ss.seen = palloc0(sizeof(bool) * m.ss.cap);
-	m.ss.touched = palloc(sizeof(int) * m.ss.cap);
+	m.ss = palloc0(sizeof(StripeSums) * ngroups);
 
 	foreach(lc, tables)
 	{

@@ -68,3 +68,11 @@ string_table_add(StringTable *t, const char *s, bool *added)
 	e->number = t->n;
 	return t->n++;
 }
+
+int
+string_table_find(const StringTable *t, const char *s)
+{
+	StringEntry *e = hash_search(t->index, &s, HASH_FIND, NULL);
+
+	return e ? e->number : -1;
+}

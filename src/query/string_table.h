@@ -27,4 +27,7 @@ extern void string_table_init(StringTable *t, const char *name);
 /* The number of s, which is copied in if new (then *added, if given, is true). */
 extern int	string_table_add(StringTable *t, const char *s, bool *added);
 
+/* The number of s, or -1 if the table does not hold it. */
+extern int	string_table_find(const StringTable *t, const char *s);
+
 #endif							/* PARCA_QUERY_STRING_TABLE_H */

@@ -121,10 +121,14 @@ function setup() {
     JOIN parca.series s ON s.id = x.series_id WHERE s.profile_type = ${literal(type)}
       AND x.time BETWEEN to_timestamp(${range.from / 1000}) AND to_timestamp(${range.to / 1000}) ORDER BY 1`)
     .rows.map((r) => r.v).sort();
-  const base = { profile_type: cpu, label: 'file', matchers: '', compare_offset: '1h', max_nodes: '2000' };
+  const base = { profile_type: cpu, label: 'file', matchers: '', compare_offset: '1h', max_nodes: '2000',
+    function: '', profile: '', filters: '[]', node_trim_threshold: '0' };
+  // the profiles in the selection: (series, time) pairs
+  const profiles = (type, labels, range) => Number(one(`SELECT count(DISTINCT (x.series_id, x.time)) ${selected(type, labels, range)}`));
   const state = (name, values, range, expect) => ({ name, values: { ...base, ...values }, range,
     options: { value: files }, expect });
   const selection = (labels) => ({ total: total(cpu, labels, fibRange), rate: rate(cpu, labels, fibRange),
+    profiles: profiles(cpu, labels, fibRange),
     unit: 'ns', values: offered(cpu, fibRange), functions: 'all' });
   const states = files.filter((f) => f !== 'fibXpbXgz').map((f, i) =>
     state(['dot', 'slash', 'quote', 'double quote', 'backslash'][i], { value: [f] }, fibRange, selection([f])));
@@ -138,9 +142,24 @@ function setup() {
   states.push(state('empty range', { profile_type: '', label: '', value: ['$__all'] }, nothing, { empty: true }));
   states.push(state('empty range, values kept', { value: ['fib.pb.gz'] }, nothing, { empty: true }));
   const largeRange = rangeOf('large.cpu');
-  states.push(state('large.cpu', { value: ['large.cpu'] }, largeRange,
+  // one profile of large.cpu opened alone, and the sandwich and time series of main.next
+  const largeProfile = one(`SELECT profile_id FROM parca_profiles(parca_selector(${literal(cpu)}, 'file', ARRAY['large.cpu']),
+                                                                   '-infinity', 'infinity')`);
+  states.push(state('large.cpu', { value: ['large.cpu'], function: 'main.next', profile: largeProfile }, largeRange,
     { total: total(cpu, ['large.cpu'], largeRange), rate: rate(cpu, ['large.cpu'], largeRange), unit: 'ns',
+      profiles: profiles(cpu, ['large.cpu'], largeRange), single: total(cpu, ['large.cpu'], largeRange),
       values: offered(cpu, largeRange), functions: 'the first 200' }));
+  // stack filters (a quote in a value) and a node trim threshold: the flame
+  // graph holds what the filters keep, the filters' table says how much that is
+  const largeFilters = '[{"field": "function", "match": "not_equal", "value": "time.Now"}, '
+    + '{"field": "file", "match": "not_contains", "value": "it\'s"}]';
+  const filtered = Number(one(`SELECT kept FROM parca_filter_totals(
+    parca_query(parca_selector(${literal(cpu)}, 'file', ARRAY['large.cpu']), to_timestamp(${largeRange.from / 1000}),
+                to_timestamp(${largeRange.to / 1000})), ${literal(largeFilters)})`));
+  states.push(state('large.cpu filtered', { value: ['large.cpu'], filters: largeFilters, node_trim_threshold: '1' },
+    largeRange, { total: total(cpu, ['large.cpu'], largeRange), rate: rate(cpu, ['large.cpu'], largeRange), unit: 'ns',
+      profiles: profiles(cpu, ['large.cpu'], largeRange), root: filtered, values: offered(cpu, largeRange),
+      functions: 'the first 200' }));
   const manyRange = rangeOf('many-early', '1 hour');
   const manySel = `parca_selector(${literal(heap)}, 'file', ARRAY['many'])`;
   const at = (r) => `to_timestamp(${r.from / 1000}), to_timestamp(${r.to / 1000})`;
@@ -149,9 +168,11 @@ function setup() {
   // trimming keeps self values exact, and the diff table compares totals
   states.push(state('heap diff', { profile_type: heap, value: ['many'], max_nodes: '0' }, manyRange,
     { total: total(heap, ['many'], manyRange), rate: total(heap, ['many'], manyRange), unit: 'bytes',
+      profiles: profiles(heap, ['many'], manyRange),
       values: offered(heap, manyRange), compared: total(heap, ['many'], manyRange), functions: 'the first 200' }));
   // large.cpu's and the heap diff's options differ from the others'
   states[states.length - 2].options = { value: files.concat('large.cpu') };
+  states[states.length - 3].options = { value: files.concat('large.cpu') };
   states[states.length - 1].options = { value: ['many', 'many-early', 'many-late'] };
 
   const top = (profile) => {
@@ -163,6 +184,8 @@ function setup() {
   return {
     states,
     plain: { state: 'large.cpu', total: Number(one(`SELECT parca_profile_total(${largeQuery})`)), top: top(largeQuery) },
+    sandwich: { state: 'large.cpu', function: 'main.next',
+      top: top(largeQuery).find((t) => t.function === 'main.next') },
     diff: {
       state: 'heap diff',
       base_top: top(`parca_query(${manySel}, ${at(earlier)})`),
@@ -196,7 +219,8 @@ async function dashboardQueries(browser) {
     const rows = (target) => results[`${state.name} ${target}`].rows || [];
     const e = state.expect;
     if (e.empty) {
-      for (const target of ['panel 1 A', 'panel 2 A', 'panel 3 A', 'panel 4 A', 'panel 5 A']) {
+      for (const target of ['panel 1 A', 'panel 2 A', 'panel 3 A', 'panel 4 A', 'panel 5 A', 'panel 6 A',
+        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A', 'panel 12 A', 'panel 12 B']) {
         check(`${state.name}: ${target} is empty`, 0, rows(target).length);
       }
       continue;
@@ -205,13 +229,46 @@ async function dashboardQueries(browser) {
     // the rate is a double: compare to a millionth
     const series = rows('panel 1 A').reduce((s, r) => s + r.value, 0);
     check(`${state.name}: time series (per second for :delta)`, true, Math.abs(series - e.rate) <= 1e-6 * e.rate);
-    check(`${state.name}: flame graph root`, e.total, rows('panel 2 A')[0]?.value);
+    check(`${state.name}: flame graph root`, e.root ?? e.total, rows('panel 2 A')[0]?.value);
+    const f = rows('panel 11 A')[0] || {};
+    check(`${state.name}: the filters' table`, `${e.total} ${e.root ?? e.total} ${e.total - (e.root ?? e.total)}`,
+      `${f.total} ${f.kept} ${f.filtered_out}`);
     const flat = rows('panel 3 A').reduce((s, r) => s + r.flat, 0);
     check(`${state.name}: top functions' flat adds up (${e.functions})`, true,
       e.functions === 'all' ? flat === e.total : flat > 0 && flat <= e.total);
     check(`${state.name}: unit`, e.unit, rows('panel 2 unit')[0]?.unit);
     check(`${state.name}: the label values offered`, e.values,
       rows('variable value').map((r) => r.parca_label_values).sort());
+    // the call graph: nodes, and edges between them only; no cum above the total
+    const ids = new Set(rows('panel 12 A').map((n) => n.id));
+    check(`${state.name}: call graph has nodes`, true, ids.size > 0);
+    check(`${state.name}: call graph edges join its nodes`, true,
+      rows('panel 12 B').every((e) => ids.has(e.source) && ids.has(e.target)));
+    check(`${state.name}: call graph cum within the total`, true,
+      rows('panel 12 A').every((n) => n.secondarystat <= (e.root ?? e.total) && n.mainstat <= n.secondarystat));
+    // the profiles table: each profile once, their totals add up to the merge
+    check(`${state.name}: profiles listed`, e.profiles, rows('panel 6 A').length);
+    check(`${state.name}: profiles' totals add up`, e.total, rows('panel 6 A').reduce((s, r) => s + r.total, 0));
+    if (e.single !== undefined) {
+      check(`${state.name}: one profile opened alone`, e.single, rows('panel 7 A')[0]?.value);
+    } else {
+      check(`${state.name}: no profile chosen, nothing drawn`, 0, rows('panel 7 A').length);
+    }
+    if (state.values.function) {
+      const fn = cases.sandwich.top;
+      const series = (kind) => rows('panel 8 A').filter((r) => r.metric === `${fn.function} ${kind}`)
+        .reduce((s, r) => s + r.value, 0);
+      check(`${state.name}: ${fn.function} over time, flat`, fn.flat, series('flat'));
+      check(`${state.name}: ${fn.function} over time, cum`, fn.cum, series('cum'));
+      check(`${state.name}: sandwich callers root`, `${fn.function} ${fn.cum}`,
+        `${rows('panel 9 A')[0]?.label} ${rows('panel 9 A')[0]?.value}`);
+      check(`${state.name}: sandwich callees root`, `${fn.function} ${fn.cum}`,
+        `${rows('panel 10 A')[0]?.label} ${rows('panel 10 A')[0]?.value}`);
+    } else {
+      for (const target of ['panel 8 A', 'panel 9 A', 'panel 10 A']) {
+        check(`${state.name}: no function chosen, ${target} is empty`, 0, rows(target).length);
+      }
+    }
     if (e.compared !== undefined) {
       check(`${state.name}: diff root, compared side`, e.compared, rows('panel 4 A')[0]?.valueRight);
     }
@@ -318,9 +375,23 @@ async function diffPanel(browser, results) {
   check('diff: no NaN anywhere', false, /NaN/.test(await p.evaluate('document.body.innerText')));
 }
 
+// the sandwich panels: plain flame graphs rooted at the function, which
+// weighs its cum on both sides
+async function sandwichPanels(browser, results) {
+  const c = cases.sandwich;
+  for (const [side, panel] of [['callers', 9], ['callees', 10]]) {
+    const { p, transform } = await drawPanel(browser, side, results, c.state, panel);
+    check(`sandwich ${side}: the frame has no diff columns`, 'level,value,self,label', transform.fields.join(','));
+    check(`sandwich ${side}: not a diff`, false, transform.isDiff);
+    check(`sandwich ${side}: the root is ${c.function} with its cum`, c.top.cum, transform.rootValue);
+    check(`sandwich ${side}: no NaN anywhere`, false, /NaN/.test(await p.evaluate('document.body.innerText')));
+  }
+}
+
 run(async (browser) => {
   cases = setup();
   const results = await dashboardQueries(browser);
   await plainPanel(browser, results);
   await diffPanel(browser, results);
+  await sandwichPanels(browser, results);
 }, 240000);

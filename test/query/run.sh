@@ -178,6 +178,26 @@ check_eq "large.cpu trimmed to 2000: the 10 hottest functions are shown" 10 \
 	"$(LC_ALL=C sort -t $'\t' -k2,2nr "$work/flat_full" | head -n 10 | LC_ALL=C sort |
 		LC_ALL=C comm -12 - "$work/flat_trimmed" | wc -l)"
 
+# node_trim_threshold (a percentage of the total): exactly the nodes that
+# weigh at least that much stay (the rest in [trimmed] regions), with the
+# structure, the total and every shown function's self as untrimmed
+psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'))" > "$work/icicle_full"
+for pct in 0.1 1 5; do
+	psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), 0, $pct)" \
+		2>/dev/null > "$work/icicle"
+	check_eq "large.cpu node_trim_threshold $pct%: structure" ok "$(icicle_structure < "$work/icicle")"
+	check_eq "large.cpu node_trim_threshold $pct%: total" "$total" "$(head -n 1 "$work/icicle" | cut -d'|' -f2)"
+	check_eq "large.cpu node_trim_threshold $pct%: the nodes kept are those at or above it" \
+		"$(awk -F'|' -v floor="$(awk -v t="$total" -v p="$pct" 'BEGIN { printf "%.6f", t * p / 100 }')" '$2 >= floor' "$work/icicle_full" | wc -l)" \
+		"$(awk -F'|' '{ stack[$1] = $4 } $4 != "[trimmed]" && ($1 == 0 || stack[$1 - 1] != "[trimmed]")' "$work/icicle" | wc -l)"
+	awk -F'|' '$1 > 0 && $4 != "[trimmed]" { self[$4] += $3 } END { for (l in self) printf "%s\t%.0f\n", l, self[l] }' \
+		"$work/icicle" | LC_ALL=C sort > "$work/flat_trimmed"
+	check_eq "large.cpu node_trim_threshold $pct%: each function shown has its untrimmed self" "" \
+		"$(LC_ALL=C comm -23 "$work/flat_trimmed" "$work/flat_full" | head -n 3)"
+done
+check "large.cpu node_trim_threshold 0.1% and max_nodes 100: at most 100 rows" \
+	[ "$(q "SET client_min_messages = warning; SELECT count(*) FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), 100, 0.1)")" -le 100 ]
+
 # ---- diffs
 check_eq "diff with itself: top all zero" 0 "$(q "SELECT count(*) FROM parca_top(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE flat <> 0 OR cum <> 0")"
 check_eq "diff with itself: icicle sides equal" 0 "$(q "SELECT count(*) FROM parca_icicle_diff(parca_diff(parca_query('$sel', '-infinity', 'infinity'), parca_query('$sel', '-infinity', 'infinity'))) WHERE value <> \"valueRight\" OR self <> \"selfRight\"")"
@@ -214,10 +234,219 @@ check_eq "relative diff: both sides have the compared total" t "$(q "
 	                             parca_query('$ptype{fixture=\"parca/many/$late\"}', '-infinity', 'infinity')) AS d)
 	SELECT abs(value - \"valueRight\") <= parca_profile_stacks(d) FROM d, parca_icicle_diff(d) WHERE level = 0")"
 
+# ---- views: individual profiles, a function over time, the sandwich
+# set_time FILE NANOS OUT: FILE (gzipped pprof) with its time_nanos (field 9) set
+set_time() {
+	python3 - "$@" <<'PY'
+import gzip, sys
+src, nanos, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = gzip.decompress(open(src, 'rb').read())
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        if v: o.append(c | 0x80)
+        else: o.append(c); return bytes(o)
+o, i = bytearray(), 0
+while i < len(data):
+    start = i
+    key, i = varint(data, i)
+    wt = key & 7
+    if wt == 0: _, i = varint(data, i)
+    elif wt == 2: n, i = varint(data, i); i += n
+    elif wt == 1: i += 8
+    elif wt == 5: i += 4
+    if key >> 3 != 9: o += data[start:i]
+o += enc(9 << 3) + enc(nanos)
+open(out, 'wb').write(gzip.compress(bytes(o)))
+PY
+}
+many_dir=$fixtures/parca/many
+mult=1
+many_files=($(cd "$many_dir" && ls | LC_ALL=C sort))
+# all of many/ in one series per type: ten profiles about 3 s apart
+for f in "${many_files[@]}"; do
+	cp "$many_dir/$f" "$copies/many-$f"
+done
+# and two of them again as one series, their times set 250 ms apart in one second
+set_time "$many_dir/${many_files[0]}" 1700000000100000000 "$copies/second-0"
+set_time "$many_dir/${many_files[1]}" 1700000000350000000 "$copies/second-1"
+chown -R postgres: "$copies"
+for f in "${many_files[@]}"; do
+	q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/many-$f'), 'vw', '{\"set\": \"many\"}')" >/dev/null
+done
+for i in 0 1; do
+	q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/second-$i'), 'vw', '{\"set\": \"second\"}')" >/dev/null
+done
+space_type=$(q "SELECT profile_type FROM parca.series WHERE labels = '{\"set\": \"many\"}' AND profile_type LIKE 'vw:alloc_space:%'")
+many_sel="$space_type{set=\"many\"}"
+check_eq "profiles: ten of many/ listed in one series" "10 1" \
+	"$(q "SELECT count(*) || ' ' || count(DISTINCT series_id) FROM parca_profiles('$many_sel', '-infinity', 'infinity')")"
+n=0
+while IFS='|' read -r id; do
+	pprof_top -sample_index=alloc_space -unit=B "$many_dir/${many_files[$n]}" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_profile('$id'))" | LC_ALL=C sort > "$work/top"
+	check "profiles: profile $n opened alone = pprof -top of ${many_files[$n]} ($(wc -l < "$work/top") functions)" \
+		diff -q "$work/pprof" "$work/top"
+	n=$((n + 1))
+done < <(q "SELECT profile_id FROM parca_profiles('$many_sel', '-infinity', 'infinity') ORDER BY time")
+second_sel="$space_type{set=\"second\"}"
+check_eq "profiles: two in the same second listed apart" "2 1" \
+	"$(q "SELECT count(*) || ' ' || count(DISTINCT date_trunc('second', time)) FROM parca_profiles('$second_sel', '-infinity', 'infinity')")"
+n=0
+while IFS='|' read -r id; do
+	pprof_top -sample_index=alloc_space -unit=B "$many_dir/${many_files[$n]}" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_profile('$id'))" | LC_ALL=C sort > "$work/top"
+	check "profiles: same-second profile $n opened alone = pprof -top of its file" diff -q "$work/pprof" "$work/top"
+	n=$((n + 1))
+done < <(q "SELECT profile_id FROM parca_profiles('$second_sel', '-infinity', 'infinity') ORDER BY time")
+
+# a function over time: buckets of 6 s from the first profile hold two
+# profiles each; each bucket's flat/cum = pprof -top of those two files merged
+first=$(q "SELECT min(time) FROM parca_profiles('$many_sel', '-infinity', 'infinity')")
+mult=1
+pprof_top -sample_index=alloc_space -unit=B "$many_dir"/* > "$work/pprof_all"
+hot=$(LC_ALL=C sort -t $'\t' -k3,3nr "$work/pprof_all" | head -n 3 | cut -f1)
+for b in 0 1 2 3 4; do
+	pprof_top -sample_index=alloc_space -unit=B "$many_dir/${many_files[$((2 * b))]}" "$many_dir/${many_files[$((2 * b + 1))]}" > "$work/pprof"
+	# every function of the bucket: not_equal '' matches all
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_function_range('$many_sel', '$first', 'infinity', '6 s', '', 'not_equal')
+		WHERE time = '$first'::timestamptz + interval '6 s' * $b AND (flat <> 0 OR cum <> 0)" | LC_ALL=C sort > "$work/range"
+	check "function over time: bucket $b, every function = pprof -top of its two files ($(wc -l < "$work/range") functions)" \
+		diff -q <(awk -F'\t' '$2 != 0 || $3 != 0' "$work/pprof") "$work/range"
+	while IFS= read -r fn; do
+		check_eq "function over time: bucket $b, $fn" "$(awk -F'\t' -v f="$fn" '$1 == f { print $2 "|" $3 }' "$work/pprof")" \
+			"$(q "SELECT flat || '|' || cum FROM parca_function_range('$many_sel', '$first', 'infinity', '6 s', \$\$$fn\$\$)
+				WHERE time = '$first'::timestamptz + interval '6 s' * $b")"
+	done <<<"$hot"
+done
+
+# sandwich against go tool pprof -peek on large.cpu: for the heaviest
+# symbolized functions that are not recursive (pprof counts a recursive
+# function's edges per stack and edge, the sandwich each stack once), the
+# root weighs cum, the callers tree's second level is pprof's callers and
+# the callees tree's second level its callees, with the same weights
+peek_sides() {
+	awk -F'|' -v fn="$1" '
+		/^-+\+-+$/ { if (found) exit; in_block = 1; side = "callers"; next }
+		{
+			left = $1; name = $2
+			sub(/^ +/, "", name); sub(/ +$/, "", name); sub(/ \((partial-)?inline\)$/, "", name)
+			n = split(left, f, / +/)
+			m = 0; for (i = 1; i <= n; i++) if (f[i] != "") v[++m] = f[i]
+			if (m >= 5) { if (name == fn) { found = 1; side = "callees" } else side = "other"; next }
+			if (m == 2 && in_block) { val = v[1]; gsub(/[^0-9]/, "", val); rows[side, name] += val; names[side, name] = 1 }
+		}
+		END { if (!found) exit; for (k in names) { split(k, p, SUBSEP); if (p[1] != "other") printf "%s\t%s\t%.0f\n", p[1], p[2], rows[k] } }' | LC_ALL=C sort
+}
+large=${fixture_file[google-pprof/large.cpu]}
+psql -X -qAt -c "SELECT level, value, self, label FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'))" |
+	awk -F'|' '{ stack[$1] = $4; for (d = 1; d < $1; d++) if (stack[d] == $4) rec[$4] = 1 } END { for (r in rec) print r }' |
+	LC_ALL=C sort > "$work/recursive"
+mult=1
+pprof_top -unit=ns "$large" > "$work/pprof"
+LC_ALL=C sort -t $'\t' -k3,3nr "$work/pprof" | awk -F'\t' '$1 !~ /^\[/' | cut -f1 |
+	LC_ALL=C grep -vxF -f "$work/recursive" | head -n 12 > "$work/sandwich_fns"
+check "sandwich: 12 functions to compare" [ "$(wc -l < "$work/sandwich_fns")" -eq 12 ]
+while IFS= read -r fn; do
+	re="^$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$fn")\$"
+	go tool pprof -peek "$re" -nodefraction=0 -edgefraction=0 -unit=ns "$large" 2>/dev/null | peek_sides "$fn" > "$work/peek"
+	psql -X -qAt -F $'\t' -c "
+		SELECT 'callers', label, sum(value) FROM parca_sandwich_callers(parca_query('$sel', '-infinity', 'infinity'), \$\$$fn\$\$)
+		WHERE level = 1 GROUP BY label
+		UNION ALL
+		SELECT 'callees', label, sum(value) FROM parca_sandwich_callees(parca_query('$sel', '-infinity', 'infinity'), \$\$$fn\$\$)
+		WHERE level = 1 GROUP BY label" | LC_ALL=C sort > "$work/sandwich"
+	check "sandwich $fn: callers and callees = pprof -peek ($(wc -l < "$work/peek") edges)" \
+		diff -q "$work/peek" "$work/sandwich"
+	check_eq "sandwich $fn: both roots weigh its cum" \
+		"$(awk -F'\t' -v f="$fn" '$1 == f { print $3 "|" $3 }' "$work/pprof")" \
+		"$(q "SELECT (SELECT value FROM parca_sandwich_callers(parca_query('$sel', '-infinity', 'infinity'), \$\$$fn\$\$) WHERE level = 0)
+			|| '|' || (SELECT value FROM parca_sandwich_callees(parca_query('$sel', '-infinity', 'infinity'), \$\$$fn\$\$) WHERE level = 0)")"
+done < "$work/sandwich_fns"
+
+# stack filters against go tool pprof -focus/-ignore, which keep or drop
+# the samples with a frame whose function name or file name matches a
+# regex: the same stacks when the text cannot match the other field
+filter_case() { # LABEL FILTERS-JSON PPROF-ARGS...
+	local label=$1 filters=$2
+	shift 2
+	pprof_top -unit=ns "$@" "$large" > "$work/pprof"
+	psql -X -qAt -F $'\t' -c "SELECT function, flat, cum FROM parca_top(parca_filter(
+		parca_query('$sel', '-infinity', 'infinity'), \$\$$filters\$\$))" | LC_ALL=C sort > "$work/top"
+	check "filter $label: has stacks" [ -s "$work/top" ]
+	check "filter $label = pprof $* ($(wc -l < "$work/top") functions)" diff -q "$work/pprof" "$work/top"
+}
+mult=1
+filter_case "function equal" '[{"field": "function", "match": "equal", "value": "sync.(*Mutex).Unlock"}]' \
+	'-focus=^sync\.\(\*Mutex\)\.Unlock$'
+filter_case "function not_equal" '[{"field": "function", "match": "not_equal", "value": "time.Now"}]' \
+	'-ignore=^time\.Now$'
+filter_case "function contains" '[{"field": "function", "match": "contains", "value": "func2264"}]' \
+	'-focus=func2264'
+filter_case "function starts_with" '[{"field": "function", "match": "starts_with", "value": "math/rand.(*"}]' \
+	'-focus=^math/rand\.\(\*'
+filter_case "file equal" '[{"field": "file", "match": "equal", "value": "/usr/lib/google-golang/src/time/time.go"}]' \
+	'-focus=^/usr/lib/google-golang/src/time/time\.go$'
+filter_case "file contains and function not_contains" \
+	'[{"field": "file", "match": "contains", "value": "src/sync/"}, {"field": "function", "match": "not_contains", "value": "Unlock"}]' \
+	'-focus=src/sync/' '-ignore=Unlock'
+# what was filtered out is reported: kept is what pprof -ignore leaves
+total=$(q "SELECT parca_profile_total(parca_query('$sel', '-infinity', 'infinity'))")
+kept=$(pprof_top -unit=ns '-ignore=^time\.Now$' "$large" | awk -F'\t' '{ s += $2 } END { printf "%.0f", s }')
+check_eq "filter totals: total, kept = pprof -ignore's, filtered out the rest" "$total $kept $((total - kept))" \
+	"$(q "SELECT total || ' ' || kept || ' ' || filtered_out FROM parca_filter_totals(parca_query('$sel', '-infinity', 'infinity'),
+		'[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]')")"
+
+# the call graph against go tool pprof -tree, the text form of the graph
+# -dot draws (-dot also drops residual edges it finds redundant, which
+# only matters where nodes were dropped): the same nodes with the same
+# flat and cum, the same edges with the same weights, after the same
+# -nodefraction and -edgefraction
+pprof_graph() { # NODE_FRACTION EDGE_FRACTION
+	go tool pprof -tree -nodefraction="$1" -edgefraction="$2" -nodecount=1000000 -unit=ns "$large" 2>/dev/null |
+		awk -F'|' '
+			function num(x) { gsub(/[^0-9]/, "", x); return x + 0 }
+			/^-+\+-+$/ { in_block = 1; node = ""; next }
+			!in_block { next }
+			{
+				name = $2; sub(/^ +/, "", name); sub(/ +$/, "", name); sub(/ \((partial-)?inline\)$/, "", name)
+				n = split($1, f, / +/); m = 0
+				for (i = 1; i <= n; i++) if (f[i] != "") v[++m] = f[i]
+				if (name == "") next
+				if (m >= 5) { node = name; printf "N\t%s\t%.0f\t%.0f\n", name, num(v[1]), num(v[4]) }
+				else if (m == 2 && node != "") printf "E\t%s\t%s\t%.0f\n", node, name, num(v[1])
+			}' | LC_ALL=C sort
+}
+for fractions in "0.005 0.001" "0 0.01" "0.01 0" "0.001 0.0001" "0.0002 0" "0 0"; do
+	read -r nf ef <<<"$fractions"
+	pprof_graph "$nf" "$ef" > "$work/pprof_graph"
+	psql -X -qAt -F $'\t' -c "SELECT 'N', id, mainstat::text, secondarystat FROM parca_callgraph_nodes(parca_query('$sel', '-infinity', 'infinity'), $nf, $ef)
+		UNION ALL SELECT 'E', source, target, mainstat FROM parca_callgraph_edges(parca_query('$sel', '-infinity', 'infinity'), $nf, $ef)" |
+		LC_ALL=C sort > "$work/graph"
+	check "call graph -nodefraction=$nf -edgefraction=$ef: has nodes and edges" \
+		[ "$(grep -c '^N' "$work/graph")" -gt 0 -a "$(grep -c '^E' "$work/graph")" -gt 0 ]
+	if diff -q "$work/pprof_graph" "$work/graph" >/dev/null; then
+		check "call graph -nodefraction=$nf -edgefraction=$ef = pprof -tree ($(grep -c '^N' "$work/graph") nodes, $(grep -c '^E' "$work/graph") edges)" true
+	else
+		check "call graph -nodefraction=$nf -edgefraction=$ef = pprof -tree" false
+		diff "$work/pprof_graph" "$work/graph" | head -n 6
+	fi
+done
+
 # ---- the same answers when the samples are stored in heap partitions
+# (and grouped by fixture: the direct merge of every group in one pass
+# against the SQL merge grouped by series)
 digest() {
 	psql -X -qAt -c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
-		FROM parca_top(parca_query('$1', '$2', '$3'))"
+		FROM parca_top(parca_query('$1', '$2', '$3'))" \
+		-c "SELECT md5(string_agg(concat_ws('|', function, flat, cum), ',' ORDER BY function))
+		FROM parca_top(parca_query('$1', '$2', '$3', group_by => '{fixture}'))"
 }
 checks=()
 while IFS='|' read -r ptype rel; do
@@ -225,6 +454,8 @@ while IFS='|' read -r ptype rel; do
 done < <(q "SELECT DISTINCT profile_type, labels->>'fixture' FROM parca.series
 	WHERE labels->>'fixture' IN ('google-pprof/large.cpu', 'parca/alloc_objects.pb.gz', 'parca/profile1.pb.gz')
 	ORDER BY 1, 2")
+# a type several fixtures have: many groups
+checks+=("$(q "SELECT min(profile_type) FROM parca.series WHERE profile_type LIKE 'fx:alloc_space:bytes:%'")")
 first=$(q "SELECT min(time) FROM parca.samples")
 declare -A before
 for c in "${checks[@]}"; do

@@ -16,19 +16,21 @@ $$;
 -- parca_icicle loses the diff columns: a new result type.
 DROP FUNCTION parca_icicle(profile, integer);
 
-CREATE FUNCTION parca_icicle(profile profile, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_icicle(profile profile, max_nodes integer DEFAULT 0,
+                             node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
 
-COMMENT ON FUNCTION parca_icicle(profile, integer) IS
+COMMENT ON FUNCTION parca_icicle(profile, integer, double precision) IS
     'the call tree in depth-first pre-order, the data frame of Grafana''s flame graph panel';
 
-CREATE FUNCTION parca_icicle_diff(profile profile, max_nodes integer DEFAULT 0)
+CREATE FUNCTION parca_icicle_diff(profile profile, max_nodes integer DEFAULT 0,
+                                  node_trim_threshold double precision DEFAULT 0)
     RETURNS TABLE(level integer, value bigint, self bigint,
                   "valueRight" bigint, "selfRight" bigint, label text)
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
 
-COMMENT ON FUNCTION parca_icicle_diff(profile, integer) IS
+COMMENT ON FUNCTION parca_icicle_diff(profile, integer, double precision) IS
     'the call tree of a diff, base side in value/self and compared side in valueRight/selfRight (Grafana''s diff flame graph)';
 
 CREATE OR REPLACE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)

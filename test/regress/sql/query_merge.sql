@@ -55,10 +55,40 @@ WHERE se.profile_type LIKE 'qmerge:alloc_space:%' AND s.time < '2024-05-01';
 SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes',
                            '2024-06-01 00:00+00', '2024-06-01 00:00+00', false);
 ROLLBACK;
--- grouping takes the SQL path; its total is the same
+-- grouping reads the table directly too, every group in the same pass:
+-- under each group's root frame are exactly the stacks and values of a
+-- query of that group's series alone
+CREATE FUNCTION qmerge_group_check(ptype text, t0 timestamptz, t1 timestamptz,
+                                   OUT run text, OUT stacks bigint, OUT total bigint, OUT differing_functions bigint)
+RETURNS SETOF record LANGUAGE sql AS $$
+  WITH g AS (SELECT parca_query(ptype, t0, t1, group_by => '{run}') AS p),
+       runs AS (SELECT DISTINCT labels->>'run' AS run FROM parca.series WHERE profile_type = ptype),
+       sides AS (SELECT r.run,
+                        parca_filter(g.p, jsonb_build_array(jsonb_build_object(
+                            'field', 'function', 'match', 'equal', 'value', format('run="%s"', r.run)))) AS grouped,
+                        parca_query(format('%s{run="%s"}', ptype, r.run), t0, t1) AS alone
+                 FROM g, runs r)
+  SELECT run, parca_profile_stacks(grouped), parca_profile_total(grouped),
+         (SELECT count(*) FROM ((SELECT function, flat, cum FROM parca_top(grouped) WHERE function <> format('run="%s"', run)
+                                 EXCEPT SELECT function, flat, cum FROM parca_top(alone))
+                                UNION ALL
+                                (SELECT function, flat, cum FROM parca_top(alone)
+                                 EXCEPT SELECT function, flat, cum FROM parca_top(grouped))) d)
+  FROM sides ORDER BY 1
+$$;
+-- the group frames are registered by a first grouped query: parca_filter
+-- reads the metastore as the statement found it
+SELECT parca_profile_stacks(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity',
+                                        group_by => '{run}')) > 0 AS merged;
+SELECT * FROM qmerge_group_check('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity');
+SELECT * FROM qmerge_group_check('qmerge:alloc_space:bytes:space:bytes',
+                                 '2024-05-01 00:00:30+00', '2024-05-01 01:00+00');
+SELECT * FROM qmerge_group_check('qmerge:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity');
+-- and the grouped total is the ungrouped one
 SELECT parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity',
                                        group_by => '{run}')) =
        parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity'))
        AS same_total;
+DROP FUNCTION qmerge_group_check;
 DELETE FROM parca.columnar_options WHERE relid = 'parca.samples'::regclass;
 DROP FUNCTION qmerge_check;

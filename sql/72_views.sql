@@ -1,0 +1,135 @@
+-- More of Parca's views: the profiles of a selector one by one, a
+-- function over time, and the sandwich of a function (src/query/;
+-- docs/query.md).
+
+-- A profile is what one ingestion wrote for one series: rows of that
+-- series carrying the profile's time, to the microsecond.  Its id,
+-- SERIES_ID@MICROSECONDS_SINCE_1970, names it exactly.
+CREATE FUNCTION parca_profiles(selector text, start timestamptz, stop timestamptz)
+    RETURNS TABLE("time" timestamptz, profile_id text, series_id bigint, series text, labels jsonb,
+                  total bigint, samples bigint, duration_ns bigint)
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    SELECT x.time,
+           x.series_id || '@' || (extract(epoch FROM x.time) * 1000000)::bigint,
+           x.series_id, @extschema@.parca_labels_text(s.labels), s.labels,
+           -- as parca_query reports it: samples:count in the period unit when known
+           sum(CASE WHEN split_part(s.profile_type, ':', 2) = 'samples'
+                     AND split_part(s.profile_type, ':', 3) = 'count' AND x.period > 0
+                    THEN x.value * x.period ELSE x.value END)::bigint,
+           count(*), max(x.duration)
+    FROM parca.samples x JOIN @extschema@.parca_series(selector) s ON s.id = x.series_id
+    WHERE x.time >= start AND x.time <= stop
+      AND x.series_id = ANY (@extschema@.parca_series_ids(selector))
+    GROUP BY x.series_id, x.time, s.labels
+    ORDER BY x.time, x.series_id
+$$;
+COMMENT ON FUNCTION parca_profiles(text, timestamptz, timestamptz) IS
+    'the profiles a selector picks in [start, stop], one row each, with the id parca_profile opens';
+
+CREATE FUNCTION parca_profile(profile_id text) RETURNS profile
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION parca_profile(text) IS
+    'one profile on its own, by the id parca_profiles lists (SERIES_ID@MICROSECONDS_SINCE_1970)';
+
+-- A function over time: per step bucket (aligned as in parca_query_range)
+-- the flat and cum of each function whose name matches, from the bucket's
+-- merged profile (parca_query over exactly the bucket's samples), and the
+-- bucket's total.  A matching function absent from a bucket has 0 there.
+CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop timestamptz, step interval,
+                                     function_name text, match text DEFAULT 'equal')
+    RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
+    LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF match NOT IN ('equal', 'not_equal', 'contains', 'not_contains', 'starts_with', 'not_starts_with') THEN
+        RAISE EXCEPTION 'unknown match "%"', match
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.';
+    END IF;
+    IF step <= interval '0' THEN
+        RAISE EXCEPTION 'step must be positive' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+    WITH buckets AS MATERIALIZED (
+        SELECT DISTINCT date_bin(step, x.time, CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END) AS b
+        FROM parca.samples x
+        WHERE x.series_id = ANY (@extschema@.parca_series_ids(selector))
+          AND x.time >= start AND x.time <= stop
+    ), profiles AS MATERIALIZED (
+        -- the bucket [b, b + step) within [start, stop], both ends inclusive
+        SELECT k.b, @extschema@.parca_query(selector, greatest(k.b, start),
+                                            least(k.b + step - interval '1 microsecond', stop)) AS p
+        FROM buckets k
+    ), tops AS MATERIALIZED (
+        SELECT pr.b, t.function AS f, t.flat, t.cum
+        FROM profiles pr, @extschema@.parca_top(pr.p) t
+        WHERE CASE match
+                  WHEN 'equal' THEN t.function = function_name
+                  WHEN 'not_equal' THEN t.function <> function_name
+                  WHEN 'contains' THEN strpos(t.function, function_name) > 0
+                  WHEN 'not_contains' THEN strpos(t.function, function_name) = 0
+                  WHEN 'starts_with' THEN starts_with(t.function, function_name)
+                  ELSE NOT starts_with(t.function, function_name) END
+    )
+    SELECT pr.b, n.f, coalesce(t.flat, 0), coalesce(t.cum, 0), @extschema@.parca_profile_total(pr.p)
+    FROM profiles pr CROSS JOIN (SELECT DISTINCT tops.f FROM tops) n
+         LEFT JOIN tops t ON t.b = pr.b AND t.f = n.f
+    ORDER BY 1, 2;
+END
+$$;
+COMMENT ON FUNCTION parca_function_range(text, timestamptz, timestamptz, interval, text, text) IS
+    'per step: flat and cum of the functions whose name matches (equal, contains, starts_with, or their negations)';
+
+-- The sandwich view of one function: two flame graph data frames.
+CREATE FUNCTION parca_sandwich_callers(profile profile, function text, max_nodes integer DEFAULT 0,
+                                       node_trim_threshold double precision DEFAULT 0)
+    RETURNS TABLE(level integer, value bigint, self bigint, label text)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_sandwich_callers(profile, text, integer, double precision) IS
+    'the stacks through a function, inverted and rooted at it: who calls it (each stack once)';
+CREATE FUNCTION parca_sandwich_callees(profile profile, function text, max_nodes integer DEFAULT 0,
+                                       node_trim_threshold double precision DEFAULT 0)
+    RETURNS TABLE(level integer, value bigint, self bigint, label text)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_sandwich_callees(profile, text, integer, double precision) IS
+    'the stacks through a function, rooted at it: what it calls (each stack once)';
+
+-- Stack filters as Parca's FilterCriteria: [{"field": ..., "match": ...,
+-- "value": ...}, ...], all applying.
+CREATE FUNCTION parca_filter(profile profile, filters jsonb) RETURNS profile
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION parca_filter(profile, jsonb) IS
+    'the stacks whose frames pass every filter (field function, file, binary or address; match equal, contains, starts_with or not_...)';
+
+-- What a filter left and what it took: total, kept and filtered-out totals.
+CREATE FUNCTION parca_filter_totals(profile profile, filters jsonb)
+    RETURNS TABLE(total bigint, kept bigint, filtered_out bigint)
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t, k, t - k
+    FROM (SELECT @extschema@.parca_profile_total(profile) AS t,
+                 @extschema@.parca_profile_total(@extschema@.parca_filter(profile, filters)) AS k) s
+$$;
+COMMENT ON FUNCTION parca_filter_totals(profile, jsonb) IS
+    'the total of a profile, of what the filters keep, and of what they filter out';
+
+-- The call graph, trimmed like go tool pprof -nodefraction/-edgefraction
+-- (its defaults): the nodes and edges frames of Grafana's Node graph
+-- panel, and DOT text for Graphviz.
+CREATE FUNCTION parca_callgraph_nodes(profile profile, node_fraction double precision DEFAULT 0.005,
+                                      edge_fraction double precision DEFAULT 0.001)
+    RETURNS TABLE(id text, title text, mainstat bigint, secondarystat bigint,
+                  "detail__flat_percent" double precision, "detail__cum_percent" double precision)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_nodes(profile, double precision, double precision) IS
+    'the call graph''s functions: flat (mainstat) and cum (secondarystat), as go tool pprof -dot trims them';
+CREATE FUNCTION parca_callgraph_edges(profile profile, node_fraction double precision DEFAULT 0.005,
+                                      edge_fraction double precision DEFAULT 0.001)
+    RETURNS TABLE(id text, source text, target text, mainstat bigint, residual boolean)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_edges(profile, double precision, double precision) IS
+    'the call graph''s calls: caller (source), callee (target) and weight (mainstat); residual when trimmed frames were between';
+CREATE FUNCTION parca_callgraph_dot(profile profile, node_fraction double precision DEFAULT 0.005,
+                                    edge_fraction double precision DEFAULT 0.001)
+    RETURNS text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE;
+COMMENT ON FUNCTION parca_callgraph_dot(profile, double precision, double precision) IS
+    'the call graph in Graphviz''s DOT language';
