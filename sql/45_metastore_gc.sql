@@ -41,14 +41,18 @@ DECLARE
 BEGIN
     LOCK TABLE parca.samples IN SHARE MODE;
     CREATE TEMP TABLE parca_gc_refs (kind "char", id bigint) ON COMMIT DROP;
+    -- the rollups' stacks and series too (sql/46_rollups.sql): they
+    -- outlive the raw rows
+    CREATE TEMP TABLE parca_gc_parts ON COMMIT DROP AS
+        SELECT r.partition, a.amname FROM (
+            SELECT partition FROM parca.partition_ranges()
+            UNION ALL
+            SELECT partition FROM parca.partition_ranges('parca.samples_hourly')) r
+        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
     INSERT INTO parca_gc_refs
     SELECT * FROM parca.partition_references(ARRAY(
-        SELECT r.partition FROM parca.partition_ranges() r
-        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
-        WHERE a.amname = 'parca_columnar'));
-    FOR p IN SELECT r.partition FROM parca.partition_ranges() r
-             JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
-             WHERE a.amname <> 'parca_columnar'
+        SELECT g.partition FROM parca_gc_parts g WHERE g.amname = 'parca_columnar'));
+    FOR p IN SELECT g.partition FROM parca_gc_parts g WHERE g.amname <> 'parca_columnar'
     LOOP
         -- a partition someone rewrote as heap: read its rows
         EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''s'', series_id FROM %s', p.partition);
@@ -77,7 +81,7 @@ BEGIN
         RAISE LOG 'parca: metastore garbage collection removed % series, % locations, % functions, % mappings',
             series, locations, functions, mappings;
     END IF;
-    DROP TABLE parca_gc_refs;
+    DROP TABLE parca_gc_refs, parca_gc_parts;
 END
 $$;
 REVOKE ALL ON FUNCTION parca_metastore_gc() FROM PUBLIC;

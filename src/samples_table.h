@@ -36,6 +36,12 @@
 extern Oid	samples_table_relid(void);
 
 /*
+ * The OID of parca.samples_hourly (sql/46_rollups.sql), which has the same
+ * columns and holds the hourly rollups; InvalidOid if it is missing.
+ */
+extern Oid	samples_table_hourly_relid(void);
+
+/*
  * Whether rel has exactly the columns above, at their attribute numbers,
  * none generated.  The caller is connected to SPI (the stacktrace type is
  * looked up through it).

@@ -44,6 +44,7 @@
 #include "parca.h"
 #include "profile.h"
 #include "query/merge_scan.h"
+#include "query/rollup_ranges.h"
 #include "query/selector.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
@@ -109,7 +110,8 @@ group_label(List *names, char **values)
 }
 
 /*
- * Adds the samples of the given series in [start, stop] to b, with the
+ * Adds the samples of the given series in one part of the range (raw rows
+ * or hourly rollups, rollup_ranges.h) to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
  * group of series[i]).  Without grouping, a parca_columnar samples table
  * is read directly (merge_scan.c).  Otherwise the merge is one aggregate
@@ -124,9 +126,12 @@ group_label(List *names, char **values)
  */
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
-			 const uint64 *group_frames, TimestampTz start, TimestampTz stop,
+			 const uint64 *group_frames, const QueryRange *range,
 			 bool scale_by_period, MergePeriods *periods)
 {
+	TimestampTz start = range->start;
+	TimestampTz stop = range->stop;
+	const char *table = range->hourly ? "parca.samples_hourly" : "parca.samples";
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
 	Datum	   *grps = palloc(sizeof(Datum) * nseries);
 	Oid			types[5] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INT8ARRAYOID, BOOLOID, INT4ARRAYOID};
@@ -141,7 +146,8 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 
 		for (int i = 0; i < nseries; i++)
 			series_ids[i] = series[i].id;
-		if (merge_scan_samples(b, series_ids, nseries, start, stop, scale_by_period, periods))
+		if (merge_scan_samples(b, range->relid, series_ids, nseries, start, stop,
+							   scale_by_period, periods))
 			return;
 	}
 	for (int i = 0; i < nseries; i++)
@@ -165,20 +171,20 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 											 " THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
 											 " pg_catalog.min(period) FILTER (WHERE period OPERATOR(pg_catalog.>) 0),"
 											 " pg_catalog.bool_or(period OPERATOR(pg_catalog.<=) 0)"
-											 " FROM parca.samples"
+											 " FROM %s"
 											 " WHERE time OPERATOR(pg_catalog.>=) $1 AND time OPERATOR(pg_catalog.<=) $2"
-											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge),
+											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge, table),
 									4, types, args, NULL, true, 0);
 	else
 		ret = SPI_execute_with_args(psprintf("SELECT g.grp, %s(x.stack, CASE WHEN $4 AND x.period OPERATOR(pg_catalog.>) 0"
 											 " THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END),"
 											 " pg_catalog.min(x.period) FILTER (WHERE x.period OPERATOR(pg_catalog.>) 0),"
 											 " pg_catalog.bool_or(x.period OPERATOR(pg_catalog.<=) 0)"
-											 " FROM parca.samples x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
+											 " FROM %s x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
 											 " ON g.id OPERATOR(pg_catalog.=) x.series_id"
 											 " WHERE x.time OPERATOR(pg_catalog.>=) $1 AND x.time OPERATOR(pg_catalog.<=) $2"
 											 " AND x.series_id OPERATOR(pg_catalog.=) ANY ($3)"
-											 " GROUP BY g.grp", merge),
+											 " GROUP BY g.grp", merge, table),
 									5, types, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
@@ -395,7 +401,12 @@ parca_query(PG_FUNCTION_ARGS)
 	scale = profile_type_is_sample_count(&sel->type);
 	b = profile_builder_create(cxt);
 	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, start, stop, scale, &periods);
+	{
+		ListCell   *lc;
+
+		foreach(lc, rollup_ranges(start, stop, "parca_query"))
+			scan_samples(b, series, groups, nseries, group_frames, lfirst(lc), scale, &periods);
+	}
 	MemoryContextSwitchTo(cxt);
 	if (scale && periods.min_known > 0 && periods.unknown_seen)
 		ereport(NOTICE,

@@ -284,10 +284,9 @@ scan_table(MergeScan *m, Relation rel)
 }
 
 bool
-merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
+merge_scan_samples(ProfileBuilder *b, Oid relid, const int64 *series_ids, int nseries,
 				   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
 {
-	Oid			relid = samples_table_relid();
 	Relation	rel = table_open(relid, AccessShareLock);
 	List	   *tables = NIL;
 	int64	   *ids;

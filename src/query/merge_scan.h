@@ -22,14 +22,17 @@ typedef struct MergePeriods
 } MergePeriods;
 
 /*
- * Adds to b the stacks of the parca.samples rows of the given series in
- * [start, stop], each with its value (times its period when scale and the
- * period is known), and adds what it saw to *periods.  Returns false,
- * having read nothing, when parca.samples is not a parca_columnar table
- * this user may read directly (no row-level security); the caller then
- * merges with SQL.  The caller is connected to SPI.
+ * Adds to b the stacks of the rows of table relid (parca.samples, or its
+ * rollups parca.samples_hourly, which has the same columns) of the given
+ * series in [start, stop], each with its value (times its period when
+ * scale and the period is known), and adds what it saw to *periods.
+ * Returns false, having read nothing, when the table is not a
+ * parca_columnar table this user may read directly (no row-level
+ * security); the caller then merges with SQL.  The caller is connected to
+ * SPI.
  */
-extern bool merge_scan_samples(ProfileBuilder *b, const int64 *series_ids, int nseries,
+extern bool merge_scan_samples(ProfileBuilder *b, Oid relid,
+							   const int64 *series_ids, int nseries,
 							   TimestampTz start, TimestampTz stop, bool scale,
 							   MergePeriods *periods);
 

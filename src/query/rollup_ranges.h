@@ -1,0 +1,34 @@
+/*
+ * rollup_ranges.h
+ *		Which parts of a query's time range are read from the hourly
+ *		rollups and which from raw sample rows (docs/rollups.md).
+ */
+#ifndef PARCA_QUERY_ROLLUP_RANGES_H
+#define PARCA_QUERY_ROLLUP_RANGES_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "nodes/pg_list.h"
+
+/* One part of a time range, inclusive at both ends, and its table. */
+typedef struct QueryRange
+{
+	TimestampTz start;
+	TimestampTz stop;
+	Oid			relid;			/* parca.samples or parca.samples_hourly */
+	bool		hourly;
+} QueryRange;
+
+/*
+ * [start, stop] cut into parts, in time order: each run of whole hours
+ * that are rolled up (parca.rollup_hours) read from parca.samples_hourly,
+ * the rest (the ragged edges, hours not rolled up yet) from parca.samples;
+ * one part of parca.samples when parca.rollups is off.  Raises a NOTICE,
+ * naming caller, when a part read from raw rows reaches back past
+ * parca.retention, where raw rows may have been dropped.  The caller is
+ * connected to SPI; the parts are read under the same snapshot.
+ */
+extern List *rollup_ranges(TimestampTz start, TimestampTz stop, const char *caller);
+
+#endif							/* PARCA_QUERY_ROLLUP_RANGES_H */
