@@ -76,7 +76,8 @@ $$;
 -- difference between its merge now and its rollup rows, so that they add
 -- up to the merge again.  An hour with fewer raw rows than recorded has
 -- lost partitions to parca.retention: its rollup stays as it is.  An hour
--- without rows is not recorded.  Returns the rollup rows written, or -1
+-- without rows is not recorded.  An hour with rollup rows but not listed
+-- (parca.rollup_hours emptied by hand) is rolled up by difference too.  Returns the rollup rows written, or -1
 -- if there was nothing to do.
 CREATE FUNCTION parca.rollup_hour(h timestamptz) RETURNS bigint
     LANGUAGE plpgsql STRICT
@@ -94,11 +95,14 @@ BEGIN
         RETURN -1;
     END IF;
     PERFORM parca.create_rollup_partition(h);
-    IF prev IS NULL THEN
+    -- (rollup rows of an hour not listed: the list was emptied by hand)
+    IF prev IS NULL AND NOT EXISTS (SELECT FROM parca.samples_hourly WHERE time = h) THEN
         INSERT INTO parca.samples_hourly (time, series_id, stack, value, period, duration, num_labels)
         SELECT h, series_id, stack, sum(value)::bigint, period, 0, NULL
         FROM parca.samples WHERE time >= h AND time < h_end
-        GROUP BY series_id, stack, period;
+        GROUP BY series_id, stack, period
+        -- a series' rows together: chunk groups skipped by series, runs of one id
+        ORDER BY series_id;
     ELSE
         -- the merge now, less what the rollup holds: the late rows' sums
         -- (and a stack they bring with a sum of 0, which the merge shows)
@@ -110,7 +114,8 @@ BEGIN
               SELECT series_id, stack, -value::numeric, period, true
               FROM parca.samples_hourly WHERE time = h) d
         GROUP BY d.series_id, d.stack, d.period
-        HAVING sum(d.value) <> 0 OR NOT bool_or(d.rolled);
+        HAVING sum(d.value) <> 0 OR NOT bool_or(d.rolled)
+        ORDER BY d.series_id;
     END IF;
     GET DIAGNOSTICS written = ROW_COUNT;
     INSERT INTO parca.rollup_hours (hour, raw_rows) VALUES (h, n)

@@ -130,6 +130,11 @@ SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-0
 SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '-infinity', 'infinity', '{job}');
 -- again: nothing to do
 SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
+-- an hour taken off the list by hand is rolled up again by difference:
+-- nothing is counted twice
+DELETE FROM parca.rollup_hours WHERE hour = '2017-09-29 23:00+00';
+SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 -- a range that does not hold a whole hour rolls up nothing; an hour
 -- that is not over yet is not rolled up
 SELECT * FROM parca_rollup_hours('2017-09-29 22:10+00', '2017-09-29 23:10+00');
