@@ -47,7 +47,9 @@ BEGIN
         SELECT r.partition, a.amname FROM (
             SELECT partition FROM parca.partition_ranges()
             UNION ALL
-            SELECT partition FROM parca.partition_ranges('parca.samples_hourly')) r
+            SELECT partition FROM parca.partition_ranges('parca.samples_hourly')
+            UNION ALL
+            SELECT partition FROM parca.partition_ranges('parca.samples_daily')) r
         JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
     INSERT INTO parca_gc_refs
     SELECT * FROM parca.partition_references(ARRAY(

@@ -1,6 +1,6 @@
 /*
  * rollups.c
- *		The settings of the hourly rollups of parca.samples.
+ *		The settings of the hourly and daily rollups of parca.samples.
  *
  * What is done lives in SQL (sql/46_rollups.sql): the maintenance worker
  * (src/partitions.c) calls parca_maintain_rollups() every round, and
@@ -23,6 +23,7 @@
 
 bool		parca_rollups = true;
 static int	rollup_retention_min = 0;
+static int	rollup_daily_retention_min = 0;
 static int	rollup_late_window_min = 120;
 
 void
@@ -38,6 +39,11 @@ rollups_init(void)
 							"A week's partition of parca.samples_hourly goes once its whole range is older.",
 							&rollup_retention_min, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
+	DefineCustomIntVariable("parca.rollup_daily_retention",
+							"Age past which daily rollups are dropped; 0 keeps them.",
+							"A 28 days' partition of parca.samples_daily goes once its whole range is older.",
+							&rollup_daily_retention_min, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
 	DefineCustomIntVariable("parca.rollup_late_window",
 							"How far back the maintenance worker looks for late rows of hours already rolled up.",
 							"Older hours get late rows into their rollup through parca_rollup_hours().",
@@ -47,14 +53,15 @@ rollups_init(void)
 
 PG_FUNCTION_INFO_V1(parca_rollup_settings);
 
-/* (enabled, retention_seconds, late_window_seconds): the settings above. */
+/* (enabled, retention_seconds, daily_retention_seconds, late_window_seconds). */
 Datum
 parca_rollup_settings(PG_FUNCTION_ARGS)
 {
-	Datum		values[3];
+	Datum		values[4];
 
 	values[0] = BoolGetDatum(parca_rollups);
 	values[1] = Int64GetDatum((int64) rollup_retention_min * SECONDS_PER_MINUTE);
-	values[2] = Int64GetDatum((int64) rollup_late_window_min * SECONDS_PER_MINUTE);
+	values[2] = Int64GetDatum((int64) rollup_daily_retention_min * SECONDS_PER_MINUTE);
+	values[3] = Int64GetDatum((int64) rollup_late_window_min * SECONDS_PER_MINUTE);
 	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
 }

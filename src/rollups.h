@@ -1,6 +1,6 @@
 /*
  * rollups.h
- *		Settings of the hourly rollups of parca.samples (sql/46_rollups.sql,
+ *		Settings of the hourly and daily rollups of parca.samples (sql/46_rollups.sql,
  *		docs/rollups.md).
  */
 #ifndef PARCA_ROLLUPS_H

@@ -50,12 +50,6 @@ samples_table_relid(void)
 	return relid;
 }
 
-Oid
-samples_table_hourly_relid(void)
-{
-	return get_relname_relid("samples_hourly", get_namespace_oid("parca", false));
-}
-
 /* Whether attribute a of rel is the column at attno in the table as made. */
 static bool
 is_column(Form_pg_attribute a, AttrNumber attno)

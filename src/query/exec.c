@@ -131,7 +131,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 {
 	TimestampTz start = range->start;
 	TimestampTz stop = range->stop;
-	const char *table = range->hourly ? "parca.samples_hourly" : "parca.samples";
+	const char *table = range->table;
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
 	Datum	   *grps = palloc(sizeof(Datum) * nseries);
 	Oid			types[5] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INT8ARRAYOID, BOOLOID, INT4ARRAYOID};

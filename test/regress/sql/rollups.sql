@@ -1,7 +1,8 @@
--- Hourly rollups (sql/46_rollups.sql, docs/rollups.md): parca_query reads
--- whole rolled-up hours from parca.samples_hourly and the rest from raw
--- rows; every answer must equal the raw merge, stack for stack, which
--- compare() checks by running the same query with parca.rollups off.
+-- Rollups (sql/46_rollups.sql, docs/rollups.md): parca_query reads whole
+-- rolled-up days from parca.samples_daily, whole rolled-up hours from
+-- parca.samples_hourly and the rest from raw rows; every answer must
+-- equal the raw merge, stack for stack, which compare() checks by running
+-- the same query with parca.rollups off.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS parca;
 RESET client_min_messages;
@@ -44,7 +45,8 @@ $$;
 
 -- two CPU series and a memory one, then copies of their rows every 7
 -- minutes over 6 hours, with values, periods (also 0: unknown) and
--- seconds varied, and copies exactly on the hour (a range's stop is inclusive)
+-- seconds varied, copies exactly on the hour (a range's stop is
+-- inclusive), and copies every 3 hours over the three days after
 SELECT parca_ingest_pprof(pg_read_binary_file(:'cpu'), 'cpu', '{"job": "a"}') AS rows;
 SELECT parca_ingest_pprof(pg_read_binary_file(:'cpu'), 'cpu', '{"job": "b", "zone": "z1"}') AS rows;
 SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'mem', '{"job": "c"}') AS rows;
@@ -57,21 +59,29 @@ FROM orig, generate_series(1, 52) k;
 INSERT INTO parca.samples
 SELECT t, series_id, stack, value, period, duration, NULL
 FROM orig, (VALUES ('2017-09-29 22:00+00'::timestamptz), ('2017-09-29 23:00+00')) v(t);
+INSERT INTO parca.samples
+SELECT '2017-09-30 00:00+00'::timestamptz + k * interval '3 hours' + interval '1 minute',
+       series_id, stack, value * (k % 4 + 1), period, duration, NULL
+FROM orig, generate_series(0, 23) k;
 
 -- nothing rolled up yet: every query reads raw rows
 SELECT count(*) AS hours FROM parca.rollup_hours;
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity');
 
--- the worker's round rolls up every complete hour with rows, oldest first
+-- the worker's round rolls up every complete hour with rows, oldest
+-- first, then every day whose hours are all rolled up
 SELECT * FROM parca_maintain_rollups(max_hours => 2);
+SELECT * FROM parca_maintain_rollups(max_hours => 20);
 SELECT * FROM parca_maintain_rollups();
 SELECT * FROM parca_maintain_rollups();
-SELECT hour, raw_rows FROM parca.rollup_hours ORDER BY hour;
-SELECT partition, range_start, range_end, hours FROM parca.rollups;
+SELECT start, source_rows FROM parca.rollup_hours ORDER BY start;
+SELECT start, source_rows FROM parca.rollup_days ORDER BY start;
+SELECT level, partition, range_start, range_end, periods FROM parca.rollups ORDER BY level, range_start;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 WHERE c.oid = 'parca.samples_hourly_20170928'::regclass;
--- fewer rows than raw: one per hour, series, stack and period
-SELECT (SELECT count(*) FROM parca.samples_hourly) AS rollup_rows,
+-- fewer rows than raw: one per hour (day), series, stack and period
+SELECT (SELECT count(*) FROM parca.samples_daily) AS daily_rows,
+       (SELECT count(*) FROM parca.samples_hourly) AS hourly_rows,
        (SELECT count(*) FROM parca.samples) AS raw_rows;
 -- the sums are those of the raw rows, per hour, series and period
 SELECT count(*) AS differing FROM (
@@ -79,6 +89,12 @@ SELECT count(*) AS differing FROM (
     FROM parca.samples GROUP BY 1, 2, 3) r
 FULL JOIN (SELECT time AS h, series_id, period, sum(value) AS v FROM parca.samples_hourly GROUP BY 1, 2, 3) u
     USING (h, series_id, period)
+WHERE r.v IS DISTINCT FROM u.v;
+SELECT count(*) AS differing FROM (
+    SELECT date_bin('1 day', time, '2000-01-01 00:00+00') AS d, series_id, period, sum(value) AS v
+    FROM parca.samples_hourly GROUP BY 1, 2, 3) r
+JOIN (SELECT time AS d, series_id, period, sum(value) AS v FROM parca.samples_daily GROUP BY 1, 2, 3) u
+    USING (d, series_id, period)
 WHERE r.v IS DISTINCT FROM u.v;
 
 -- whole hours, ragged edges, a range within one hour, stops on the hour
@@ -89,6 +105,11 @@ SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-0
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:13+00', '2017-09-30 02:29:59+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 22:10+00', '2017-09-29 22:50+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 22:00:00.000001+00', '2017-09-30 01:00+00');
+-- days: whole, with hours and raw edges around them
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-30 00:00+00', '2017-10-01 23:59:59.999999+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:30+00', '2017-10-02 22:30+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-30 00:00+00', '2017-09-30 23:59:59+00');
+SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '2017-09-29 12:00+00', '2017-10-03 12:00+00', '{job}');
 -- other types: not a count (no scaling), memory
 SELECT * FROM pg_temp.compare('cpu:cpu:nanoseconds:cpu:nanoseconds:delta', '2017-09-29 20:30+00', '2017-09-30 03:00+00');
 SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '2017-09-29 20:30+00', '2017-09-30 03:00+00');
@@ -119,20 +140,30 @@ SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-0
 
 -- late rows for an hour already rolled up: the hour differs until the
 -- next roll-up, which adds their sums (the late window of the worker's
--- rounds is now-based: by hand here)
+-- rounds is now-based: by hand here); the same for a day's hour, whose
+-- day then has more hourly rows and is rolled up again
 INSERT INTO parca.samples
-SELECT '2017-09-29 22:30+00', series_id, stack, value * 5, period, duration, NULL FROM orig;
+SELECT t, series_id, stack, value * 5, period, duration, NULL
+FROM orig, (VALUES ('2017-09-29 22:30+00'::timestamptz), ('2017-10-01 05:10+00')) v(t);
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
 SELECT * FROM parca_maintain_rollups();
 SELECT * FROM parca_rollup_hours('2017-09-29 22:00+00', '2017-09-29 23:00+00');
-SELECT hour, raw_rows FROM parca.rollup_hours WHERE hour = '2017-09-29 22:00+00';
+SELECT start, source_rows FROM parca.rollup_hours WHERE start = '2017-09-29 22:00+00';
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
+SELECT * FROM parca_rollup_hours('2017-09-30 00:00+00', '2017-10-03 00:00+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
 SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '-infinity', 'infinity', '{job}');
--- again: nothing to do
+-- over everything: the day of the wrong row's hour, whose hourly rows
+-- changed, is rolled up by difference; then nothing is left to do
+SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 00:00+00', '2017-09-29 23:59:59.999999+00');
 SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 -- an hour taken off the list by hand is rolled up again by difference:
 -- nothing is counted twice
-DELETE FROM parca.rollup_hours WHERE hour = '2017-09-29 23:00+00';
+DELETE FROM parca.rollup_hours WHERE start = '2017-09-29 23:00+00';
+DELETE FROM parca.rollup_days WHERE start = '2017-10-01 00:00+00';
 SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 -- a range that does not hold a whole hour rolls up nothing; an hour
@@ -170,8 +201,11 @@ SELECT * FROM parca_rollup_hours('infinity', '-infinity');
 SELECT * FROM parca_rollup_hours('-infinity', '-infinity');
 SELECT * FROM parca_maintain_rollups(max_hours => -1);
 SELECT * FROM parca_maintain_rollups(NULL);
-SELECT parca.create_rollup_partition('infinity');
-SELECT parca.rollup_hour(NULL);
+SELECT parca.create_rollup_partition('hour', 'infinity');
+SELECT parca.create_rollup_partition('week', '2017-01-01 00:00+00');
+SELECT * FROM parca.rollup_candidates('week', '-infinity', 'infinity');
+SELECT parca.rollup_period('hour', NULL);
+SELECT parca.rollup_period('year', now());
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', 'infinity', '-infinity')) AS reversed;
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 22:00+00', '2017-09-29 22:00+00')) AS instant;
 
@@ -186,18 +220,25 @@ SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 SELECT * FROM parca_maintain_rollups();
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00')) AS stacks;
 RESET ROLE;
-GRANT SELECT ON parca.samples_hourly, parca.rollup_hours TO regress_parca_rollups;
+GRANT SELECT ON parca.samples_hourly, parca.rollup_hours, parca.samples_daily, parca.rollup_days
+    TO regress_parca_rollups;
 SET ROLE regress_parca_rollups;
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00')) AS stacks;
 RESET ROLE;
 DROP OWNED BY regress_parca_rollups;
 DROP ROLE regress_parca_rollups;
 
--- retention of the rollups drops their week partitions and the hours
+-- retention of the rollups drops their partitions and what they listed,
+-- each level on its own
 SET parca.rollup_retention = '30d';
 SELECT * FROM parca_maintain_rollups();
-SELECT count(*) AS partitions, (SELECT count(*) FROM parca.rollup_hours) AS hours FROM parca.rollups;
+SELECT level, count(*) AS partitions FROM parca.rollups GROUP BY 1;
+SELECT (SELECT count(*) FROM parca.rollup_hours) AS hours, (SELECT count(*) FROM parca.rollup_days) AS days;
+SET parca.rollup_daily_retention = '30d';
+SELECT * FROM parca_maintain_rollups();
+SELECT count(*) AS partitions, (SELECT count(*) FROM parca.rollup_days) AS days FROM parca.rollups;
 RESET parca.rollup_retention;
+RESET parca.rollup_daily_retention;
 SHOW parca.rollups;
 SHOW parca.rollup_late_window;
 TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
