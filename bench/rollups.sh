@@ -1,35 +1,37 @@
 #!/usr/bin/env bash
-# Long ranges through hourly rollups (docs/rollups.md), side by side with
+# Long ranges through the rollups (docs/rollups.md), side by side with
 # the raw merge in one run: a simulated fleet, its flame graph over the
-# whole range and a diff of its two halves, each from raw rows
-# (parca.rollups = off) and through the rollups, with the answers
-# compared byte for byte (a profile's samples are sorted, so equal
-# merges are equal bytes); the space the rollups take beside the raw
-# rows; and the CPU the maintenance worker spends keeping them.
+# whole range, a diff of its two halves and a range with ragged edges,
+# each from raw rows (parca.rollups = off) and through the rollups, with
+# the answers compared byte for byte (a profile's samples are sorted, so
+# equal merges are equal bytes); the space the rollups take beside the
+# raw rows; and the CPU spent keeping them.
 #
 # The fleet: BENCH_ROLLUPS_SERIES series (default 20) of one CPU profile
 # type, each taking a profile every BENCH_ROLLUPS_SECONDS (default 10) of
 # BENCH_ROLLUPS_SAMPLES samples (default 200, about 105 distinct stacks:
 # bench/gen_samples.c, 4,000 stacks whose popularity drifts from profile
-# to profile), for BENCH_ROLLUPS_HOURS hours (default 24): 18 M rows.  The
-# issue's fleet, 200 series for 30 days, is 10 x 30 times that (5.5
-# billion rows), more than this loaded 2-core machine loads in a bench
-# run.  Both paths grow linearly with series and hours (raw: rows;
-# rollups: rollup rows, at most one per series, hour and stack), so the
-# bench reports the slope: the first hour alone and the whole range
-# through rollups, and the month of these series drawn from them.  The
+# to profile, so that an hour holds most of them), for
+# BENCH_ROLLUPS_HOURS hours (default 36, from 2026-01-01 00:00 UTC: a
+# whole day and half of the next, 27 M rows).  The issue's fleet, 200
+# series for 30 days, is 10 x 20 times that (5.5 billion rows), more than
+# this loaded 2-core machine loads in a bench run.  So the month is
+# computed from its parts: through rollups it reads 30 days of daily rows
+# (the first day's query, less a query's fixed cost, that of a range
+# without rows, 30 times), from raw rows 720 hours of rows (the whole
+# range's time x 720 / hours); both grow linearly with the series.  The
 # rows are bulk-loaded by one binary COPY into the day partitions of
 # parca.samples (made first); ingestion profile by profile is
-# bench/storage.sh's subject.  The worker's part is measured by calling
-# what it calls, parca.rollup_hour() for each hour, in one backend whose
-# CPU time (/proc/PID/stat) is read before and after.
+# bench/storage.sh's subject.  Rolling up is measured by running what
+# the worker runs, parca_rollup_hours() over everything, in one backend
+# whose CPU time (/proc/PID/stat) is read before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SERIES=${BENCH_ROLLUPS_SERIES:-20}
 SECONDS_PER_PROFILE=${BENCH_ROLLUPS_SECONDS:-10}
 SAMPLES=${BENCH_ROLLUPS_SAMPLES:-200}
-HOURS=${BENCH_ROLLUPS_HOURS:-24}
+HOURS=${BENCH_ROLLUPS_HOURS:-36}
 profiles=$(( HOURS * 3600 / SECONDS_PER_PROFILE ))
 source test/lib.sh
 work=$(mktemp -d /tmp/parca-bench-rollups.XXXXXX)
@@ -80,7 +82,7 @@ q "VACUUM ANALYZE parca.samples" >/dev/null
 raw_rows=$(q "SELECT count(*) FROM parca.samples")
 echo "loaded $raw_rows rows by COPY in $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s (generation included)"
 
-# the worker's part: every hour, as its rounds would, in one backend
+# rolling up, as the worker's rounds would, in one backend
 cpu_s() { awk '{ printf "%.2f", ($14 + $15) / '"$(getconf CLK_TCK)"' }' "/proc/$1/stat"; }
 cat > "$work/rollup.sql" <<EOF
 SET parca.rollups = on;
@@ -89,7 +91,7 @@ SELECT pg_backend_pid() AS pid \gset
 SELECT :pid;
 \o
 SELECT pg_sleep(2);
-SELECT count(parca.rollup_hour(h)) FROM generate_series('$first'::timestamptz, '$last', interval '1 hour') h;
+SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 SELECT pg_sleep(2);
 EOF
 chmod 644 "$work/rollup.sql"
@@ -107,17 +109,21 @@ cpu1=$(cpu_s "$pid")
 wait "$rollup_job"
 rollup_cpu=$(awk "BEGIN { printf \"%.2f\", $cpu1 - $cpu0 }")
 rollup_rows=$(q "SELECT count(*) FROM parca.samples_hourly")
-echo "rollups: $HOURS hours in $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 - 1.5 }") s, backend CPU $rollup_cpu s" \
+daily_rows=$(q "SELECT count(*) FROM parca.samples_daily")
+days=$(q "SELECT count(*) FROM parca.rollup_days")
+echo "rollups: $HOURS hours and $days days in $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 - 1.5 }") s, backend CPU $rollup_cpu s" \
 	"= $(awk "BEGIN { printf \"%.0f\", $rollup_cpu * 1000 / $HOURS }") ms per hour of data" \
 	"= $(awk "BEGIN { printf \"%.3f\", $rollup_cpu * 100 / ($HOURS * 3600) }") % of one core"
-q "VACUUM ANALYZE parca.samples_hourly" >/dev/null
+q "VACUUM ANALYZE parca.samples_hourly, parca.samples_daily" >/dev/null
 
 raw_bytes=$(q "SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('parca.samples') WHERE isleaf")
 rollup_bytes=$(q "SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('parca.samples_hourly') WHERE isleaf")
+daily_bytes=$(q "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('parca.samples_daily') WHERE isleaf")
 inline=$(q "SELECT count(*) FROM parca.columnar_stripes WHERE first_block < 0")
-printf 'space: raw %s rows, %.1f MB; rollups %s rows, %.1f MB (%.1f %% of raw; %s rows per hour); %s stripes inline\n' \
+printf 'space: raw %s rows, %.1f MB; hourly %s rows, %.1f MB (%.1f %% of raw; %s rows per hour); daily %s rows, %.1f MB (%s days); %s stripes inline\n' \
 	"$raw_rows" "$(awk "BEGIN { print $raw_bytes / 1e6 }")" "$rollup_rows" "$(awk "BEGIN { print $rollup_bytes / 1e6 }")" \
-	"$(awk "BEGIN { print 100 * $rollup_bytes / $raw_bytes }")" "$(( rollup_rows / HOURS ))" "$inline"
+	"$(awk "BEGIN { print 100 * $rollup_bytes / $raw_bytes }")" "$(( rollup_rows / HOURS ))" \
+	"$daily_rows" "$(awk "BEGIN { print $daily_bytes / 1e6 }")" "$days" "$inline"
 
 sel='cpu:samples:count:cpu:nanoseconds:delta'
 # timed: the profile made (its stacks counted); compared: its bytes
@@ -139,11 +145,12 @@ for name in flame diff ragged; do
 	esac
 	printf '%-34s %10s %10s %7.1fx  %s\n' "$label" "$raw_s" "$rollup_s" "$(awk "BEGIN { print $raw_s / $rollup_s }")" "$same"
 done
-# the slope: the first hour alone against the whole range, through rollups
-one="SET parca.rollups = on; SELECT parca_profile_stacks(parca_query('$sel', '$first', '$first'::timestamptz + interval '1 hour' - interval '1 microsecond'))"
-one_s=$(best_of_3 "$one")
-whole_s=$(best_of_3 "SET parca.rollups = on; SELECT parca_profile_stacks($flame)")
+# the month, from the parts it is made of: a month through rollups reads
+# 30 days' daily rows (a query's fixed cost, that of a range without
+# rows, once); from raw rows, 720 hours' rows
+empty_s=$(best_of_3 "SET parca.rollups = on; SELECT parca_profile_stacks(parca_query('$sel', '2025-01-01', '2025-01-02'))")
+day_s=$(best_of_3 "SET parca.rollups = on; SELECT parca_profile_stacks(parca_query('$sel', '$first', '$first'::timestamptz + interval '1 day' - interval '1 microsecond'))")
 raw_whole_s=$(best_of_3 "SET parca.rollups = off; SELECT parca_profile_stacks($flame)")
-echo "through rollups: 1 h $one_s s, $HOURS h $whole_s s;" \
-	"the month (720 h) of these $SERIES series, linearly: rollups $(awk "BEGIN { printf \"%.2f\", $one_s + ($whole_s - $one_s) * 719 / ($HOURS - 1) }") s," \
+echo "through rollups: an empty range $empty_s s, the first day $day_s s;" \
+	"the month (30 days) of these $SERIES series: rollups $(awk "BEGIN { printf \"%.2f\", $empty_s + ($day_s - $empty_s) * 30 }") s," \
 	"raw $(awk "BEGIN { printf \"%.1f\", $raw_whole_s * 720 / $HOURS }") s"

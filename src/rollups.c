@@ -30,7 +30,7 @@ void
 rollups_init(void)
 {
 	DefineCustomBoolVariable("parca.rollups",
-							 "Whether hourly rollups of parca.samples are kept and read.",
+							 "Whether hourly and daily rollups of parca.samples are kept and read.",
 							 "Off in the server's configuration, the maintenance worker writes none; off in a session, its queries read raw rows only.",
 							 &parca_rollups, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);

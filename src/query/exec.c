@@ -111,7 +111,7 @@ group_label(List *names, char **values)
 
 /*
  * Adds the samples of the given series in one part of the range (raw rows
- * or hourly rollups, rollup_ranges.h) to b, with the
+ * or rollups, rollup_ranges.h) to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
  * group of series[i]).  Without grouping, a parca_columnar samples table
  * is read directly (merge_scan.c).  Otherwise the merge is one aggregate

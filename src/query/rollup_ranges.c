@@ -143,12 +143,12 @@ check_retention(List *ranges, const char *caller)
 		if (r->raw && r->start < kept_from)
 		{
 			ereport(NOTICE,
-					(errmsg("%s: part of the range is older than parca.retention and not in hourly rollups: its raw samples may have been dropped",
+					(errmsg("%s: part of the range is older than parca.retention and not in rollups: its raw samples may have been dropped",
 							caller),
-					 errdetail("parca.retention keeps raw samples for %s; from %s the range is read from raw samples, not from whole hours kept in rollups.",
+					 errdetail("parca.retention keeps raw samples for %s; from %s the range is read from raw samples, not from whole hours or days kept in rollups.",
 							   GetConfigOptionByName("parca.retention", NULL, false),
 							   timestamptz_to_str(r->start)),
-					 errhint("Ranges that start and end on whole hours are read from the hourly rollups, which parca.rollup_retention keeps.")));
+					 errhint("Ranges that start and end on whole hours are read from the rollups, which parca.rollup_retention and parca.rollup_daily_retention keep.")));
 			return;
 		}
 	}
