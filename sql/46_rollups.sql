@@ -48,7 +48,8 @@ SELECT pg_catalog.pg_extension_config_dump('parca.rollup_days', '');
 CREATE FUNCTION parca.rollup_level(level text,
     OUT source regclass, OUT target regclass, OUT list regclass,
     OUT width interval, OUT partition_seconds bigint)
-    LANGUAGE plpgsql IMMUTABLE STRICT
+    -- STABLE: the names resolve to the tables of this installation
+    LANGUAGE plpgsql STABLE STRICT
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
