@@ -43,6 +43,17 @@ CREATE TABLE parca.rollup_days (LIKE parca.rollup_hours INCLUDING ALL);
 SELECT pg_catalog.pg_extension_config_dump('parca.rollup_hours', '');
 SELECT pg_catalog.pg_extension_config_dump('parca.rollup_days', '');
 
+-- The rows inserted into each partition of parca.samples, as the
+-- statistics counted them (pg_stat_get_tuples_inserted) when the worker
+-- last looked: a partition older than the late window whose count has
+-- changed since got rows late (or the statistics were reset), and its
+-- hours are looked at again.  Not dumped: a restored database starts
+-- counting afresh.
+CREATE TABLE parca.rollup_inserts_seen (
+    relid       oid PRIMARY KEY,
+    inserted    bigint NOT NULL
+);
+
 -- The two levels: what each is rolled up from, into, listed in, and the
 -- length of its periods and partitions.
 CREATE FUNCTION parca.rollup_level(level text,
@@ -239,7 +250,8 @@ REVOKE ALL ON FUNCTION parca.rollup_period(text, timestamptz), parca.create_roll
 -- One round of the maintenance worker: roll up the hours with rows
 -- completed since the last hour rolled up (at most max_hours, oldest
 -- first, so that a backlog is worked off over rounds) and look again at
--- those of the last parca.rollup_late_window for late rows; then the same
+-- those of the last parca.rollup_late_window for late rows, and at those
+-- of older partitions that got rows since the last round; then the same
 -- for days, up to the last hour rolled up; drop the rollups older than
 -- parca.rollup_retention (hours) and parca.rollup_daily_retention (days).
 -- Returns the hours and days rolled up and the partitions dropped.
@@ -254,6 +266,8 @@ DECLARE
     t timestamptz;
     from_time timestamptz;
     until timestamptz;
+    late_start timestamptz;
+    late_days timestamptz[] := '{}';
     r record;
 BEGIN
     hours := 0; days := 0; dropped := 0;
@@ -272,13 +286,47 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- late rows older than the late window: the partitions wholly older
+    -- than it whose insert count changed since the last round (a count
+    -- seen first is only noted: a partition leaving the window is looked
+    -- at once, its count having grown since it was the current one)
+    late_start := now() - make_interval(secs => s.late_window_seconds);
+    FOR r IN SELECT p.partition, pg_stat_get_tuples_inserted(p.partition) AS inserted, i.inserted AS seen
+             FROM parca.partition_ranges() p
+             LEFT JOIN parca.rollup_inserts_seen i ON i.relid = p.partition
+             WHERE NOT p.is_default
+               AND (i.relid IS NULL OR p.range_end <= late_start)
+               AND i.inserted IS DISTINCT FROM pg_stat_get_tuples_inserted(p.partition)
+             ORDER BY p.range_start
+    LOOP
+        IF r.seen IS NOT NULL THEN
+            FOR t IN EXECUTE format('SELECT DISTINCT date_bin(''1 hour'', time, ''2000-01-01 00:00+00'') FROM %s
+                                     WHERE time < $1 ORDER BY 1', r.partition)
+                USING date_bin('1 hour', now(), '2000-01-01 00:00+00')
+            LOOP
+                IF parca.rollup_period('hour', t) >= 0 THEN
+                    hours := hours + 1;
+                END IF;
+                late_days := late_days || date_bin('1 day', t, '2000-01-01 00:00+00');
+            END LOOP;
+        END IF;
+        INSERT INTO parca.rollup_inserts_seen (relid, inserted) VALUES (r.partition, r.inserted)
+        ON CONFLICT (relid) DO UPDATE SET inserted = excluded.inserted;
+    END LOOP;
+    DELETE FROM parca.rollup_inserts_seen i
+    WHERE NOT EXISTS (SELECT FROM parca.partition_ranges() p WHERE p.partition = i.relid);
+
     -- days whose hours are all rolled up: up to the last hour rolled up
     -- (a day with late rows in the window has more hourly rows: again)
     from_time := least(coalesce((SELECT max(start) + interval '1 day' FROM parca.rollup_days), '-infinity'),
                        now() - make_interval(secs => s.late_window_seconds));
     until := date_bin('1 day', (SELECT max(start) + interval '1 hour' FROM parca.rollup_hours),
                       '2000-01-01 00:00+00');
-    FOR t IN SELECT * FROM parca.rollup_candidates('day', from_time, until) LOOP
+    FOR t IN SELECT * FROM parca.rollup_candidates('day', from_time, until)
+             UNION
+             SELECT d FROM unnest(late_days) d WHERE d + interval '1 day' <= until
+             ORDER BY 1
+    LOOP
         IF parca.rollup_period('day', t) >= 0 THEN
             days := days + 1;
         END IF;

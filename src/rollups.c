@@ -45,8 +45,8 @@ rollups_init(void)
 							&rollup_daily_retention_min, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
 	DefineCustomIntVariable("parca.rollup_late_window",
-							"How far back the maintenance worker looks for late rows of hours already rolled up.",
-							"Older hours get late rows into their rollup through parca_rollup_hours().",
+							"How far back the maintenance worker counts the rows of hours already rolled up again, for late rows.",
+							"Hours of older partitions are looked at again when the partition's count of inserted rows changes.",
 							&rollup_late_window_min, 120, 0, INT_MAX / SECONDS_PER_MINUTE,
 							PGC_SIGHUP, GUC_UNIT_MIN, NULL, NULL, NULL);
 }
