@@ -230,6 +230,12 @@ parca_maintenance_worker_main(Datum arg)
 			/* hours completed since the last round (parca.rollups) */
 			(void) maintain("parca_maintain_rollups", "hours", &hours);
 		}
+		/*
+		 * A worker's statistics reach the shared counts only when it says so:
+		 * the rows this round moved into partitions count as inserted there,
+		 * which the next round's search for late rows reads.
+		 */
+		pgstat_report_stat(true);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
