@@ -16,7 +16,7 @@
 # about 15 M rows; about 10 minutes on the 2-core development machine.
 #
 # Reported: per day, the ingest ms per profile (median, big and small),
-# the VACUUM seconds, the table's size and bytes per row, and the same
+# the VACUUM seconds, the metastore GC's ms after the day, the table's size and bytes per row, and the same
 # without the unused pages (live: what the stripes take); at the end, side
 # by side with the same rows bulk-loaded (one COPY of the rows, in the
 # order they arrived, into the emptied parca.samples; (time, series) order
@@ -112,10 +112,15 @@ else
 	echo "no parca.retention setting: no retention"
 fi
 t0=$(q "SELECT extract(epoch FROM $start)::bigint")
+# the metastore's garbage collection after each day, as the worker runs it
+# after dropping partitions (parca.metastore_gc = on)
+gc=false
+q "SELECT 'parca_metastore_gc'::regproc" >/dev/null 2>&1 && gc=true
+timed_ms() { psql -X -qAt -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1; }
 
 echo "$days simulated days x $intervals intervals: 1 big (large.cpu) + $small_per_interval small profiles each, one parca_ingest_pprof call per profile"
-printf '%4s %10s %9s %9s %9s %10s %8s %9s %8s\n' day rows "big ms" "small ms" "vacuum s" "table MB" "B/row" \
-	"live MB" "B/row"
+printf '%4s %10s %9s %9s %9s %10s %8s %9s %8s %8s\n' day rows "big ms" "small ms" "vacuum s" "table MB" "B/row" \
+	"live MB" "B/row" "gc ms"
 lsn0=$(wal_lsn)
 vacuum_wal=0
 ingested=0
@@ -149,12 +154,14 @@ for d in $(seq 0 $((days - 1))); do
 			q "DROP TABLE $p"
 		done
 	fi
+	gc_ms=-
+	$gc && gc_ms=$(timed_ms "SELECT * FROM parca_metastore_gc()")
 	rows=$(q "SELECT count(*) FROM parca.samples")
 	bytes=$(table_bytes)
 	live=$(live_bytes)
-	printf '%4d %10d %9s %9s %9s %10.1f %8.2f %9.1f %8.2f\n' $((d + 1)) "$rows" "$big_ms" "$small_ms" "$vs" \
+	printf '%4d %10d %9s %9s %9s %10.1f %8.2f %9.1f %8.2f %8s\n' $((d + 1)) "$rows" "$big_ms" "$small_ms" "$vs" \
 		"$(awk -v b="$bytes" 'BEGIN { print b / 1048576 }')" "$(awk -v b="$bytes" -v r="$rows" 'BEGIN { print b / r }')" \
-		"$(awk -v b="$live" 'BEGIN { print b / 1048576 }')" "$(awk -v b="$live" -v r="$rows" 'BEGIN { print b / r }')"
+		"$(awk -v b="$live" 'BEGIN { print b / 1048576 }')" "$(awk -v b="$live" -v r="$rows" 'BEGIN { print b / r }')" "$gc_ms"
 done
 lsn1=$(wal_lsn)
 
@@ -187,6 +194,12 @@ echo
 printf '%-24s %10s %7s %7s %9s %8s %7s %7s %6s %8s %8s\n' "" rows "B/row" "live" "Mrows/s" stripes inline \
 	unused dead "WAL MB" "page MB"
 report "profile by profile" "$wal" "$generic"
+if $gc; then
+	cached_ms=$(best_ms "SELECT * FROM parca_metastore_gc()")
+	q "DELETE FROM parca.partition_references_cache" >/dev/null
+	full_ms=$(timed_ms "SELECT * FROM parca_metastore_gc()")
+	echo "metastore GC over $(q "SELECT count(*) FROM parca.samples") rows: $cached_ms ms with nothing new since the last one, $full_ms ms reading every partition (no cache)"
+fi
 
 q "COPY (SELECT * FROM parca.samples) TO '$work/bulk.bin' (FORMAT binary)"
 q "TRUNCATE parca.samples"

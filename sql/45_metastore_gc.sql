@@ -18,9 +18,25 @@ CREATE SEQUENCE parca.metastore_generation;
 CREATE FUNCTION parca.partition_references(partitions regclass[], OUT kind "char", OUT id bigint)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'parca_partition_references' LANGUAGE C STRICT;
+CREATE FUNCTION parca.partition_content_version(partition regclass) RETURNS text
+    AS 'MODULE_PATHNAME', 'parca_partition_content_version' LANGUAGE C STRICT;
 CREATE FUNCTION parca.metastore_invalidate() RETURNS void
     AS 'MODULE_PATHNAME', 'parca_metastore_invalidate' LANGUAGE C;
-REVOKE ALL ON FUNCTION parca.partition_references(regclass[]), parca.metastore_invalidate() FROM PUBLIC;
+REVOKE ALL ON FUNCTION parca.partition_references(regclass[]), parca.partition_content_version(regclass),
+    parca.metastore_invalidate() FROM PUBLIC;
+
+-- The references of each parca_columnar partition as the last collection
+-- read them, with the partition's content version then: a partition is
+-- read again only when rows came to it (or it was truncated), so the
+-- collection's cost follows the rows that arrived since, not all the
+-- rows kept.  Not dumped: a restored database reads its partitions once.
+CREATE TABLE parca.partition_references_cache (
+    partition   oid PRIMARY KEY,
+    version     text NOT NULL,
+    series      bigint[] NOT NULL,
+    locations   bigint[] NOT NULL
+);
+REVOKE ALL ON parca.partition_references_cache FROM PUBLIC;
 
 -- Which collection the metastore is at: a writer that caches ids empties
 -- its cache when this changes.  Read after taking parca.samples.
@@ -39,10 +55,12 @@ AS $$
 DECLARE
     p record;
 BEGIN
+    -- no writer in flight from here on: a content version read now
+    -- stays true until this transaction ends (the rollups' writers,
+    -- sql/46_rollups.sql, included)
     LOCK TABLE parca.samples IN SHARE MODE;
-    CREATE TEMP TABLE parca_gc_refs (kind "char", id bigint) ON COMMIT DROP;
-    -- the rollups' stacks and series too (sql/46_rollups.sql): they
-    -- outlive the raw rows
+    LOCK TABLE parca.samples_hourly, parca.samples_daily IN SHARE MODE;
+    -- the rollups' stacks and series too: they outlive the raw rows
     CREATE TEMP TABLE parca_gc_parts ON COMMIT DROP AS
         SELECT r.partition, a.amname FROM (
             SELECT partition FROM parca.partition_ranges()
@@ -51,9 +69,26 @@ BEGIN
             UNION ALL
             SELECT partition FROM parca.partition_ranges('parca.samples_daily')) r
         JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
+    DELETE FROM parca.partition_references_cache c
+    WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.partition = c.partition);
+    FOR p IN SELECT g.partition, parca.partition_content_version(g.partition) AS version
+             FROM parca_gc_parts g WHERE g.amname = 'parca_columnar'
+    LOOP
+        IF NOT EXISTS (SELECT FROM parca.partition_references_cache c
+                       WHERE c.partition = p.partition AND c.version = p.version) THEN
+            DELETE FROM parca.partition_references_cache c WHERE c.partition = p.partition;
+            INSERT INTO parca.partition_references_cache
+            SELECT p.partition, p.version,
+                   coalesce(array_agg(r.id) FILTER (WHERE r.kind = 's'), '{}'),
+                   coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'l'), '{}')
+            FROM parca.partition_references(ARRAY[p.partition]) r;
+        END IF;
+    END LOOP;
+    CREATE TEMP TABLE parca_gc_refs (kind "char", id bigint) ON COMMIT DROP;
     INSERT INTO parca_gc_refs
-    SELECT * FROM parca.partition_references(ARRAY(
-        SELECT g.partition FROM parca_gc_parts g WHERE g.amname = 'parca_columnar'));
+    SELECT DISTINCT 's'::"char", unnest(c.series) FROM parca.partition_references_cache c
+    UNION ALL
+    SELECT DISTINCT 'l'::"char", unnest(c.locations) FROM parca.partition_references_cache c;
     FOR p IN SELECT g.partition FROM parca_gc_parts g WHERE g.amname <> 'parca_columnar'
     LOOP
         -- a partition someone rewrote as heap: read its rows

@@ -8,7 +8,11 @@
  * A partition's references are read from its stripes: only the series_id
  * and stack columns are decoded, a stripe's stacks are taken from its
  * dictionary, not from its rows, and the locations of a stack seen in an
- * earlier stripe or partition are not looked at again.
+ * earlier stripe or partition are not looked at again.  The collection
+ * keeps each partition's references with its content version
+ * (columnar_content_version), so a partition is read again only when rows
+ * came to it: its cost follows the rows that arrived since the last
+ * collection, not all the rows kept.
  */
 #include "postgres.h"
 
@@ -21,6 +25,7 @@
 #include "catalog/namespace.h"
 #include "utils/acl.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -30,6 +35,7 @@
 #include "samples_table.h"
 
 PG_FUNCTION_INFO_V1(parca_partition_references);
+PG_FUNCTION_INFO_V1(parca_partition_content_version);
 PG_FUNCTION_INFO_V1(parca_metastore_invalidate);
 
 /* A stack already read, by a hash of its bytes: a stack's locations are added once. */
@@ -107,16 +113,14 @@ emit(ReturnSetInfo *rsinfo, HTAB *ids, char kind)
 	}
 }
 
-/* Adds the references of the rows of relid, a parca_columnar table. */
-static void
-read_references(References *refs, Oid relid)
+/*
+ * relid opened for reading, if it exists, the user may read it and it is a
+ * parca_columnar table.
+ */
+static Relation
+open_columnar_table(Oid relid)
 {
 	Relation	rel;
-	AttrNumber	series_att;
-	AttrNumber	stack_att;
-	ColumnarReadState *rs;
-	ColumnarGroup g;
-	int			dict_stripe = -1;
 
 	if (get_rel_name(relid) == NULL)
 		ereport(ERROR,
@@ -126,16 +130,34 @@ read_references(References *refs, Oid relid)
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
 					   RelationGetRelationName(rel));
+	if (!columnar_is_columnar(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a parca_columnar table",
+						RelationGetRelationName(rel))));
+	return rel;
+}
+
+/* Adds the references of the rows of relid, a parca_columnar table. */
+static void
+read_references(References *refs, Oid relid)
+{
+	Relation	rel = open_columnar_table(relid);
+	AttrNumber	series_att;
+	AttrNumber	stack_att;
+	ColumnarReadState *rs;
+	ColumnarGroup g;
+	int			dict_stripe = -1;
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	series_att = samples_table_find_column(rel, SAMPLES_ATT_SERIES_ID);
 	stack_att = samples_table_find_column(rel, SAMPLES_ATT_STACK);
 	SPI_finish();
-	if (!columnar_is_columnar(rel) || series_att == InvalidAttrNumber ||
-		stack_att == InvalidAttrNumber)
+	if (series_att == InvalidAttrNumber || stack_att == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a parca_columnar table with the columns of parca.samples",
+				 errmsg("\"%s\" does not have the columns of parca.samples",
 						RelationGetRelationName(rel))));
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(),
@@ -205,6 +227,23 @@ parca_partition_references(PG_FUNCTION_ARGS)
 	emit(rsinfo, refs.series, 's');
 	emit(rsinfo, refs.locations, 'l');
 	return (Datum) 0;
+}
+
+/*
+ * "storage/next row" of a parca_columnar table: changes whenever rows are
+ * added to it or it is truncated (columnar_content_version).
+ */
+Datum
+parca_partition_content_version(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_columnar_table(PG_GETARG_OID(0));
+	int64		storage_id;
+	int64		next_row;
+
+	columnar_content_version(rel, &storage_id, &next_row);
+	table_close(rel, AccessShareLock);
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf(INT64_FORMAT "/" INT64_FORMAT,
+											  storage_id, next_row)));
 }
 
 /*

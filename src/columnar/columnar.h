@@ -29,6 +29,15 @@ extern void columnar_init(void);
 /* Whether rel is stored by parca_columnar. */
 extern bool columnar_is_columnar(Relation rel);
 
+/*
+ * Which rows rel holds, as two numbers: its storage (a new one on
+ * TRUNCATE) and its next row number (every row added takes a new one, and
+ * numbers are never given twice).  While no transaction that wrote rel is
+ * in progress, equal numbers mean the same rows: what was derived from
+ * them may be cached.
+ */
+extern void columnar_content_version(Relation rel, int64 *storage_id, int64 *next_row);
+
 /* ---- chunk skipping predicates ---- */
 
 /*

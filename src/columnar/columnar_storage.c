@@ -121,6 +121,15 @@ columnar_read_metapage(Relation rel)
 	return read_metapage(rel, true);
 }
 
+void
+columnar_content_version(Relation rel, int64 *storage_id, int64 *next_row)
+{
+	ColumnarMetaPage meta = read_metapage(rel, true);
+
+	*storage_id = meta.storage_id;
+	*next_row = meta.next_row;
+}
+
 /*
  * The storage id of rel, whatever its format version: to forget its
  * stripes (DROP, TRUNCATE), which reads no row.

@@ -4,7 +4,7 @@
  *
  *	state.c		settings, shared memory (target states for parca.targets),
  *				worker registration, the configuration-changed trigger
- *	worker.c	the worker's main loop: schedule, ingest, publish
+ *	scrape_worker.c	the worker's main loop: schedule, ingest, publish
  *	config.c	load the scrape configuration tables into ScrapeTargets
  *	file_sd.c	Prometheus file_sd files: watch, read, validate
  *	http.c		HTTP transfers through one libcurl multi handle

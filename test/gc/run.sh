@@ -39,6 +39,52 @@ resolves() {
 	             WHERE l.mapping_id IS NOT NULL AND m.id IS NULL)"
 }
 
+# The references cache: a partition is read again only when rows came to
+# it.  A collection with no new rows rewrites no cache entry.  A fixture
+# that no row of a partition already read comes from is then written into
+# it (its time set to that partition's: a time_nanos field appended, the
+# last one wins), and every other partition emptied: if the collection
+# went by the cache alone, the new rows' locations would be taken for
+# garbage.
+cache_rows() {
+	q "SELECT string_agg(partition::regclass || ':' || xmin, ',' ORDER BY partition)
+	   FROM parca.partition_references_cache"
+}
+check "the collection keeps every columnar partition's references" \
+	test "$(q "SELECT count(*) FROM parca.partition_references_cache")" -ge 3
+cached=$(cache_rows)
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check_eq "a collection with no new rows reads no partition again" "$cached" "$(cache_rows)"
+read -r late_part late_time <<<"$(q "SELECT tableoid::regclass, min(time) FROM parca.samples
+	WHERE tableoid <> 'parca.samples_default'::regclass GROUP BY 1 ORDER BY 1 LIMIT 1" | tr '|' ' ')"
+late=$(q "SELECT se.labels->>'f' FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+	GROUP BY 1 HAVING bool_and(s.tableoid <> '$late_part'::regclass) ORDER BY 1 LIMIT 1")
+# plain protobuf: a field appended to gzip data would not be read
+gzip -dcf "$work/$late" > "$work/late.pb"
+chown postgres: "$work/late.pb"
+psql -X -qAt -v ON_ERROR_STOP=1 -c "CREATE FUNCTION pg_temp.time_field(t timestamptz) RETURNS bytea LANGUAGE plpgsql AS \$\$
+DECLARE v bigint := (extract(epoch FROM t) * 1e9)::bigint; out bytea := '\\x48';
+BEGIN
+  LOOP
+    IF v < 128 THEN RETURN out || set_byte('\\x00'::bytea, 0, v::int); END IF;
+    out := out || set_byte('\\x00'::bytea, 0, (v % 128 + 128)::int);
+    v := v / 128;
+  END LOOP;
+END \$\$" -c "SELECT parca_ingest_pprof(pg_read_binary_file('$work/late.pb') || pg_temp.time_field('$late_time'),
+	'gc_late', '{}')" >/dev/null
+check "the late profile ($late) went into a partition already read ($late_part)" \
+	test "$(q "SELECT count(*) FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+	           WHERE se.profile_type LIKE 'gc_late:%' AND s.tableoid = '$late_part'::regclass")" -gt 0
+q "DO \$\$ DECLARE p regclass; BEGIN
+	FOR p IN SELECT partition FROM parca.partitions WHERE partition <> '$late_part'::regclass LOOP
+		EXECUTE format('TRUNCATE %s', p);
+	END LOOP; END \$\$"
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check "the collection read that partition again" \
+	test "$(q "SELECT xmin FROM parca.partition_references_cache WHERE partition = '$late_part'::regclass")" \
+	!= "$(echo "$cached" | tr ',' '\n' | grep "^$late_part:" | cut -d: -f2)"
+check_eq "and every stored row resolves, the late profile's too" "0|0|0|0" "$(resolves)"
+
 # writers: one psql each, so that its backend's cache lives across calls
 writer() {
 	local n=0

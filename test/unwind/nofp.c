@@ -126,21 +126,35 @@ deep(int depth)
 	sink += frame[0];
 }
 
+/*
+ * SIGPROF after 5 ms of CPU time, armed once at a time: a periodic timer
+ * whose period the handler outlasts (10 M additions take 5 to 20 ms,
+ * depending on the core and what shares it) would deliver the next
+ * signal as the handler returns, and the interrupted code would never
+ * run again.
+ */
+static void
+arm_timer(void)
+{
+	struct itimerval it = {{0, 0}, {0, 5000}};
+
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+
 NOINLINE static void
 handler(int sig)
 {
-	/* About half the CPU time in the handler. */
+	/* Half the CPU time or more in the handler. */
 	for (int i = 0; i < 10000000; i++)
 		sink += i;
+	arm_timer();
 }
 
 NOINLINE static void
 spin_outer(void)
 {
-	struct itimerval it = {{0, 5000}, {0, 5000}};
-
 	signal(SIGPROF, handler);
-	setitimer(ITIMER_PROF, &it, NULL);
+	arm_timer();
 	spin();
 	__asm__ volatile ("");
 }

@@ -1,5 +1,5 @@
 /*
- * worker.c
+ * scrape_worker.c
  *		The scrape worker's main loop.
  *
  * One background worker, connected to parca.scrape_database, keeps the
