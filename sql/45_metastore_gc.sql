@@ -56,23 +56,22 @@ DECLARE
     p record;
 BEGIN
     -- no writer in flight from here on: a content version read now
-    -- stays true until this transaction ends (the rollups' writers,
-    -- sql/46_rollups.sql, included)
+    -- stays true until this transaction ends
     LOCK TABLE parca.samples IN SHARE MODE;
-    LOCK TABLE parca.samples_hourly, parca.samples_daily IN SHARE MODE;
-    -- the rollups' stacks and series too: they outlive the raw rows
+    -- the rollups' stacks and series too (sql/46_rollups.sql): they
+    -- outlive the raw rows
     CREATE TEMP TABLE parca_gc_parts ON COMMIT DROP AS
-        SELECT r.partition, a.amname FROM (
-            SELECT partition FROM parca.partition_ranges()
+        SELECT r.partition, r.raw, a.amname FROM (
+            SELECT partition, true AS raw FROM parca.partition_ranges()
             UNION ALL
-            SELECT partition FROM parca.partition_ranges('parca.samples_hourly')
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_hourly')
             UNION ALL
-            SELECT partition FROM parca.partition_ranges('parca.samples_daily')) r
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')) r
         JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
     DELETE FROM parca.partition_references_cache c
-    WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.partition = c.partition);
+    WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.raw AND g.partition = c.partition);
     FOR p IN SELECT g.partition, parca.partition_content_version(g.partition) AS version
-             FROM parca_gc_parts g WHERE g.amname = 'parca_columnar'
+             FROM parca_gc_parts g WHERE g.raw AND g.amname = 'parca_columnar'
     LOOP
         IF NOT EXISTS (SELECT FROM parca.partition_references_cache c
                        WHERE c.partition = p.partition AND c.version = p.version) THEN
@@ -89,6 +88,15 @@ BEGIN
     SELECT DISTINCT 's'::"char", unnest(c.series) FROM parca.partition_references_cache c
     UNION ALL
     SELECT DISTINCT 'l'::"char", unnest(c.locations) FROM parca.partition_references_cache c;
+    -- the rollups are read whole, not through the cache: their writer (the
+    -- maintenance worker, parca_rollup_hours) is not held off by the lock
+    -- above, so a content version read here could count rows this
+    -- snapshot does not see (their stacks are those of raw rows that
+    -- this snapshot sees: the writer holds the raw partitions it reads
+    -- until it commits)
+    INSERT INTO parca_gc_refs
+    SELECT * FROM parca.partition_references(ARRAY(
+        SELECT g.partition FROM parca_gc_parts g WHERE NOT g.raw AND g.amname = 'parca_columnar'));
     FOR p IN SELECT g.partition FROM parca_gc_parts g WHERE g.amname <> 'parca_columnar'
     LOOP
         -- a partition someone rewrote as heap: read its rows
