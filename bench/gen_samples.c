@@ -5,7 +5,7 @@
  *		(time timestamptz, series_id bigint, stack stacktrace, value bigint,
  *		 period bigint, duration bigint, num_labels jsonb).
  *
- * usage: gen_samples ROWS [SERIES] > file
+ * usage: gen_samples ROWS [SERIES [SECONDS [SAMPLES [PROFILES]]]] > file
  *
  * The program's call graph is a set of STACKS stacks (depth 5 to 60, leaf
  * first) built by extending earlier stacks, so stacks share their root
@@ -14,8 +14,10 @@
  * samples drawn from a Zipf distribution over the stacks, aggregated to
  * one row per distinct stack with its count as value.  Which stacks are
  * popular drifts over time and differs by series, so no two profiles are
- * the same.  Output stops at ROWS rows.  The same arguments always give
- * the same bytes.
+ * the same.  Output stops at ROWS rows, or after PROFILES profiles of
+ * each series if given.  SECONDS (default 10) and SAMPLES (default
+ * SAMPLES_PER_PROFILE) change the interval and the samples per profile.
+ * The same arguments always give the same bytes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -108,12 +110,15 @@ main(int argc, char **argv)
 {
 	long long	rows = argc > 1 ? atoll(argv[1]) : 10000000;
 	int			series = argc > 2 ? atoi(argv[2]) : 50;
+	long long	seconds = argc > 3 ? atoll(argv[3]) : PROFILE_SECONDS;
+	int			samples = argc > 4 ? atoi(argv[4]) : SAMPLES_PER_PROFILE;
+	long long	profiles = argc > 5 ? atoll(argv[5]) : 0;
 	long long	written = 0;
 	double		total = 0;
 
-	if (rows <= 0 || series <= 0)
+	if (rows <= 0 || series <= 0 || seconds <= 0 || samples <= 0 || profiles < 0)
 	{
-		fprintf(stderr, "usage: gen_samples ROWS [SERIES]\n");
+		fprintf(stderr, "usage: gen_samples ROWS [SERIES [SECONDS [SAMPLES [PROFILES]]]]\n");
 		return 2;
 	}
 
@@ -147,7 +152,7 @@ main(int argc, char **argv)
 	outlen = 11;
 	put32(0);
 	put32(0);
-	for (long long p = 0; written < rows; p++)
+	for (long long p = 0; written < rows && (profiles == 0 || p < profiles); p++)
 	{
 		for (int sr = 0; sr < series && written < rows; sr++)
 		{
@@ -155,7 +160,7 @@ main(int argc, char **argv)
 			/* popularity drifts: one rank step per profile, per series offset */
 			int			shift = (int) ((p + (long long) sr * 37) % STACKS);
 
-			for (int i = 0; i < SAMPLES_PER_PROFILE; i++)
+			for (int i = 0; i < samples; i++)
 			{
 				double		u = next_unit() * total;
 				int			lo = 0,
@@ -185,7 +190,7 @@ main(int argc, char **argv)
 					continue;
 				}
 				put16(7);
-				field64((uint64_t) (START_US + p * PROFILE_SECONDS * INT64_C(1000000)));
+				field64((uint64_t) (START_US + p * seconds * INT64_C(1000000)));
 				field64((uint64_t) (sr + 1));
 				put32(4 + 8 * depth[st]);
 				put32((uint32_t) depth[st]);
@@ -193,7 +198,7 @@ main(int argc, char **argv)
 					put64(frames[st][f]);
 				field64(counts[st]);
 				field64(PERIOD_NS);
-				field64((uint64_t) PROFILE_SECONDS * 1000000000ULL);
+				field64((uint64_t) seconds * 1000000000ULL);
 				put32((uint32_t) -1);
 				counts[st] = 0;
 				written++;

@@ -11,10 +11,11 @@ CREATE OR REPLACE FUNCTION parca.partition_settings(
     OUT interval_seconds bigint, OUT retention_seconds bigint, OUT premake integer)
     AS 'MODULE_PATHNAME', 'parca_partition_settings' LANGUAGE C STABLE STRICT;
 
--- Every partition of parca.samples with its time range, from the
--- catalog (pg_get_expr of the bound: MINVALUE/MAXVALUE read as
+-- Every partition of a table partitioned by time (parca.samples, or
+-- parca.samples_hourly of sql/46_rollups.sql) with its time range, from
+-- the catalog (pg_get_expr of the bound: MINVALUE/MAXVALUE read as
 -- -infinity/infinity; the default partition has NULL bounds).
-CREATE OR REPLACE FUNCTION parca.partition_ranges(
+CREATE OR REPLACE FUNCTION parca.partition_ranges(parent regclass,
     OUT partition regclass, OUT range_start timestamptz, OUT range_end timestamptz,
     OUT is_default boolean)
     RETURNS SETOF record
@@ -29,7 +30,7 @@ BEGIN
     FOR r IN
         SELECT i.inhrelid::regclass AS part, pg_get_expr(c.relpartbound, c.oid) AS bound
         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        WHERE i.inhparent = 'parca.samples'::regclass
+        WHERE i.inhparent = parent
     LOOP
         partition := r.part;
         IF r.bound = 'DEFAULT' THEN
@@ -48,6 +49,15 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- The partitions of parca.samples.
+CREATE OR REPLACE FUNCTION parca.partition_ranges(
+    OUT partition regclass, OUT range_start timestamptz, OUT range_end timestamptz,
+    OUT is_default boolean)
+    RETURNS SETOF record
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$ SELECT * FROM parca.partition_ranges('parca.samples') $$;
 
 -- Make the partition that holds time t, if none does: the period of
 -- parca.partition_interval around t (aligned to the Unix epoch, so days

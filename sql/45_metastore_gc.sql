@@ -58,12 +58,20 @@ BEGIN
     -- no writer in flight from here on: a content version read now
     -- stays true until this transaction ends
     LOCK TABLE parca.samples IN SHARE MODE;
+    -- the rollups' stacks and series too (sql/46_rollups.sql): they
+    -- outlive the raw rows
+    CREATE TEMP TABLE parca_gc_parts ON COMMIT DROP AS
+        SELECT r.partition, r.raw, a.amname FROM (
+            SELECT partition, true AS raw FROM parca.partition_ranges()
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_hourly')
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')) r
+        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
     DELETE FROM parca.partition_references_cache c
-    WHERE NOT EXISTS (SELECT FROM parca.partition_ranges() r WHERE r.partition = c.partition);
-    FOR p IN SELECT r.partition, parca.partition_content_version(r.partition) AS version
-             FROM parca.partition_ranges() r
-             JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
-             WHERE a.amname = 'parca_columnar'
+    WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.raw AND g.partition = c.partition);
+    FOR p IN SELECT g.partition, parca.partition_content_version(g.partition) AS version
+             FROM parca_gc_parts g WHERE g.raw AND g.amname = 'parca_columnar'
     LOOP
         IF NOT EXISTS (SELECT FROM parca.partition_references_cache c
                        WHERE c.partition = p.partition AND c.version = p.version) THEN
@@ -80,9 +88,16 @@ BEGIN
     SELECT DISTINCT 's'::"char", unnest(c.series) FROM parca.partition_references_cache c
     UNION ALL
     SELECT DISTINCT 'l'::"char", unnest(c.locations) FROM parca.partition_references_cache c;
-    FOR p IN SELECT r.partition FROM parca.partition_ranges() r
-             JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
-             WHERE a.amname <> 'parca_columnar'
+    -- the rollups are read whole, not through the cache: their writer (the
+    -- maintenance worker, parca_rollup_hours) is not held off by the lock
+    -- above, so a content version read here could count rows this
+    -- snapshot does not see (their stacks are those of raw rows that
+    -- this snapshot sees: the writer holds the raw partitions it reads
+    -- until it commits)
+    INSERT INTO parca_gc_refs
+    SELECT * FROM parca.partition_references(ARRAY(
+        SELECT g.partition FROM parca_gc_parts g WHERE NOT g.raw AND g.amname = 'parca_columnar'));
+    FOR p IN SELECT g.partition FROM parca_gc_parts g WHERE g.amname <> 'parca_columnar'
     LOOP
         -- a partition someone rewrote as heap: read its rows
         EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''s'', series_id FROM %s', p.partition);
@@ -111,7 +126,7 @@ BEGIN
         RAISE LOG 'parca: metastore garbage collection removed % series, % locations, % functions, % mappings',
             series, locations, functions, mappings;
     END IF;
-    DROP TABLE parca_gc_refs;
+    DROP TABLE parca_gc_refs, parca_gc_parts;
 END
 $$;
 REVOKE ALL ON FUNCTION parca_metastore_gc() FROM PUBLIC;

@@ -16,6 +16,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -23,6 +24,7 @@
 #include "parca.h"
 #include "columnar/columnar.h"
 #include "partitions.h"
+#include "rollups.h"
 #include "scrape/scrape.h"
 #include "symbolize/symbolize.h"
 
@@ -48,6 +50,7 @@ _PG_init(void)
 	scrape_init();
 	symbolize_init();
 	partitions_init();
+	rollups_init();
 	MarkGUCPrefixReserved("parca");
 }
 
@@ -69,4 +72,17 @@ parca_extension_schema(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return OidIsValid(schema) ? get_namespace_name(schema) : NULL;
+}
+
+Datum
+parca_settings_row(FunctionCallInfo fcinfo, const Datum *values)
+{
+	TupleDesc	desc;
+	bool	   *nulls;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	desc = BlessTupleDesc(desc);
+	nulls = palloc0(sizeof(bool) * desc->natts);
+	return HeapTupleGetDatum(heap_form_tuple(desc, (Datum *) values, nulls));
 }

@@ -94,23 +94,24 @@ partitions_init(void)
 	RegisterBackgroundWorker(&worker);
 }
 
+int64
+partitions_retention_seconds(void)
+{
+	return (int64) retention_min * SECONDS_PER_MINUTE;
+}
+
 PG_FUNCTION_INFO_V1(parca_partition_settings);
 
 /* (interval_seconds, retention_seconds, premake): the settings above. */
 Datum
 parca_partition_settings(PG_FUNCTION_ARGS)
 {
-	TupleDesc	desc;
 	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	desc = BlessTupleDesc(desc);
 	values[0] = Int64GetDatum((int64) partition_interval_min * SECONDS_PER_MINUTE);
 	values[1] = Int64GetDatum((int64) retention_min * SECONDS_PER_MINUTE);
 	values[2] = Int32GetDatum(partition_premake);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
 }
 
 /* How often the worker looks for the extension while it is not installed. */
@@ -219,9 +220,22 @@ parca_maintenance_worker_main(Datum arg)
 		/* a new installation gets its partitions soon after CREATE EXTENSION */
 		if (!maintain("parca_maintain_partitions", "dropped", &dropped))
 			wait_ms = Min(wait_ms, EXTENSION_CHECK_MS);
-		/* dropped partitions leave garbage in the metastore */
-		else if (dropped > 0 && metastore_gc)
-			(void) maintain("parca_metastore_gc", "locations", &dropped);
+		else
+		{
+			int64		hours;
+
+			/* dropped partitions leave garbage in the metastore */
+			if (dropped > 0 && metastore_gc)
+				(void) maintain("parca_metastore_gc", "locations", &dropped);
+			/* hours completed since the last round (parca.rollups) */
+			(void) maintain("parca_maintain_rollups", "hours", &hours);
+		}
+		/*
+		 * A worker's statistics reach the shared counts only when it says so:
+		 * the rows this round moved into partitions count as inserted there,
+		 * which the next round's search for late rows reads.
+		 */
+		pgstat_report_stat(true);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

@@ -9,4 +9,7 @@
 /* Settings, and the worker when preloaded; called from _PG_init. */
 extern void partitions_init(void);
 
+/* parca.retention in seconds: raw rows older are dropped; 0 keeps them. */
+extern int64 partitions_retention_seconds(void);
+
 #endif							/* PARCA_PARTITIONS_H */

@@ -4,7 +4,8 @@
  *		columns of parca.samples as sql/40_samples.sql makes it.
  *
  * The attribute numbers below are those of the table the extension
- * creates.  Code that writes rows by attribute number first checks that
+ * creates (and of its rollups, parca.samples_hourly and
+ * parca.samples_daily, made LIKE it: sql/46_rollups.sql).  Code that writes rows by attribute number first checks that
  * the table still has exactly these columns (samples_table_has_layout);
  * code that only reads some columns finds them by name and type
  * (samples_table_find_column), so that it keeps working on a table

@@ -45,6 +45,7 @@
 #include "parca.h"
 #include "profile.h"
 #include "query/merge_scan.h"
+#include "query/rollup_ranges.h"
 #include "query/selector.h"
 #include "query/stack_filter.h"
 #include "query/symbols.h"
@@ -130,7 +131,8 @@ add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, u
 }
 
 /*
- * Adds the samples of the given series in [start, stop] to b, with the
+ * Adds the samples of the given series in one part of the range (raw rows
+ * or rollups, rollup_ranges.h) to b, with the
  * group's root frame on top of each stack when grouping (groups[i] is the
  * group of series[i], ngroups groups).  A parca_columnar samples table is
  * read directly (merge_scan.c), every group in one pass.  Otherwise the
@@ -145,9 +147,12 @@ add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, u
  */
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
-			 const uint64 *group_frames, int ngroups, TimestampTz start, TimestampTz stop,
+			 const uint64 *group_frames, int ngroups, const QueryRange *range,
 			 bool scale_by_period, MergePeriods *periods)
 {
+	TimestampTz start = range->start;
+	TimestampTz stop = range->stop;
+	const char *table = range->table;
 	Datum	   *ids = palloc(sizeof(Datum) * nseries);
 	Datum	   *grps = palloc(sizeof(Datum) * nseries);
 	Oid			types[5] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INT8ARRAYOID, BOOLOID, INT4ARRAYOID};
@@ -162,8 +167,8 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 		series_ids[i] = series[i].id;
 	if (group_frames == NULL)
 	{
-		if (merge_scan_samples(&b, 1, series_ids, NULL, nseries, start, stop, scale_by_period,
-							   periods))
+		if (merge_scan_samples(&b, 1, range->relid, series_ids, NULL, nseries, start, stop,
+							   scale_by_period, periods))
 			return;
 	}
 	else
@@ -177,8 +182,8 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 			builders[g] = profile_builder_create(CurrentMemoryContext);
 			profile_builder_set_meta(builders[g], &meta);
 		}
-		if (merge_scan_samples(builders, ngroups, series_ids, groups, nseries, start, stop,
-							   scale_by_period, periods))
+		if (merge_scan_samples(builders, ngroups, range->relid, series_ids, groups, nseries,
+							   start, stop, scale_by_period, periods))
 		{
 			buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
 			for (int g = 0; g < ngroups; g++)
@@ -210,20 +215,20 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 											 " THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
 											 " pg_catalog.min(period) FILTER (WHERE period OPERATOR(pg_catalog.>) 0),"
 											 " pg_catalog.bool_or(period OPERATOR(pg_catalog.<=) 0)"
-											 " FROM parca.samples"
+											 " FROM %s"
 											 " WHERE time OPERATOR(pg_catalog.>=) $1 AND time OPERATOR(pg_catalog.<=) $2"
-											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge),
+											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)", merge, table),
 									4, types, args, NULL, true, 0);
 	else
 		ret = SPI_execute_with_args(psprintf("SELECT g.grp, %s(x.stack, CASE WHEN $4 AND x.period OPERATOR(pg_catalog.>) 0"
 											 " THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END),"
 											 " pg_catalog.min(x.period) FILTER (WHERE x.period OPERATOR(pg_catalog.>) 0),"
 											 " pg_catalog.bool_or(x.period OPERATOR(pg_catalog.<=) 0)"
-											 " FROM parca.samples x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
+											 " FROM %s x JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
 											 " ON g.id OPERATOR(pg_catalog.=) x.series_id"
 											 " WHERE x.time OPERATOR(pg_catalog.>=) $1 AND x.time OPERATOR(pg_catalog.<=) $2"
 											 " AND x.series_id OPERATOR(pg_catalog.=) ANY ($3)"
-											 " GROUP BY g.grp", merge),
+											 " GROUP BY g.grp", merge, table),
 									5, types, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
@@ -258,13 +263,15 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 /*
  * The profile of the given series in [start, stop] (inclusive), all of
  * profile type ptype (parsed: type), allocated in cxt: samples:count
- * scaled to the period unit where the period is known.  The caller is
- * connected to SPI.
+ * scaled to the period unit where the period is known.  Whole rolled-up
+ * hours and days come from the rollups (rollup_ranges.h).  caller names
+ * the SQL function in messages.  The caller is connected to SPI.
  */
 static struct varlena *
-merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *series,
-			 const int32 *groups, int nseries, const uint64 *group_frames, int ngroups,
-			 TimestampTz start, TimestampTz stop, MemoryContext cxt)
+merge_series(const char *caller, const char *ptype, const ProfileType *type,
+			 const SeriesMatch *series, const int32 *groups, int nseries,
+			 const uint64 *group_frames, int ngroups, TimestampTz start, TimestampTz stop,
+			 MemoryContext cxt)
 {
 	bool		scale = profile_type_is_sample_count(type);
 	ProfileBuilder *b = profile_builder_create(cxt);
@@ -272,12 +279,18 @@ merge_series(const char *ptype, const ProfileType *type, const SeriesMatch *seri
 	ProfileMeta meta;
 
 	if (nseries > 0)
-		scan_samples(b, series, groups, nseries, group_frames, ngroups, start, stop, scale, &periods);
+	{
+		ListCell   *lc;
+
+		foreach(lc, rollup_ranges(start, stop, caller))
+			scan_samples(b, series, groups, nseries, group_frames, ngroups, lfirst(lc), scale,
+						 &periods);
+	}
 	MemoryContextSwitchTo(cxt);
 	if (scale && periods.min_known > 0 && periods.unknown_seen)
 		ereport(NOTICE,
-				(errmsg("parca_query: some samples of \"%s\" have no period (0); their counts were added unscaled",
-						ptype)));
+				(errmsg("%s: some samples of \"%s\" have no period (0); their counts were added unscaled",
+						caller, ptype)));
 	/* only rows without a period: the values are counts, and say so */
 	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
 		period_unit_type(type) : pstrdup(ptype);
@@ -387,8 +400,8 @@ parca_query(PG_FUNCTION_ARGS)
 	else
 		memset(groups, 0, sizeof(int32) * Max(nseries, 1));
 
-	result = merge_series(sel->profile_type, &sel->type, series, groups, nseries, group_frames,
-						  ngroups, start, stop, cxt);
+	result = merge_series("parca_query", sel->profile_type, &sel->type, series, groups, nseries,
+						  group_frames, ngroups, start, stop, cxt);
 	if (nfilters > 0)
 		result = stack_filter_apply(result, filters, nfilters, cxt);
 	SPI_finish();
@@ -454,7 +467,8 @@ parca_profile(PG_FUNCTION_ARGS)
 	series.values = NULL;
 	MemoryContextSwitchTo(cxt);
 	profile_type_parse_or_error(series.profile_type, &type);
-	result = merge_series(series.profile_type, &type, &series, &group, 1, NULL, 1, t, t, cxt);
+	result = merge_series("parca_profile", series.profile_type, &type, &series, &group, 1, NULL, 1,
+						  t, t, cxt);
 	SPI_finish();
 	PG_RETURN_POINTER(result);
 

@@ -316,11 +316,10 @@ scan_table(MergeScan *m, Relation rel)
 }
 
 bool
-merge_scan_samples(ProfileBuilder **builders, int ngroups, const int64 *series_ids,
+merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int64 *series_ids,
 				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
 				   bool scale, MergePeriods *periods)
 {
-	Oid			relid = samples_table_relid();
 	Relation	rel = table_open(relid, AccessShareLock);
 	List	   *tables = NIL;
 	SeriesGroup *series;

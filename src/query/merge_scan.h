@@ -22,17 +22,20 @@ typedef struct MergePeriods
 } MergePeriods;
 
 /*
- * Adds to builders[groups[i]] the stacks of the parca.samples rows of
- * series_ids[i] in [start, stop] (all to builders[0] when groups is NULL;
- * 0 <= groups[i] < ngroups), each with its value (times its period when
- * scale and the period is known), in one pass over the table, and adds
- * what it saw to *periods.  Returns false, having read nothing, when
- * parca.samples is not a parca_columnar table this user may read
- * directly (no row-level security); the caller then merges with SQL.  The
- * caller is connected to SPI.
+ * Adds to builders[groups[i]] the stacks of the rows of table relid
+ * (parca.samples, or its rollups parca.samples_hourly and
+ * parca.samples_daily, which have the same columns) of series_ids[i] in
+ * [start, stop] (all to builders[0] when groups is NULL; 0 <= groups[i] <
+ * ngroups), each with its value (times its period when scale and the
+ * period is known), in one pass over the table, and adds what it saw to
+ * *periods.  Returns false, having read nothing, when the table is not a
+ * parca_columnar table this user may read directly (no row-level
+ * security); the caller then merges with SQL.  The caller is connected to
+ * SPI.
  */
-extern bool merge_scan_samples(ProfileBuilder **builders, int ngroups, const int64 *series_ids,
-							   const int32 *groups, int nseries, TimestampTz start,
-							   TimestampTz stop, bool scale, MergePeriods *periods);
+extern bool merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid,
+							   const int64 *series_ids, const int32 *groups, int nseries,
+							   TimestampTz start, TimestampTz stop, bool scale,
+							   MergePeriods *periods);
 
 #endif							/* PARCA_QUERY_MERGE_SCAN_H */

@@ -128,8 +128,21 @@ check "collections ran ($(cat "$work/collections") of them) and removed ids" \
 	test "$(awk -F'|' '{s += $1 + $2} END {print s + 0}' "$work/collected")" -gt 0
 check "writers stored profiles meanwhile" test "$(q "SELECT count(*) FROM parca.samples")" -gt 0
 check_eq "every stored row resolves: series, locations, functions, mappings" "0|0|0|0" "$(resolves)"
-# ids a collection removed come back when a profile names them again
+# rollups outlive the raw rows (docs/rollups.md): with the raw rows gone,
+# a collection keeps the series and locations the rollups name (the
+# maintenance worker may have rolled up some hours already; the rest now)
+q "SELECT * FROM parca_rollup_hours('-infinity', 'infinity')" >/dev/null
 q "TRUNCATE parca.samples"
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check_eq "the rollups' rows resolve after a collection without raw rows: series, locations" "0|0" \
+	"$(q "SELECT (SELECT count(*) FROM parca.samples_hourly s LEFT JOIN parca.series se ON se.id = s.series_id
+	              WHERE se.id IS NULL)
+	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
+	                                   FROM parca.samples_hourly) u
+	             LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL)")"
+check "and some are there to resolve" test "$(q "SELECT count(*) FROM parca.samples_hourly")" -gt 0
+# ids a collection removed come back when a profile names them again
+q "TRUNCATE parca.samples_hourly, parca.samples_daily, parca.rollup_hours, parca.rollup_days"
 q "SELECT * FROM parca_metastore_gc()" >/dev/null
 check_eq "after everything is collected, the metastore is empty" "0|0|0|0" \
 	"$(q "SELECT (SELECT count(*) FROM parca.series) || '|' || (SELECT count(*) FROM parca.locations)

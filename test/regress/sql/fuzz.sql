@@ -92,6 +92,8 @@ BEGIN
                (SELECT array_agg(t::regtype ORDER BY o) FROM unnest(p.proargtypes) WITH ORDINALITY AS u(t, o)) AS types
         FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
         JOIN pg_extension e ON e.oid = d.refobjid AND d.deptype = 'e' AND e.extname = 'parca'
+        -- in one order, so that the NOTICEs of the calls come in one order
+        ORDER BY p.oid::regprocedure::text
     LOOP
         ordinary := '{}';
         nulls := '{}';
