@@ -257,7 +257,8 @@ bound_file_pages(uint64_t *base)
 
 /*
  * --symbolize: the names the agent gives offsets of a file, one line each:
- * "OFFSET name;name;..." (innermost first, "?" if none).
+ * "OFFSET name;name;..." (innermost first, "?" if none), each name followed
+ * by " file:line" when the file is known.
  */
 static int
 print_names(const char *path, int n, char **offsets)
@@ -284,7 +285,11 @@ print_names(const char *path, int n, char **offsets)
 		nlines = symbolize(f, offset, lines);
 		printf("%s ", offsets[i]);
 		for (int j = 0; j < nlines; j++)
+		{
 			printf("%s%s", j ? ";" : "", lines[j].name);
+			if (lines[j].filename[0] != '\0')
+				printf(" %s:%lld", lines[j].filename, (long long) lines[j].line);
+		}
 		printf("%s\n", nlines ? "" : "?");
 	}
 	return 0;

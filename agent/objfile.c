@@ -107,6 +107,9 @@ struct ObjFile
 	int64_t		go_tls_g;
 	uint64_t	go_m_curg;
 
+	int			gopclntab_state;	/* -1: not checked; 0: none; 1: gopclntab */
+	GoPclntab	gopclntab;
+
 	int			dwarf_state;	/* -1: not checked; 0: none or compressed; 1: cheap */
 	Elf		   *dwarf_elf;		/* where the cheap DWARF is */
 	Dwarf	   *dwarf;			/* open during the current flush */
@@ -234,6 +237,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 		f->ino = ino;
 		f->dwarf_state = -1;
 		f->go_state = -1;
+		f->gopclntab_state = -1;
 		charge(f, sizeof(ObjFile));
 		u64map_put(&files, key, f);
 	}
@@ -852,6 +856,16 @@ objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg)
 	*tls_g = f->go_tls_g;
 	*m_curg = f->go_m_curg;
 	return f->go_state == 1;
+}
+
+const GoPclntab *
+objfile_gopclntab(ObjFile *f)
+{
+	if (f->elf == NULL)
+		return NULL;
+	if (f->gopclntab_state < 0)
+		f->gopclntab_state = gopclntab_open(f->elf, &f->gopclntab);
+	return f->gopclntab_state == 1 ? &f->gopclntab : NULL;
 }
 
 /*

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gopclntab/gopclntab.h"
+
 typedef struct ObjFile ObjFile;
 
 /*
@@ -78,6 +80,13 @@ extern bool objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg);
  * flush only.
  */
 extern Dwarf *objfile_dwarf(ObjFile *f);
+
+/*
+ * A Go program's .gopclntab (function, file, line and inlined frames of
+ * every function, read in place), opened at the first use; NULL if the
+ * file has none that src/gopclntab/ reads.
+ */
+extern const GoPclntab *objfile_gopclntab(ObjFile *f);
 
 /*
  * Done with the file for this flush's symbolization: close its DWARF and

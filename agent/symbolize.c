@@ -6,7 +6,9 @@
  * DWARF use through the file's PT_LOAD segments: the same for a PIE, a
  * shared library or a fixed-address executable, and whatever address ASLR
  * put it at in the process.  A separate debug file (found by build id)
- * has the same addresses as the file it was split from.
+ * has the same addresses as the file it was split from.  A Go program's
+ * DWARF is compressed (too dear to read, objfile.h), but its .gopclntab
+ * names every frame with file, line and inlined calls.
  */
 #include "symbolize.h"
 
@@ -52,11 +54,29 @@ dwarf_frames(Dwarf *dw, uint64_t addr, FrameLine *lines)
 	return n;
 }
 
+/* The chain of inlined frames at addr down to its function, from .gopclntab. */
+static int
+go_frames(const GoPclntab *t, uint64_t addr, FrameLine *lines)
+{
+	GoLine		gl[SYMBOLIZE_MAX_LINES];
+	int			n = gopclntab_lines(t, addr, gl, SYMBOLIZE_MAX_LINES);
+
+	for (int i = 0; i < n; i++)
+	{
+		lines[i].name = lines[i].system_name = gl[i].function;
+		lines[i].filename = gl[i].filename;
+		lines[i].start_line = gl[i].start_line;
+		lines[i].line = gl[i].line;
+	}
+	return n;
+}
+
 int
 symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 {
 	uint64_t	addr;
 	Dwarf	   *dw;
+	const GoPclntab *go;
 	const char *name;
 	int			n = 0;
 
@@ -64,9 +84,12 @@ symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 		return 0;
 	if ((dw = objfile_dwarf(f)) != NULL)
 		n = dwarf_frames(dw, addr, lines);
+	/* A Go program without cheap DWARF (Go compresses it): its own table. */
+	if (n == 0 && (go = objfile_gopclntab(f)) != NULL)
+		n = go_frames(go, addr, lines);
 	if (n > 0)
 		return n;
-	/* No DWARF: the symbol table (or the debug file's). */
+	/* Neither: the symbol table (or the debug file's). */
 	if ((name = objfile_symbol(f, addr)) == NULL)
 		return 0;
 	set_function(&lines[0], 0, name, name);

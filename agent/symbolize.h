@@ -1,7 +1,8 @@
 /*
  * symbolize.h
  *		User-space symbolization: DWARF (inlined frames, source files and
- *		lines) where a file's DWARF is cheap to read, else its symbol table
+ *		lines) where a file's DWARF is cheap to read, else a Go program's
+ *		.gopclntab (the same, read in place), else its symbol table
  *		(PLT stubs named target@plt); C++ and Rust names demangled.
  *
  * The files, their symbol tables and their DWARF handles are the shared
