@@ -121,6 +121,10 @@ usage(FILE *out)
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
+			"  --upload-debuginfo     upload the symbols and DWARF of the files met\n"
+			"                         (their separate debug file, else the file) once\n"
+			"                         per build id the database has none for; the\n"
+			"                         role needs parca_debuginfo\n"
 			"  --symbolize FILE OFFSET...\n"
 			"                         print the names the agent gives these offsets of\n"
 			"                         FILE (innermost first), and exit; no eBPF\n"
@@ -337,6 +341,7 @@ typedef struct AgentOptions
 	size_t		cache_size;
 	bool		offline;
 	bool		verbose;
+	bool		upload_debuginfo;	/* --upload-debuginfo */
 	const char *symbolize_file; /* --symbolize: the offsets follow */
 	char		node[256];		/* "" until the host name is taken */
 	LabelSet	external;		/* --label */
@@ -355,7 +360,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
 		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_STOP_TIMEOUT, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
 		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
-		OPT_VERBOSE, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
+		OPT_VERBOSE, OPT_UPLOAD_DEBUGINFO, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
 		{"dsn", required_argument, NULL, OPT_DSN},
@@ -376,6 +381,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
+		{"upload-debuginfo", no_argument, NULL, OPT_UPLOAD_DEBUGINFO},
 		{"symbolize", required_argument, NULL, OPT_SYMBOLIZE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -454,6 +460,9 @@ parse_options(int argc, char **argv, AgentOptions *o)
 			case OPT_VERBOSE:
 				o->verbose = true;
 				break;
+			case OPT_UPLOAD_DEBUGINFO:
+				o->upload_debuginfo = true;
+				break;
 			case OPT_SYMBOLIZE:
 				o->symbolize_file = optarg;
 				break;
@@ -496,7 +505,7 @@ prepare_profiling(AgentOptions *o)
 	labelset_add(&common, "kernel_release", kernel_release());
 	for (int i = 0; i < o->external.n; i++)
 		labelset_add(&common, o->external.labels[i].name, o->external.labels[i].value);
-	profiler_init(&common);
+	profiler_init(&common, o->upload_debuginfo && !o->offline);
 	process_init();
 
 	sa.sa_handler = on_signal;

@@ -79,6 +79,7 @@ struct ObjFile
 	uint64_t	dev;
 	uint64_t	ino;
 	char	   *build_id;		/* hex, "" if none */
+	char	   *opened_as;		/* the path it was opened by */
 	Elf		   *elf;			/* mapped; NULL: could not be opened */
 	uint64_t	failed_ns;		/* when opening failed */
 	Segment    *segs;
@@ -158,25 +159,29 @@ map_elf(int fd)
 	return elf;
 }
 
-/* The file: through the process, or the same file here if it exited. */
+/*
+ * The file: through the process, or the same file here if it exited; buf
+ * (OPEN_PATH_MAX bytes) gets the path that opened it.
+ */
+#define OPEN_PATH_MAX 4200
 static int
 open_file(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
-		  uint64_t start, uint64_t end)
+		  uint64_t start, uint64_t end, char *buf)
 {
-	char		buf[4200];
 	struct stat st;
 	int			fd;
 
 	/* Through the process's root, so that files in containers open too. */
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid, path);
+	snprintf(buf, OPEN_PATH_MAX, "/proc/%u/root%s", pid, path);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", pid,
+	snprintf(buf, OPEN_PATH_MAX, "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long) start, (unsigned long long) end);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	snprintf(buf, OPEN_PATH_MAX, "%s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == ino &&
 		major(st.st_dev) == (dev >> 32) && minor(st.st_dev) == (dev & 0xffffffff))
@@ -228,6 +233,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 {
 	uint64_t	key = file_key(dev, ino);
 	ObjFile    *f = u64map_get(&files, key);
+	char		opened_as[OPEN_PATH_MAX];
 	int			fd;
 
 	if (f == NULL)
@@ -245,7 +251,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 	if (f->elf != NULL ||
 		(f->failed_ns != 0 && now_monotonic_ns() - f->failed_ns < OPEN_RETRY_NS))
 		return f;
-	fd = open_file(dev, ino, pid, path, start, end);
+	fd = open_file(dev, ino, pid, path, start, end, opened_as);
 	f->elf = fd >= 0 ? map_elf(fd) : NULL;
 	if (f->elf == NULL)
 	{
@@ -257,6 +263,9 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 	free(f->build_id);
 	f->build_id = read_build_id(f->elf);
 	charge(f, strlen(f->build_id) + 1);
+	free(f->opened_as);
+	f->opened_as = xstrdup(opened_as);
+	charge(f, strlen(opened_as) + 1);
 	read_segments(f);
 	return f;
 }
@@ -397,19 +406,27 @@ objfile_cfi_used(ObjFile *f, uint64_t fde_start)
 	}
 }
 
-/* The separate debug file, where Debian puts it: by build id. */
+/* The separate debug file by build id, where Debian puts it; -1 if none. */
+static int
+open_debug_file(const ObjFile *f)
+{
+	char		path[256];
+
+	if (strlen(f->build_id) <= 2)
+		return -1;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 f->build_id, f->build_id + 2);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static Elf *
 debug_file(ObjFile *f)
 {
-	if (!f->debug_opened && strlen(f->build_id) > 2)
+	if (!f->debug_opened)
 	{
-		char		path[256];
-		int			fd;
+		int			fd = open_debug_file(f);
 
 		f->debug_opened = true;
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 f->build_id, f->build_id + 2);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			f->debug_elf = map_elf(fd);
 	}
@@ -884,6 +901,23 @@ debug_info_state(Elf *elf)
 	return (shdr.sh_flags & SHF_COMPRESSED) == 0 && shdr.sh_size <= DWARF_MAX_BYTES;
 }
 
+int
+objfile_open_debuginfo(ObjFile *f)
+{
+	GElf_Shdr	shdr;
+	int			fd;
+
+	if (f->elf == NULL || f->build_id[0] == '\0')
+		return -1;
+	if ((fd = open_debug_file(f)) >= 0)
+		return fd;
+	if (find_symtab(f->elf, SHT_SYMTAB, &shdr) == NULL &&
+		((find_section(f->elf, ".debug_info", &shdr) == NULL &&
+		  find_section(f->elf, ".zdebug_info", &shdr) == NULL) || shdr.sh_type == SHT_NOBITS))
+		return -1;
+	return open(f->opened_as, O_RDONLY | O_CLOEXEC);
+}
+
 Dwarf *
 objfile_dwarf(ObjFile *f)
 {
@@ -961,6 +995,7 @@ close_file(ObjFile *f)
 	free(f->frame_image);
 	u64map_free(&f->fdes_used);
 	free(f->build_id);
+	free(f->opened_as);
 	free(f->segs);
 	free(f->syms);
 	free(f->plt);
