@@ -6,9 +6,10 @@
  * DWARF use through the file's PT_LOAD segments: the same for a PIE, a
  * shared library or a fixed-address executable, and whatever address ASLR
  * put it at in the process.  A separate debug file (found by build id)
- * has the same addresses as the file it was split from.  A Go program's
- * DWARF is compressed (too dear to read, objfile.h), but its .gopclntab
- * names every frame with file, line and inlined calls.
+ * has the same addresses as the file it was split from.  A Go program is
+ * named from its .gopclntab (file, line and inlined calls, read in place;
+ * its DWARF is compressed, too dear to read, objfile.h), first, as the
+ * database names it, so that both give a function the same row.
  */
 #include "symbolize.h"
 
@@ -82,11 +83,11 @@ symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 
 	if (!objfile_vaddr(f, file_offset, &addr))
 		return 0;
-	if ((dw = objfile_dwarf(f)) != NULL)
-		n = dwarf_frames(dw, addr, lines);
-	/* A Go program without cheap DWARF (Go compresses it): its own table. */
-	if (n == 0 && (go = objfile_gopclntab(f)) != NULL)
+	/* A Go program: its own table, as the database reads it. */
+	if ((go = objfile_gopclntab(f)) != NULL)
 		n = go_frames(go, addr, lines);
+	if (n == 0 && (dw = objfile_dwarf(f)) != NULL)
+		n = dwarf_frames(dw, addr, lines);
 	if (n > 0)
 		return n;
 	/* Neither: the symbol table (or the debug file's). */

@@ -217,17 +217,25 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 # .gopclntab) is the oracle: each location's frames, inlined ones too, as
 # function, file and line.  Built twice: without DWARF and symbols
 # (-ldflags='-s -w': the database reads .gopclntab) and as Go builds by
-# default (zlib-compressed DWARF: libdw inflates it); each runs for its own
-# profile (their code differs by the build id the linker embeds).
+# default, with zlib-compressed DWARF (the database reads .gopclntab first,
+# as the agent does, so that both name a function alike); each runs for
+# its own profile (their code differs by the build id the linker embeds).
+# The default build is uploaded once more without its .gopclntab: its
+# DWARF, which libdw inflates, must name it alike.
 gowork=$work/go
 mkdir -p "$gowork"
 (cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$gowork/stripped" . &&
 	GOFLAGS=-mod=mod go build -o "$gowork/full" .) || echo "# the Go program did not build"
 chown -R postgres: "$gowork"
 chmod 755 "$work"
-for kind in stripped full; do
+objcopy --remove-section=.gopclntab "$gowork/full" "$gowork/dwarf"
+chown postgres: "$gowork"/*
+for kind in stripped full dwarf; do
 	go_b=$(printf 'go-%s-%s' "$kind" "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" | od -An -tx1 | tr -d ' \n')
-	"$gowork/$kind" 2 "$gowork/$kind.prof"
+	# (the DWARF-only file is the default build's, which runs for its profile)
+	run=$kind
+	[ "$kind" = dwarf ] && run=full
+	"$gowork/$run" 2 "$gowork/$kind.prof"
 	for a in $(go tool pprof -raw "$gowork/$kind.prof" 2>/dev/null |
 		awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 } s && $3 == "M=1" { print $2 }'); do
 		# not a position-independent program: file offset = address - 0x400000
