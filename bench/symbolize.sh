@@ -7,9 +7,10 @@
 #  - a Go program (the parca-symbolizer fixture of profile.pb.gz): Go
 #    writes no .debug_aranges, where elfutils 0.188's eu-addr2line names
 #    from the symbol table only, so llvm-symbolizer is timed beside it;
-#  - the same Go program without its DWARF (objcopy --strip-debug): the
-#    database reads its .gopclntab, timed beside Go's own reader of it,
-#    go tool addr2line.
+#    The database reads the program's .gopclntab first; the same program
+#    is named again without its .gopclntab (its DWARF alone), and without
+#    its DWARF (objcopy --strip-debug), timed beside Go's own reader of
+#    the table, go tool addr2line.
 # For each: parca_symbolize() over N unnamed locations (wall time, and the
 # backend's peak resident memory, VmHWM, before and after), then
 # eu-addr2line -f -i and llvm-symbolizer over the same addresses in one
@@ -119,5 +120,7 @@ addresses "$libc" "$libc" 8 "$stage/libc.addrs"
 bench "glibc ($libc_id)" "$libc_id" "$libc_debug" "$stage/libc.addrs"
 addresses "$go_file" "$go_file" 16 "$stage/go.addrs"
 bench "Go program ($go_id)" "$go_id" "$go_file" "$stage/go.addrs"
+objcopy --remove-section=.gopclntab "$go_file" "$stage/go-dwarf"
+bench "Go program without .gopclntab ($go_id)" "$go_id" "$stage/go-dwarf" "$stage/go.addrs"
 objcopy --strip-debug "$go_file" "$stage/go-nodwarf"
 bench "Go program without DWARF ($go_id)" "$go_id" "$stage/go-nodwarf" "$stage/go.addrs" go
