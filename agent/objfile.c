@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dwarf/dwarf_lines.h"
 #include "ids/ids.h"
 #include "util.h"
 
@@ -298,27 +299,6 @@ objfile_vaddr(const ObjFile *f, uint64_t offset, uint64_t *vaddr)
 	return false;
 }
 
-/* The section of this name, or NULL. */
-static Elf_Scn *
-find_section(Elf *elf, const char *want, GElf_Shdr *shdr)
-{
-	size_t		shstrndx;
-	Elf_Scn    *scn = NULL;
-
-	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-	{
-		const char *name;
-
-		if (gelf_getshdr(scn, shdr) != NULL &&
-			(name = elf_strptr(elf, shstrndx, shdr->sh_name)) != NULL &&
-			strcmp(name, want) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * CFI from .debug_frame, for files without .eh_frame (Go binaries).  libdw
  * reads .debug_frame only as part of a Dwarf, and opening one on the file
@@ -331,7 +311,7 @@ load_debug_frame(ObjFile *f)
 {
 	static const char names[] = "\0.shstrtab\0.debug_frame";
 	GElf_Shdr	shdr;
-	Elf_Scn    *scn = find_section(f->elf, ".debug_frame", &shdr);
+	Elf_Scn    *scn = parca_elf_section(f->elf, ".debug_frame", &shdr);
 	Elf_Data   *data = NULL;
 	GElf_Ehdr	orig;
 	Elf64_Ehdr *eh;
@@ -581,7 +561,7 @@ read_plt_relocs(Elf *elf, PltRelocs *r)
 	size_t		shstrndx;
 	Elf_Scn    *scn = NULL;
 	GElf_Shdr	plt_got;
-	bool		want_dyn = find_section(elf, ".plt.got", &plt_got) != NULL;
+	bool		want_dyn = parca_elf_section(elf, ".plt.got", &plt_got) != NULL;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return;
@@ -688,7 +668,7 @@ load_plt(ObjFile *f)
 	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]) && r.dynsym; s++)
 	{
 		GElf_Shdr	shdr;
-		Elf_Scn    *scn = find_section(f->elf, sections[s], &shdr);
+		Elf_Scn    *scn = parca_elf_section(f->elf, sections[s], &shdr);
 		Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
 		size_t		entsize = shdr.sh_entsize >= 8 ? shdr.sh_entsize : 16;
 
@@ -831,7 +811,7 @@ read_go_runtime(ObjFile *f)
 	GElf_Shdr	shdr;
 
 	f->go_state = 0;
-	if (find_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
+	if (parca_elf_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
 		(!find_function(f, "runtime.systemstack.abi0", &addr, &size) &&
 		 !find_function(f, "runtime.systemstack", &addr, &size)) ||
 		size < 32 || size > 4096 || (c = code_at(f, addr, size)) == NULL)
@@ -894,9 +874,9 @@ debug_info_state(Elf *elf)
 {
 	GElf_Shdr	shdr;
 
-	if (find_section(elf, ".zdebug_info", &shdr))
+	if (parca_elf_section(elf, ".zdebug_info", &shdr))
 		return 0;
-	if (find_section(elf, ".debug_info", &shdr) == NULL || shdr.sh_type == SHT_NOBITS)
+	if (parca_elf_section(elf, ".debug_info", &shdr) == NULL || shdr.sh_type == SHT_NOBITS)
 		return -1;
 	return (shdr.sh_flags & SHF_COMPRESSED) == 0 && shdr.sh_size <= DWARF_MAX_BYTES;
 }
@@ -912,8 +892,8 @@ objfile_open_debuginfo(ObjFile *f)
 	if ((fd = open_debug_file(f)) >= 0)
 		return fd;
 	if (find_symtab(f->elf, SHT_SYMTAB, &shdr) == NULL &&
-		((find_section(f->elf, ".debug_info", &shdr) == NULL &&
-		  find_section(f->elf, ".zdebug_info", &shdr) == NULL) || shdr.sh_type == SHT_NOBITS))
+		((parca_elf_section(f->elf, ".debug_info", &shdr) == NULL &&
+		  parca_elf_section(f->elf, ".zdebug_info", &shdr) == NULL) || shdr.sh_type == SHT_NOBITS))
 		return -1;
 	return open(f->opened_as, O_RDONLY | O_CLOEXEC);
 }

@@ -24,6 +24,8 @@
 
 #include <string.h>
 
+#include "dwarf/dwarf_lines.h"
+
 #define MAGIC_GO116 0xfffffffau
 #define MAGIC_GO118 0xfffffff0u
 #define MAGIC_GO120 0xfffffff1u
@@ -143,27 +145,6 @@ functab_entry(const GoPclntab *t, uint64_t i, uint64_t *entry, uint64_t *funcoff
 	return true;
 }
 
-/* The section of this name, or NULL. */
-static Elf_Scn *
-section(Elf *elf, const char *want, GElf_Shdr *shdr)
-{
-	size_t		shstrndx;
-	Elf_Scn    *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-	{
-		const char *name;
-
-		if (gelf_getshdr(scn, shdr) != NULL &&
-			(name = elf_strptr(elf, shstrndx, shdr->sh_name)) != NULL &&
-			strcmp(name, want) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * The region of the table starting at off: up to the next region's start
  * (the regions follow each other, but the reader does not rely on their
@@ -216,30 +197,20 @@ find_gofunc(Elf *elf, const GoBytes *file, uint64_t tab_vaddr, GoPclntab *t)
 	}
 }
 
-bool
-gopclntab_open(Elf *elf, GoPclntab *t)
+/*
+ * Read the table at tab (virtual address tab_vaddr) into t; false if it is
+ * not one this reader knows or does not hold together.
+ */
+static bool
+open_at(Elf *elf, GoBytes tab, uint64_t tab_vaddr, GoPclntab *t)
 {
-	GElf_Ehdr	ehdr;
-	GElf_Shdr	shdr;
 	GElf_Shdr	text;
-	GoBytes		file;
-	size_t		size;
 	uint32_t	magic;
 	uint64_t	offsets[5];
 	uint64_t	first;
 	uint64_t	unused;
 
-	memset(t, 0, sizeof(*t));
-	file.p = (const unsigned char *) elf_rawfile(elf, &size);
-	file.len = size;
-	t->elf = elf;
-	t->file = file;
-	if (file.p == NULL || gelf_getehdr(elf, &ehdr) == NULL ||
-		ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
-		section(elf, ".gopclntab", &shdr) == NULL || shdr.sh_type == SHT_NOBITS ||
-		(shdr.sh_flags & SHF_COMPRESSED))
-		return false;
-	t->tab = slice(&file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
+	t->tab = tab;
 
 	/* magic, two zero bytes, the pc quantum, the pointer size, then words */
 	if (!read_u32(&t->tab, 0, &magic) || t->tab.len < 72 || t->tab.p[4] != 0 ||
@@ -258,6 +229,7 @@ gopclntab_open(Elf *elf, GoPclntab *t)
 	read_u64(&t->tab, 8, &t->nfunc);
 	/* 1.18 put the text start between the file count and the offsets */
 	first = 24;
+	t->text_start = 0;
 	if (t->layout != GO_116)
 	{
 		read_u64(&t->tab, 24, &t->text_start);
@@ -286,12 +258,67 @@ gopclntab_open(Elf *elf, GoPclntab *t)
 	 */
 	if (!in_text(elf, t->text_start))
 	{
-		if (section(elf, ".text", &text) == NULL)
+		if (parca_elf_section(elf, ".text", &text) == NULL)
 			return false;
 		t->text_start = text.sh_addr;
 	}
-	find_gofunc(elf, &file, shdr.sh_addr, t);
+	find_gofunc(elf, &t->file, tab_vaddr, t);
 	return functab_entry(t, 0, &t->first_entry, &unused);
+}
+
+/*
+ * A program linked by the system's linker (cgo's external linking) has no
+ * .gopclntab section: the table lies in its read-only data, found by its
+ * header, which must then describe functions in the program's code.
+ */
+static bool
+find_in_data(Elf *elf, GoPclntab *t)
+{
+	Elf_Scn    *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+	{
+		GElf_Shdr	shdr;
+		GoBytes		data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_PROGBITS ||
+			(shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != SHF_ALLOC)
+			continue;
+		data = slice(&t->file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
+		for (uint64_t off = 0; off + 8 <= data.len; off += 8)
+		{
+			uint32_t	magic;
+
+			memcpy(&magic, data.p + off, 4);
+			if ((magic == MAGIC_GO116 || magic == MAGIC_GO118 || magic == MAGIC_GO120) &&
+				data.p[off + 4] == 0 && data.p[off + 5] == 0 && data.p[off + 7] == 8 &&
+				open_at(elf, slice(&data, off, data.len), shdr.sh_addr + off, t) &&
+				in_text(elf, t->first_entry))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool
+gopclntab_open(Elf *elf, GoPclntab *t)
+{
+	GElf_Ehdr	ehdr;
+	GElf_Shdr	shdr;
+	size_t		size;
+
+	memset(t, 0, sizeof(*t));
+	t->elf = elf;
+	t->file.p = (const unsigned char *) elf_rawfile(elf, &size);
+	t->file.len = size;
+	if (t->file.p == NULL || gelf_getehdr(elf, &ehdr) == NULL ||
+		ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
+		return false;
+	if (parca_elf_section(elf, ".gopclntab", &shdr) != NULL)
+		return shdr.sh_type != SHT_NOBITS && (shdr.sh_flags & SHF_COMPRESSED) == 0 &&
+			open_at(elf, slice(&t->file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size),
+					shdr.sh_addr, t);
+	return parca_elf_section(elf, ".go.buildinfo", &shdr) != NULL && find_in_data(elf, t);
 }
 
 static bool

@@ -221,7 +221,10 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 # as the agent does, so that both name a function alike); each runs for
 # its own profile (their code differs by the build id the linker embeds).
 # The default build is uploaded once more without its .gopclntab: its
-# DWARF, which libdw inflates, must name it alike.
+# DWARF, which libdw inflates, must name it alike.  And the build without
+# DWARF once more with the table's section renamed, as programs linked by
+# the system's linker with Go 1.22 and later have no .gopclntab section:
+# the table is found in the read-only data by its header.
 gowork=$work/go
 mkdir -p "$gowork"
 (cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$gowork/stripped" . &&
@@ -229,12 +232,14 @@ mkdir -p "$gowork"
 chown -R postgres: "$gowork"
 chmod 755 "$work"
 objcopy --remove-section=.gopclntab "$gowork/full" "$gowork/dwarf"
+objcopy --rename-section=.gopclntab=.rodata.pclntab "$gowork/stripped" "$gowork/renamed"
 chown postgres: "$gowork"/*
-for kind in stripped full dwarf; do
+for kind in stripped full dwarf renamed; do
 	go_b=$(printf 'go-%s-%s' "$kind" "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" | od -An -tx1 | tr -d ' \n')
-	# (the DWARF-only file is the default build's, which runs for its profile)
+	# (the DWARF-only and renamed files run as the builds they come from)
 	run=$kind
 	[ "$kind" = dwarf ] && run=full
+	[ "$kind" = renamed ] && run=stripped
 	"$gowork/$run" 2 "$gowork/$kind.prof"
 	for a in $(go tool pprof -raw "$gowork/$kind.prof" 2>/dev/null |
 		awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 } s && $3 == "M=1" { print $2 }'); do
