@@ -267,8 +267,8 @@ open_at(Elf *elf, GoBytes tab, uint64_t tab_vaddr, GoPclntab *t)
 }
 
 /*
- * A program linked by the system's linker (cgo's external linking) has no
- * .gopclntab section: the table lies in its read-only data, found by its
+ * A program linked by the system's linker (cgo's external linking) with a
+ * recent Go has no .gopclntab section: the table lies in its read-only data, found by its
  * header, which must then describe functions in the program's code.
  */
 static bool

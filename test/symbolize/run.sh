@@ -223,7 +223,7 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 # The default build is uploaded once more without its .gopclntab: its
 # DWARF, which libdw inflates, must name it alike.  And the build without
 # DWARF once more with the table's section renamed, as programs linked by
-# the system's linker with Go 1.22 and later have no .gopclntab section:
+# the system's linker with a recent Go have no .gopclntab section:
 # the table is found in the read-only data by its header.
 gowork=$work/go
 mkdir -p "$gowork"
