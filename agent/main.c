@@ -323,6 +323,9 @@ log_summary(const char *when)
 				" sent); a wait is timed with probability %.4g now", when, ps->off_cpu,
 				bpf_counters.off_cpu_waits, bpf_counters.off_cpu,
 				bpf_counters.off_cpu_probability);
+	if (ws.uploads > 0)
+		log_msg(LOG_INFO, "%s: debug information uploaded for %" PRIu64 " build ids", when,
+				ws.uploads);
 	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
 			"metastore %.1f MB, processes %zu", when, resident_memory(false) / 1048576.0,
 			peak_resident_bytes() / 1048576.0, objfile_cache_bytes() / 1048576.0,
