@@ -162,39 +162,62 @@ region(const GoBytes *tab, const uint64_t *offsets, int n, uint64_t off)
 }
 
 /*
- * go:func.*, from the moduledata that points at the table (its pcHeader
- * field) and names the same text start.
+ * The runtime's first moduledata: in .noptrdata, where the Go linker puts
+ * it, else in other writable data; its first word points at the table and
+ * its text field names the same text start.  Scanning .noptrdata first
+ * keeps a large program's other data (a cgo program's megabytes of
+ * .data.rel.ro) unread.
  */
+static GoBytes
+find_moduledata(Elf *elf, const GoBytes *file, uint64_t tab_vaddr, uint64_t text_start,
+				uint64_t size)
+{
+	GoBytes		none = {NULL, 0};
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		Elf_Scn    *scn = NULL;
+		size_t		shstrndx;
+
+		if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+			return none;
+		while ((scn = elf_nextscn(elf, scn)) != NULL)
+		{
+			GElf_Shdr	shdr;
+			const char *name;
+			GoBytes		data;
+
+			if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_PROGBITS ||
+				(shdr.sh_flags & (SHF_ALLOC | SHF_WRITE)) != (SHF_ALLOC | SHF_WRITE) ||
+				(name = elf_strptr(elf, shstrndx, shdr.sh_name)) == NULL ||
+				(strcmp(name, ".noptrdata") == 0) != (pass == 0))
+				continue;
+			data = slice(file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
+			for (uint64_t off = 0; off + size <= data.len; off += 8)
+			{
+				uint64_t	v;
+				uint64_t	text;
+				GoBytes		md = slice(&data, off, off + size);
+
+				if (read_u64(&md, 0, &v) && v == tab_vaddr &&
+					read_u64(&md, MODULEDATA_TEXT, &text) && text == text_start)
+					return md;
+			}
+		}
+	}
+	return none;
+}
+
+/* go:func.*, from the runtime's first moduledata. */
 static void
 find_gofunc(Elf *elf, const GoBytes *file, uint64_t tab_vaddr, GoPclntab *t)
 {
-	Elf_Scn    *scn = NULL;
 	uint64_t	gofunc_at = t->layout == GO_120 ? MODULEDATA_GOFUNC_GO120 : MODULEDATA_GOFUNC_GO118;
+	GoBytes		md = find_moduledata(elf, file, tab_vaddr, t->text_start, gofunc_at + 8);
+	uint64_t	gofunc;
 
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-	{
-		GElf_Shdr	shdr;
-		GoBytes		data;
-
-		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_PROGBITS ||
-			(shdr.sh_flags & (SHF_ALLOC | SHF_WRITE)) != (SHF_ALLOC | SHF_WRITE))
-			continue;
-		data = slice(file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
-		for (uint64_t off = 0; off + gofunc_at + 8 <= data.len; off += 8)
-		{
-			uint64_t	v;
-			uint64_t	text;
-			uint64_t	gofunc;
-			GoBytes		md = slice(&data, off, data.len);
-
-			if (!read_u64(&md, 0, &v) || v != tab_vaddr ||
-				!read_u64(&md, MODULEDATA_TEXT, &text) || text != t->text_start ||
-				!read_u64(&md, gofunc_at, &gofunc))
-				continue;
-			t->gofunc = bytes_at_vaddr(elf, file, gofunc);
-			return;
-		}
-	}
+	if (read_u64(&md, gofunc_at, &gofunc))
+		t->gofunc = bytes_at_vaddr(elf, file, gofunc);
 }
 
 /*
@@ -266,36 +289,66 @@ open_at(Elf *elf, GoBytes tab, uint64_t tab_vaddr, GoPclntab *t)
 	return functab_entry(t, 0, &t->first_entry, &unused);
 }
 
+/* Is there a table at vaddr (in the file's bytes)?  Then t holds it. */
+static bool
+table_at(Elf *elf, uint64_t vaddr, GoPclntab *t)
+{
+	GoBytes		at = bytes_at_vaddr(elf, &t->file, vaddr);
+	uint32_t	magic;
+
+	if (!read_u32(&at, 0, &magic) ||
+		(magic != MAGIC_GO116 && magic != MAGIC_GO118 && magic != MAGIC_GO120) ||
+		at.len < 8 || at.p[4] != 0 || at.p[5] != 0 || at.p[7] != 8)
+		return false;
+	return open_at(elf, at, vaddr, t) && in_text(elf, t->first_entry);
+}
+
 /*
  * A program linked by the system's linker (cgo's external linking) with a
- * recent Go has no .gopclntab section: the table lies in its read-only data, found by its
- * header, which must then describe functions in the program's code.
+ * recent Go has no .gopclntab section: the table lies in its read-only
+ * data, and must describe functions in the program's code.  It is found
+ * through the word of .noptrdata that points at it (the runtime's first
+ * moduledata), which reads a few pages; else (a position-independent
+ * program, whose pointers the file holds as relocations) by its header,
+ * through the whole of the read-only data.
  */
 static bool
 find_in_data(Elf *elf, GoPclntab *t)
 {
 	Elf_Scn    *scn = NULL;
+	GElf_Shdr	shdr;
 
+	if ((scn = parca_elf_section(elf, ".noptrdata", &shdr)) != NULL)
+	{
+		GoBytes		data = slice(&t->file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
+
+		/*
+		 * A moduledata: the table's address, then its function names as a
+		 * slice {pointer past it, length, capacity (the same)}, ... and the
+		 * text start in the program's code; only then is the table read.
+		 */
+		for (uint64_t off = 0; off + MODULEDATA_TEXT + 8 <= data.len; off += 8)
+		{
+			uint64_t	w[4] = {0};
+			uint64_t	text = 0;
+
+			for (int i = 0; i < 4; i++)
+				read_u64(&data, off + 8 * i, &w[i]);
+			read_u64(&data, off + MODULEDATA_TEXT, &text);
+			if (w[0] != 0 && w[1] > w[0] && w[2] != 0 && w[2] == w[3] &&
+				in_text(elf, text) && table_at(elf, w[0], t))
+				return true;
+		}
+	}
+	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL)
 	{
-		GElf_Shdr	shdr;
-		GoBytes		data;
-
 		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_PROGBITS ||
 			(shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != SHF_ALLOC)
 			continue;
-		data = slice(&t->file, shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
-		for (uint64_t off = 0; off + 8 <= data.len; off += 8)
-		{
-			uint32_t	magic;
-
-			memcpy(&magic, data.p + off, 4);
-			if ((magic == MAGIC_GO116 || magic == MAGIC_GO118 || magic == MAGIC_GO120) &&
-				data.p[off + 4] == 0 && data.p[off + 5] == 0 && data.p[off + 7] == 8 &&
-				open_at(elf, slice(&data, off, data.len), shdr.sh_addr + off, t) &&
-				in_text(elf, t->first_entry))
+		for (uint64_t off = 0; off + 8 <= shdr.sh_size; off += 8)
+			if (table_at(elf, shdr.sh_addr + off, t))
 				return true;
-		}
 	}
 	return false;
 }
