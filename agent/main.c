@@ -121,6 +121,10 @@ usage(FILE *out)
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
+			"  --upload-debuginfo     upload the symbols and DWARF of the files met\n"
+			"                         (their separate debug file, else the file) once\n"
+			"                         per build id the database has none for; the\n"
+			"                         role needs parca_debuginfo\n"
 			"  --symbolize FILE OFFSET...\n"
 			"                         print the names the agent gives these offsets of\n"
 			"                         FILE (innermost first), and exit; no eBPF\n"
@@ -257,7 +261,8 @@ bound_file_pages(uint64_t *base)
 
 /*
  * --symbolize: the names the agent gives offsets of a file, one line each:
- * "OFFSET name;name;..." (innermost first, "?" if none).
+ * "OFFSET name;name;..." (innermost first, "?" if none), each name followed
+ * by " file:line" when the file is known.
  */
 static int
 print_names(const char *path, int n, char **offsets)
@@ -284,7 +289,11 @@ print_names(const char *path, int n, char **offsets)
 		nlines = symbolize(f, offset, lines);
 		printf("%s ", offsets[i]);
 		for (int j = 0; j < nlines; j++)
+		{
 			printf("%s%s", j ? ";" : "", lines[j].name);
+			if (lines[j].filename[0] != '\0')
+				printf(" %s:%lld", lines[j].filename, (long long) lines[j].line);
+		}
 		printf("%s\n", nlines ? "" : "?");
 	}
 	return 0;
@@ -314,6 +323,9 @@ log_summary(const char *when)
 				" sent); a wait is timed with probability %.4g now", when, ps->off_cpu,
 				bpf_counters.off_cpu_waits, bpf_counters.off_cpu,
 				bpf_counters.off_cpu_probability);
+	if (ws.uploads > 0)
+		log_msg(LOG_INFO, "%s: debug information uploaded for %" PRIu64 " build ids", when,
+				ws.uploads);
 	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
 			"metastore %.1f MB, processes %zu", when, resident_memory(false) / 1048576.0,
 			peak_resident_bytes() / 1048576.0, objfile_cache_bytes() / 1048576.0,
@@ -332,6 +344,7 @@ typedef struct AgentOptions
 	size_t		cache_size;
 	bool		offline;
 	bool		verbose;
+	bool		upload_debuginfo;	/* --upload-debuginfo */
 	const char *symbolize_file; /* --symbolize: the offsets follow */
 	char		node[256];		/* "" until the host name is taken */
 	LabelSet	external;		/* --label */
@@ -350,7 +363,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
 		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_STOP_TIMEOUT, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
 		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
-		OPT_VERBOSE, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
+		OPT_VERBOSE, OPT_UPLOAD_DEBUGINFO, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
 		{"dsn", required_argument, NULL, OPT_DSN},
@@ -371,6 +384,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
+		{"upload-debuginfo", no_argument, NULL, OPT_UPLOAD_DEBUGINFO},
 		{"symbolize", required_argument, NULL, OPT_SYMBOLIZE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -449,6 +463,9 @@ parse_options(int argc, char **argv, AgentOptions *o)
 			case OPT_VERBOSE:
 				o->verbose = true;
 				break;
+			case OPT_UPLOAD_DEBUGINFO:
+				o->upload_debuginfo = true;
+				break;
 			case OPT_SYMBOLIZE:
 				o->symbolize_file = optarg;
 				break;
@@ -491,7 +508,7 @@ prepare_profiling(AgentOptions *o)
 	labelset_add(&common, "kernel_release", kernel_release());
 	for (int i = 0; i < o->external.n; i++)
 		labelset_add(&common, o->external.labels[i].name, o->external.labels[i].value);
-	profiler_init(&common);
+	profiler_init(&common, o->upload_debuginfo && !o->offline);
 	process_init();
 
 	sa.sa_handler = on_signal;

@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dwarf/dwarf_lines.h"
 #include "ids/ids.h"
 #include "util.h"
 
@@ -79,6 +80,7 @@ struct ObjFile
 	uint64_t	dev;
 	uint64_t	ino;
 	char	   *build_id;		/* hex, "" if none */
+	char	   *opened_as;		/* the path it was opened by */
 	Elf		   *elf;			/* mapped; NULL: could not be opened */
 	uint64_t	failed_ns;		/* when opening failed */
 	Segment    *segs;
@@ -106,6 +108,9 @@ struct ObjFile
 	int			go_state;		/* -1: not checked; 0: not Go; 1: go_* known */
 	int64_t		go_tls_g;
 	uint64_t	go_m_curg;
+
+	int			gopclntab_state;	/* -1: not checked; 0: none; 1: gopclntab */
+	GoPclntab	gopclntab;
 
 	int			dwarf_state;	/* -1: not checked; 0: none or compressed; 1: cheap */
 	Elf		   *dwarf_elf;		/* where the cheap DWARF is */
@@ -155,25 +160,29 @@ map_elf(int fd)
 	return elf;
 }
 
-/* The file: through the process, or the same file here if it exited. */
+/*
+ * The file: through the process, or the same file here if it exited; buf
+ * (OPEN_PATH_MAX bytes) gets the path that opened it.
+ */
+#define OPEN_PATH_MAX 4200
 static int
 open_file(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
-		  uint64_t start, uint64_t end)
+		  uint64_t start, uint64_t end, char *buf)
 {
-	char		buf[4200];
 	struct stat st;
 	int			fd;
 
 	/* Through the process's root, so that files in containers open too. */
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid, path);
+	snprintf(buf, OPEN_PATH_MAX, "/proc/%u/root%s", pid, path);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", pid,
+	snprintf(buf, OPEN_PATH_MAX, "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long) start, (unsigned long long) end);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	snprintf(buf, OPEN_PATH_MAX, "%s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == ino &&
 		major(st.st_dev) == (dev >> 32) && minor(st.st_dev) == (dev & 0xffffffff))
@@ -225,6 +234,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 {
 	uint64_t	key = file_key(dev, ino);
 	ObjFile    *f = u64map_get(&files, key);
+	char		opened_as[OPEN_PATH_MAX];
 	int			fd;
 
 	if (f == NULL)
@@ -234,6 +244,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 		f->ino = ino;
 		f->dwarf_state = -1;
 		f->go_state = -1;
+		f->gopclntab_state = -1;
 		charge(f, sizeof(ObjFile));
 		u64map_put(&files, key, f);
 	}
@@ -241,7 +252,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 	if (f->elf != NULL ||
 		(f->failed_ns != 0 && now_monotonic_ns() - f->failed_ns < OPEN_RETRY_NS))
 		return f;
-	fd = open_file(dev, ino, pid, path, start, end);
+	fd = open_file(dev, ino, pid, path, start, end, opened_as);
 	f->elf = fd >= 0 ? map_elf(fd) : NULL;
 	if (f->elf == NULL)
 	{
@@ -253,6 +264,9 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 	free(f->build_id);
 	f->build_id = read_build_id(f->elf);
 	charge(f, strlen(f->build_id) + 1);
+	free(f->opened_as);
+	f->opened_as = xstrdup(opened_as);
+	charge(f, strlen(opened_as) + 1);
 	read_segments(f);
 	return f;
 }
@@ -285,27 +299,6 @@ objfile_vaddr(const ObjFile *f, uint64_t offset, uint64_t *vaddr)
 	return false;
 }
 
-/* The section of this name, or NULL. */
-static Elf_Scn *
-find_section(Elf *elf, const char *want, GElf_Shdr *shdr)
-{
-	size_t		shstrndx;
-	Elf_Scn    *scn = NULL;
-
-	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-	{
-		const char *name;
-
-		if (gelf_getshdr(scn, shdr) != NULL &&
-			(name = elf_strptr(elf, shstrndx, shdr->sh_name)) != NULL &&
-			strcmp(name, want) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * CFI from .debug_frame, for files without .eh_frame (Go binaries).  libdw
  * reads .debug_frame only as part of a Dwarf, and opening one on the file
@@ -318,7 +311,7 @@ load_debug_frame(ObjFile *f)
 {
 	static const char names[] = "\0.shstrtab\0.debug_frame";
 	GElf_Shdr	shdr;
-	Elf_Scn    *scn = find_section(f->elf, ".debug_frame", &shdr);
+	Elf_Scn    *scn = parca_elf_section(f->elf, ".debug_frame", &shdr);
 	Elf_Data   *data = NULL;
 	GElf_Ehdr	orig;
 	Elf64_Ehdr *eh;
@@ -393,19 +386,27 @@ objfile_cfi_used(ObjFile *f, uint64_t fde_start)
 	}
 }
 
-/* The separate debug file, where Debian puts it: by build id. */
+/* The separate debug file by build id, where Debian puts it; -1 if none. */
+static int
+open_debug_file(const ObjFile *f)
+{
+	char		path[256];
+
+	if (strlen(f->build_id) <= 2)
+		return -1;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 f->build_id, f->build_id + 2);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static Elf *
 debug_file(ObjFile *f)
 {
-	if (!f->debug_opened && strlen(f->build_id) > 2)
+	if (!f->debug_opened)
 	{
-		char		path[256];
-		int			fd;
+		int			fd = open_debug_file(f);
 
 		f->debug_opened = true;
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 f->build_id, f->build_id + 2);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			f->debug_elf = map_elf(fd);
 	}
@@ -560,7 +561,7 @@ read_plt_relocs(Elf *elf, PltRelocs *r)
 	size_t		shstrndx;
 	Elf_Scn    *scn = NULL;
 	GElf_Shdr	plt_got;
-	bool		want_dyn = find_section(elf, ".plt.got", &plt_got) != NULL;
+	bool		want_dyn = parca_elf_section(elf, ".plt.got", &plt_got) != NULL;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return;
@@ -667,7 +668,7 @@ load_plt(ObjFile *f)
 	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]) && r.dynsym; s++)
 	{
 		GElf_Shdr	shdr;
-		Elf_Scn    *scn = find_section(f->elf, sections[s], &shdr);
+		Elf_Scn    *scn = parca_elf_section(f->elf, sections[s], &shdr);
 		Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
 		size_t		entsize = shdr.sh_entsize >= 8 ? shdr.sh_entsize : 16;
 
@@ -810,7 +811,7 @@ read_go_runtime(ObjFile *f)
 	GElf_Shdr	shdr;
 
 	f->go_state = 0;
-	if (find_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
+	if (parca_elf_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
 		(!find_function(f, "runtime.systemstack.abi0", &addr, &size) &&
 		 !find_function(f, "runtime.systemstack", &addr, &size)) ||
 		size < 32 || size > 4096 || (c = code_at(f, addr, size)) == NULL)
@@ -854,6 +855,16 @@ objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg)
 	return f->go_state == 1;
 }
 
+const GoPclntab *
+objfile_gopclntab(ObjFile *f)
+{
+	if (f->elf == NULL)
+		return NULL;
+	if (f->gopclntab_state < 0)
+		f->gopclntab_state = gopclntab_open(f->elf, &f->gopclntab);
+	return f->gopclntab_state == 1 ? &f->gopclntab : NULL;
+}
+
 /*
  * 1 if the file has .debug_info that is cheap to read (uncompressed, at
  * most DWARF_MAX_BYTES), 0 if it has other DWARF, -1 if none.
@@ -863,11 +874,28 @@ debug_info_state(Elf *elf)
 {
 	GElf_Shdr	shdr;
 
-	if (find_section(elf, ".zdebug_info", &shdr))
+	if (parca_elf_section(elf, ".zdebug_info", &shdr))
 		return 0;
-	if (find_section(elf, ".debug_info", &shdr) == NULL || shdr.sh_type == SHT_NOBITS)
+	if (parca_elf_section(elf, ".debug_info", &shdr) == NULL || shdr.sh_type == SHT_NOBITS)
 		return -1;
 	return (shdr.sh_flags & SHF_COMPRESSED) == 0 && shdr.sh_size <= DWARF_MAX_BYTES;
+}
+
+int
+objfile_open_debuginfo(ObjFile *f)
+{
+	GElf_Shdr	shdr;
+	int			fd;
+
+	if (f->elf == NULL || f->build_id[0] == '\0')
+		return -1;
+	if ((fd = open_debug_file(f)) >= 0)
+		return fd;
+	if (find_symtab(f->elf, SHT_SYMTAB, &shdr) == NULL &&
+		((parca_elf_section(f->elf, ".debug_info", &shdr) == NULL &&
+		  parca_elf_section(f->elf, ".zdebug_info", &shdr) == NULL) || shdr.sh_type == SHT_NOBITS))
+		return -1;
+	return open(f->opened_as, O_RDONLY | O_CLOEXEC);
 }
 
 Dwarf *
@@ -947,6 +975,7 @@ close_file(ObjFile *f)
 	free(f->frame_image);
 	u64map_free(&f->fdes_used);
 	free(f->build_id);
+	free(f->opened_as);
 	free(f->segs);
 	free(f->syms);
 	free(f->plt);

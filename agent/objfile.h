@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gopclntab/gopclntab.h"
+
 typedef struct ObjFile ObjFile;
 
 /*
@@ -68,6 +70,14 @@ extern const char *objfile_symbol(ObjFile *f, uint64_t vaddr);
 extern bool objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg);
 
 /*
+ * For uploading the file's debug information: a descriptor of its
+ * separate debug file (by build id), else of the file itself when it has a
+ * symbol table or DWARF; -1 if neither, or if it has no build id.  The
+ * caller closes it.
+ */
+extern int	objfile_open_debuginfo(ObjFile *f);
+
+/*
  * The file's DWARF (or its separate debug file's, by build id) when it is
  * cheap to read: not compressed and not larger than 8 MB; NULL otherwise.
  * libdw decompresses every debug section of a file when it first reads
@@ -78,6 +88,13 @@ extern bool objfile_go_runtime(ObjFile *f, int64_t *tls_g, uint64_t *m_curg);
  * flush only.
  */
 extern Dwarf *objfile_dwarf(ObjFile *f);
+
+/*
+ * A Go program's .gopclntab (function, file, line and inlined frames of
+ * every function, read in place), opened at the first use; NULL if the
+ * file has none that src/gopclntab/ reads.
+ */
+extern const GoPclntab *objfile_gopclntab(ObjFile *f);
 
 /*
  * Done with the file for this flush's symbolization: close its DWARF and

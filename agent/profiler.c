@@ -24,8 +24,10 @@
 #include "process.h"
 #include "relabel.h"
 #include "symbolize.h"
+#include "ids/ids.h"
 #include "unwind.h"
 #include "util.h"
+#include "writer.h"
 
 #define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + 1)
 
@@ -52,16 +54,43 @@ typedef struct Pending
 
 static LabelSet common;
 static bool keep_unwind_label;
+static bool upload_debuginfo;
+static U64Map debuginfo_offered;	/* hash(build id) -> (void *) 1 */
 static ProfilerStats stats;
 static Pending *pending;
 static size_t npending;
 static size_t pending_cap;
 
 void
-profiler_init(const LabelSet *common_labels)
+profiler_init(const LabelSet *common_labels, bool upload)
 {
 	common = *common_labels;
 	keep_unwind_label = relabel_keeps_name("unwind");
+	upload_debuginfo = upload;
+}
+
+/*
+ * --upload-debuginfo: the debug information of a file met in symbolizing,
+ * offered to the writer once per build id (the writer uploads it unless
+ * the database has it).  A file without any is remembered too, so that it
+ * is looked at once.
+ */
+static void
+offer_debuginfo(ObjFile *f)
+{
+	const char *build_id = objfile_build_id(f);
+	uint64_t	key;
+	int			fd;
+
+	if (!upload_debuginfo || build_id[0] == '\0')
+		return;
+	key = parca_hash64(build_id, strlen(build_id));
+	if (u64map_get(&debuginfo_offered, key) != NULL)
+		return;
+	fd = objfile_open_debuginfo(f);
+	/* a full queue: offered again at the next resolve */
+	if (fd < 0 || writer_upload(build_id, fd))
+		u64map_put(&debuginfo_offered, key, (void *) 1);
 }
 
 const ProfilerStats *
@@ -392,6 +421,8 @@ profiler_resolve(void)
 		MsLocation *loc = ms_get_location(e->location_id);
 		FrameLine	lines[SYMBOLIZE_MAX_LINES];
 
+		if (e->file && (i == 0 || e[-1].file != e->file))
+			offer_debuginfo(e->file);
 		if (loc != NULL && !loc->symbolized)
 			ms_set_lines(loc, e->file ? symbolize(e->file, loc->address, lines) : 0,
 						 lines);

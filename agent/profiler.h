@@ -6,6 +6,7 @@
 #ifndef AGENT_PROFILER_H
 #define AGENT_PROFILER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "relabel.h"
@@ -25,9 +26,11 @@ typedef struct ProfilerStats
 
 /*
  * Set the labels every series carries (node, kernel_release, --label
- * ones); the set's strings must outlive the agent's run.
+ * ones); the set's strings must outlive the agent's run.  With upload,
+ * the debug information of the files met is offered to the writer
+ * (--upload-debuginfo).
  */
-extern void profiler_init(const LabelSet *common_labels);
+extern void profiler_init(const LabelSet *common_labels, bool upload);
 
 /* The sampler's callback. */
 extern void profiler_on_sample(Sampler *sampler, const struct parca_sample *sample,

@@ -6,7 +6,10 @@
  * DWARF use through the file's PT_LOAD segments: the same for a PIE, a
  * shared library or a fixed-address executable, and whatever address ASLR
  * put it at in the process.  A separate debug file (found by build id)
- * has the same addresses as the file it was split from.
+ * has the same addresses as the file it was split from.  A Go program is
+ * named from its .gopclntab (file, line and inlined calls, read in place;
+ * its DWARF is compressed, too dear to read, objfile.h), first, as the
+ * database names it, so that both give a function the same row.
  */
 #include "symbolize.h"
 
@@ -52,21 +55,42 @@ dwarf_frames(Dwarf *dw, uint64_t addr, FrameLine *lines)
 	return n;
 }
 
+/* The chain of inlined frames at addr down to its function, from .gopclntab. */
+static int
+go_frames(const GoPclntab *t, uint64_t addr, FrameLine *lines)
+{
+	GoLine		gl[SYMBOLIZE_MAX_LINES];
+	int			n = gopclntab_lines(t, addr, gl, SYMBOLIZE_MAX_LINES);
+
+	for (int i = 0; i < n; i++)
+	{
+		lines[i].name = lines[i].system_name = gl[i].function;
+		lines[i].filename = gl[i].filename;
+		lines[i].start_line = gl[i].start_line;
+		lines[i].line = gl[i].line;
+	}
+	return n;
+}
+
 int
 symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 {
 	uint64_t	addr;
 	Dwarf	   *dw;
+	const GoPclntab *go;
 	const char *name;
 	int			n = 0;
 
 	if (!objfile_vaddr(f, file_offset, &addr))
 		return 0;
-	if ((dw = objfile_dwarf(f)) != NULL)
+	/* A Go program: its own table, as the database reads it. */
+	if ((go = objfile_gopclntab(f)) != NULL)
+		n = go_frames(go, addr, lines);
+	if (n == 0 && (dw = objfile_dwarf(f)) != NULL)
 		n = dwarf_frames(dw, addr, lines);
 	if (n > 0)
 		return n;
-	/* No DWARF: the symbol table (or the debug file's). */
+	/* Neither: the symbol table (or the debug file's). */
 	if ((name = objfile_symbol(f, addr)) == NULL)
 		return 0;
 	set_function(&lines[0], 0, name, name);

@@ -1,8 +1,9 @@
 /*
  * symbolize.h
- *		User-space symbolization: DWARF (inlined frames, source files and
- *		lines) where a file's DWARF is cheap to read, else its symbol table
- *		(PLT stubs named target@plt); C++ and Rust names demangled.
+ *		User-space symbolization: a Go program's .gopclntab (inlined frames,
+ *		source files and lines, read in place), else DWARF (the same) where
+ *		a file's DWARF is cheap to read, else its symbol table (PLT stubs
+ *		named target@plt); C++ and Rust names demangled.
  *
  * The files, their symbol tables and their DWARF handles are the shared
  * per-file cache's (objfile.h).

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ids/ids.h"
 #include "util.h"
@@ -36,6 +38,17 @@ static uint64_t drain_deadline_ns;
 static WriterStats stats;
 static PGconn *conn;
 
+/* A queued debug information upload. */
+typedef struct Upload
+{
+	struct Upload *next;
+	int			fd;
+	char		build_id[];
+} Upload;
+
+static Upload *uploads;			/* newest first */
+static int	nuploads;
+
 static int64_t
 batch_values(const Batch *b)
 {
@@ -44,6 +57,29 @@ batch_values(const Batch *b)
 	for (int i = 0; i < b->nsamples; i++)
 		sum += b->values[i];
 	return sum;
+}
+
+bool
+writer_upload(const char *build_id, int fd)
+{
+	Upload	   *u;
+
+	pthread_mutex_lock(&lock);
+	if (nuploads >= WRITER_MAX_UPLOADS)
+	{
+		pthread_mutex_unlock(&lock);
+		close(fd);
+		return false;
+	}
+	u = xmalloc(sizeof(Upload) + strlen(build_id) + 1);
+	strcpy(u->build_id, build_id);
+	u->fd = fd;
+	u->next = uploads;
+	uploads = u;
+	nuploads++;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&lock);
+	return true;
 }
 
 void
@@ -398,6 +434,91 @@ wait_ms(int ms)
 	pthread_cond_timedwait(&cond, &lock, &until);
 }
 
+/* The whole file, or NULL (logged). */
+static char *
+read_whole(int fd, size_t size, const char *build_id)
+{
+	char	   *data = xmalloc(size ? size : 1);
+	size_t		done = 0;
+
+	while (done < size)
+	{
+		ssize_t		n = pread(fd, data + done, size - done, (off_t) done);
+
+		if (n <= 0)
+		{
+			log_msg(LOG_WARN, "debug information of build id %s: cannot read it: %s",
+					build_id, n < 0 ? strerror(errno) : "the file shrank");
+			free(data);
+			return NULL;
+		}
+		done += (size_t) n;
+	}
+	return data;
+}
+
+/*
+ * Upload the file unless the database has debug information for the build
+ * id or the file is larger than the database takes.  Returns false if the
+ * connection failed (the upload is then tried again).
+ */
+static bool
+upload_debuginfo(const Upload *u)
+{
+	const char *params[2] = {u->build_id, NULL};
+	int			lengths[2] = {0, 0};
+	int			formats[2] = {0, 1};
+	struct stat st;
+	PGresult   *r;
+	long long	limit;
+	char	   *data;
+
+	r = PQexecParams(conn,
+					 "SELECT EXISTS (SELECT FROM parca.debuginfo WHERE build_id = $1), "
+					 "pg_catalog.pg_size_bytes(pg_catalog.current_setting('parca.max_debuginfo_size'))",
+					 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+	{
+		log_pq_error("uploading debug information failed");
+		PQclear(r);
+		return PQstatus(conn) == CONNECTION_OK;
+	}
+	if (strcmp(PQgetvalue(r, 0, 0), "t") == 0)
+	{
+		PQclear(r);
+		return true;
+	}
+	limit = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+	PQclear(r);
+	if (fstat(u->fd, &st) != 0 || st.st_size > limit || st.st_size > INT32_MAX)
+	{
+		log_msg(LOG_WARN, "debug information of build id %s: %lld bytes, larger than "
+				"parca.max_debuginfo_size (%lld): not uploaded", u->build_id,
+				(long long) st.st_size, limit);
+		return true;
+	}
+	if ((data = read_whole(u->fd, (size_t) st.st_size, u->build_id)) == NULL)
+		return true;
+	params[1] = data;
+	lengths[1] = (int) st.st_size;
+	r = PQexecParams(conn, "SELECT parca_debuginfo_upload($1, $2)", 2, NULL, params,
+					 lengths, formats, 0);
+	free(data);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+	{
+		log_pq_error("uploading debug information failed");
+		PQclear(r);
+		return PQstatus(conn) == CONNECTION_OK;
+	}
+	log_msg(LOG_INFO, "uploaded the debug information of build id %s (%lld bytes): "
+			"%s locations named", u->build_id, (long long) st.st_size, PQgetvalue(r, 0, 0));
+	PQclear(r);
+	pthread_mutex_lock(&lock);
+	stats.uploads++;
+	pthread_mutex_unlock(&lock);
+	return true;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -411,6 +532,25 @@ writer_main(void *arg)
 
 		if (stopping && (queue_head == NULL || now_monotonic_ns() >= drain_deadline_ns))
 			break;
+		if (queue_head == NULL && uploads != NULL && !stopping)
+		{
+			Upload	   *u = uploads;
+			bool		done;
+
+			pthread_mutex_unlock(&lock);
+			done = connect_db() && upload_debuginfo(u);
+			pthread_mutex_lock(&lock);
+			if (done)
+			{
+				uploads = u->next;
+				nuploads--;
+				close(u->fd);
+				free(u);
+			}
+			else
+				wait_ms(backoff);
+			continue;
+		}
 		if (queue_head == NULL)
 		{
 			pthread_cond_wait(&cond, &lock);
@@ -452,6 +592,15 @@ writer_main(void *arg)
 		wait_ms(backoff);
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 	}
+	while (uploads)
+	{
+		Upload	   *u = uploads;
+
+		uploads = u->next;
+		close(u->fd);
+		free(u);
+	}
+	nuploads = 0;
 	pthread_mutex_unlock(&lock);
 	if (conn)
 		PQfinish(conn);

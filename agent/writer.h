@@ -13,6 +13,7 @@
 #ifndef AGENT_WRITER_H
 #define AGENT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,11 +37,23 @@ typedef struct WriterStats
 	uint64_t	batches_dropped;
 	uint64_t	values_dropped;
 	uint64_t	failures;
+	uint64_t	uploads;		/* debug information files uploaded */
 	size_t		backlog_bytes;
 	int			backlog_batches;
 } WriterStats;
 
 extern void writer_start(const WriterConfig *config);
+
+/*
+ * Queue the upload of a file's debug information (parca_debuginfo_upload)
+ * for the build id; the writer owns fd now.  Done when no batch waits,
+ * once: the file is not uploaded if the database has debug information
+ * for the build id or if it is larger than parca.max_debuginfo_size, and
+ * a failure is logged, not retried.  At most WRITER_MAX_UPLOADS wait:
+ * false (fd closed) beyond.
+ */
+#define WRITER_MAX_UPLOADS 64
+extern bool writer_upload(const char *build_id, int fd);
 
 /* Queue a batch (the writer owns it now). */
 extern void writer_submit(Batch *batch);

@@ -6,7 +6,11 @@
 #    through every function of libc.so.6;
 #  - a Go program (the parca-symbolizer fixture of profile.pb.gz): Go
 #    writes no .debug_aranges, where elfutils 0.188's eu-addr2line names
-#    from the symbol table only, so llvm-symbolizer is timed beside it.
+#    from the symbol table only, so llvm-symbolizer is timed beside it;
+#    The database reads the program's .gopclntab first; the same program
+#    is named again without its .gopclntab (its DWARF alone), and without
+#    its DWARF (objcopy --strip-debug), timed beside Go's own reader of
+#    the table, go tool addr2line.
 # For each: parca_symbolize() over N unnamed locations (wall time, and the
 # backend's peak resident memory, VmHWM, before and after), then
 # eu-addr2line -f -i and llvm-symbolizer over the same addresses in one
@@ -51,9 +55,9 @@ for line in subprocess.run(["eu-readelf", "-s", symfile], capture_output=True, t
 EOF
 }
 
-# bench NAME BUILD_ID DEBUG_FILE ADDRESSES
+# bench NAME BUILD_ID DEBUG_FILE ADDRESSES [go]
 bench() {
-	local name=$1 id=$2 file=$3 addrs=$4 n
+	local name=$1 id=$2 file=$3 addrs=$4 n go_ms=0
 	n=$(wc -l < "$addrs")
 	cp "$file" "$stage/debug"
 	cut -d' ' -f1 "$addrs" > "$stage/offsets"
@@ -92,13 +96,23 @@ SQL
 	python3 "$here/rusage.py" "$stage/llvm.rusage" sh -c "llvm-symbolizer --obj='$file' -f -i --no-demangle < '$stage/vaddrs' > '$stage/llvm.out'"
 	t1=$(date +%s%N)
 	llvm_ms=$(( (t1 - t0) / 1000000 ))
-	awk -v name="$name" -v n="$n" -v named="$named" -v ms="$ms" -v h0="$hwm0" -v h1="$hwm1" \
+	rm -f "$stage/go.rusage"
+	if [ "${5:-}" = go ]; then
+		t0=$(date +%s%N)
+		python3 "$here/rusage.py" "$stage/go.rusage" sh -c "go tool addr2line '$file' < '$stage/vaddrs' > '$stage/go.out'"
+		t1=$(date +%s%N)
+		go_ms=$(( (t1 - t0) / 1000000 ))
+	fi
+	awk -v goms="$go_ms" -v gorss="$(cut -d' ' -f3 "$stage/go.rusage" 2>/dev/null || echo 0)" \
+		-v name="$name" -v n="$n" -v named="$named" -v ms="$ms" -v h0="$hwm0" -v h1="$hwm1" \
 		-v eums="$eu_ms" -v eurss="$(cut -d' ' -f3 "$stage/eu.rusage")" \
 		-v llvmms="$llvm_ms" -v llvmrss="$(cut -d' ' -f3 "$stage/llvm.rusage")" 'BEGIN {
 		printf "%s: %d locations (%d named)\n", name, n, named
 		printf "  parca_symbolize   %8.0f ms  %9.0f locations/s  backend peak RSS %d MB -> %d MB\n", ms, n / (ms / 1000), h0 / 1024, h1 / 1024
 		printf "  eu-addr2line      %8.0f ms  %9.0f locations/s  peak RSS %d MB\n", eums, n / (eums / 1000), eurss / 1024
 		printf "  llvm-symbolizer   %8.0f ms  %9.0f locations/s  peak RSS %d MB\n", llvmms, n / (llvmms / 1000), llvmrss / 1024
+		if (goms > 0)
+			printf "  go tool addr2line %8.0f ms  %9.0f locations/s  peak RSS %d MB\n", goms, n / (goms / 1000), gorss / 1024
 	}'
 }
 
@@ -106,3 +120,7 @@ addresses "$libc" "$libc" 8 "$stage/libc.addrs"
 bench "glibc ($libc_id)" "$libc_id" "$libc_debug" "$stage/libc.addrs"
 addresses "$go_file" "$go_file" 16 "$stage/go.addrs"
 bench "Go program ($go_id)" "$go_id" "$go_file" "$stage/go.addrs"
+objcopy --remove-section=.gopclntab "$go_file" "$stage/go-dwarf"
+bench "Go program without .gopclntab ($go_id)" "$go_id" "$stage/go-dwarf" "$stage/go.addrs"
+objcopy --strip-debug "$go_file" "$stage/go-nodwarf"
+bench "Go program without DWARF ($go_id)" "$go_id" "$stage/go-nodwarf" "$stage/go.addrs" go

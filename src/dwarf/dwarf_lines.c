@@ -15,6 +15,7 @@
 
 #include <dwarf.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A string attribute, following DW_AT_abstract_origin and DW_AT_specification. */
 static const char *
@@ -196,4 +197,24 @@ parca_elf_vaddr(Elf *elf, uint64_t offset, uint64_t *vaddr)
 		}
 	}
 	return false;
+}
+
+Elf_Scn *
+parca_elf_section(Elf *elf, const char *want, GElf_Shdr *shdr)
+{
+	size_t		shstrndx;
+	Elf_Scn    *scn = NULL;
+
+	if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+	{
+		const char *name;
+
+		if (gelf_getshdr(scn, shdr) != NULL &&
+			(name = elf_strptr(elf, shstrndx, shdr->sh_name)) != NULL &&
+			strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
 }

@@ -43,4 +43,7 @@ extern int	dwarf_lines_in_unit(Dwarf_Die *cu, uint64_t addr, DwarfLine *lines, i
  */
 extern bool parca_elf_vaddr(Elf *elf, uint64_t offset, uint64_t *vaddr);
 
+/* The section of this name (its header in *shdr), or NULL; NULL elf: NULL. */
+extern Elf_Scn *parca_elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);
+
 #endif							/* PARCA_DWARF_LINES_H */

@@ -446,6 +446,127 @@ check "sampled off-CPU: the estimate is within 10% + 4 standard errors of the ti
 check "sampled off-CPU: the rate bound held (fewer samples sent than a third of the program's waits)" \
 	awk -v s="$sent" -v n="$nwaits" 'BEGIN { exit !(s > 0 && s < n / 3) }'
 
+# --- issue 15: a Go program's frames from its .gopclntab: function, file,
+# line and inlined calls.  gohot, built without DWARF and symbols
+# (-ldflags='-s -w'), writes its own CPU profile (the runtime names it from
+# the same table) while the agent samples it: every location both have
+# must have the same frames.  Each samples on its own, so only the hot
+# loop's instructions (about a dozen, 3/4 of the time in main.mix, inlined
+# into main.spin) are sure to be in both: 3 of them, at least one inlined,
+# out of the 30 or more samples 4 s give at 19 Hz even at half a core.
+(cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$tmp/gohot" .) ||
+	echo "# the Go program did not build"
+"$agent" --dsn "$dsn" --flush-interval 1 --relabel 'keep:comm=~gohot' 2>"$tmp/agent_go.log" &
+agent_pid=$!
+sampling "$tmp/agent_go.log"
+"$tmp/gohot" 4 "$tmp/gohot.prof"
+sleep 1.5
+kill -INT $agent_pid
+wait $agent_pid
+psql -X -qAt -F $'\t' -c "
+	SELECT l.address, coalesce(u.pos, 0), coalesce(f.system_name, ''),
+	       coalesce(f.filename, ''), coalesce(u.line, 0)
+	FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+	LEFT JOIN LATERAL unnest(l.function_ids, l.line_numbers) WITH ORDINALITY AS u(fid, line, pos) ON true
+	LEFT JOIN parca.functions f ON f.id = u.fid
+	WHERE m.file = '$tmp/gohot' ORDER BY 1, 2" >"$tmp/gohot.tsv"
+out=$(python3 "$TEST_ROOT/symbolize/pprof_frames.py" --min 3 "$tmp/gohot.prof" "$tmp/gohot.tsv")
+status=$?
+echo "# Go frames: $(echo "$out" | tail -1)"
+[ $status = 0 ] || echo "$out" | head -10 | sed 's/^/# /'
+check "Go without DWARF: the agent's frames (function, file, line, inlined calls) are those of the program's own profile" \
+	[ $status = 0 ]
+
+# --- issue 15: debug information that arrives after the samples.  A
+# stripped program whose debug file is not on this machine: its frames are
+# stored unnamed; the debug file uploaded by SQL names them, for the
+# samples stored before and for those stored after.  Both runs spin in
+# spin;c;b;a;main all the time but for start-up and exit (the unstripped
+# workload's spin check above finds every sample in main so), hence 80%;
+# 2 s of CPU at 19 Hz give 38 samples, 10 with room for the ring's losses.
+late_id=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
+gcc -O0 -g -fno-omit-frame-pointer -Wl,--build-id=0x$late_id -o "$tmp/late" "$TEST_ROOT/agent/workload.c"
+objcopy --only-keep-debug "$tmp/late" "$tmp/late.debug"
+strip --strip-all "$tmp/late"
+chmod 644 "$tmp/late.debug"
+# spin_under_agent PROGRAM LOG [AGENT OPTIONS...]: PROGRAM spinning 2 s
+# while the agent samples it (its programs only); prints PROGRAM's pid
+spin_under_agent() {
+	local prog=$1 log=$2 apid pid
+	shift 2
+	"$agent" --dsn "$dsn" --flush-interval 1 --relabel "keep:comm=~^${prog##*/}\$" "$@" \
+		>/dev/null 2>"$log" &
+	apid=$!
+	sampling "$log"
+	"$prog" spin 2 >/dev/null &
+	pid=$!
+	wait $pid
+	sleep 1.5
+	kill -INT $apid
+	wait $apid
+	echo "$pid $?"
+}
+# in_spin PID: "N of M": PID's samples through spin;c;b;a;main, of all
+# (a row counts value samples)
+in_spin() {
+	q "SELECT coalesce(sum(value) FILTER (WHERE user_names ~ '(^|;)spin;c;b;a;main;'), 0) || ' of ' ||
+	          coalesce(sum(value), 0)
+	   FROM agent_stacks WHERE labels->>'pid' = '$1' AND profile_type = '$type'"
+}
+mostly() {
+	awk -v n="$1" -v m="$3" 'BEGIN { exit !(m >= 10 && n >= 0.8 * m) }'
+}
+unnamed_in() {
+	q "SELECT count(*) FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+	   WHERE m.build_id = '$1' AND cardinality(l.function_ids) = 0"
+}
+read -r before_pid _ < <(spin_under_agent "$tmp/late" "$tmp/agent_late1.log")
+read -r spun _ all < <(in_spin "$before_pid")
+before_unnamed=$(unnamed_in "$late_id")
+echo "# late debug information, before: $spun of $all samples named spin;c;b;a;main, $before_unnamed locations unnamed"
+check "late debug information: first the stripped program's frames are stored unnamed" \
+	test "$spun" = 0 -a "$all" -ge 10 -a "$before_unnamed" -gt 0
+chmod 755 "$tmp"
+named=$(q "SELECT parca_debuginfo_upload('$late_id', pg_read_binary_file('$tmp/late.debug'))")
+check_eq "late debug information: the upload names every unnamed location" \
+	"$before_unnamed 0" "$named $(unnamed_in "$late_id")"
+read -r spun _ all < <(in_spin "$before_pid")
+echo "# late debug information, samples stored before: $spun of $all through spin;c;b;a;main"
+check "late debug information: the samples stored before are named (>= 80% spin;c;b;a;main)" \
+	mostly "$spun" of "$all"
+read -r after_pid _ < <(spin_under_agent "$tmp/late" "$tmp/agent_late2.log")
+read -r spun _ all < <(in_spin "$after_pid")
+echo "# late debug information, samples stored after: $spun of $all through spin;c;b;a;main"
+check "late debug information: the samples stored after are named too (>= 80% spin;c;b;a;main)" \
+	mostly "$spun" of "$all"
+# addresses first seen in the second run arrive unnamed; the symbolizer
+# worker names them at its next round (parca.symbolize_interval, 10 s)
+wait_for 60 "SELECT count(*) = 0 FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+             WHERE m.build_id = '$late_id' AND cardinality(l.function_ids) = 0"
+check_eq "late debug information: locations first stored after the upload are named by the worker" \
+	0 "$(unnamed_in "$late_id")"
+
+# --upload-debuginfo: the stripped program whose debug file is on this
+# machine (by build id).  Without parca_debuginfo the upload fails, logged
+# and not fatal; with it the agent uploads the debug file once; when the
+# database has it, not again.
+uploaded_line="uploaded the debug information of build id $stripped_id"
+read -r pid status < <(spin_under_agent "$tmp/stripped" "$tmp/agent_up1.log" --upload-debuginfo)
+check "--upload-debuginfo without parca_debuginfo: the failure is logged" \
+	grep -q "uploading debug information failed.*permission denied" "$tmp/agent_up1.log"
+check "--upload-debuginfo without parca_debuginfo: the agent runs on, writes and exits cleanly" \
+	test "$status" = 0 -a "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$pid'")" -gt 0
+q "GRANT parca_debuginfo TO agent_test" >/dev/null
+read -r pid status < <(spin_under_agent "$tmp/stripped" "$tmp/agent_up2.log" --upload-debuginfo)
+check_eq "--upload-debuginfo: the debug file is uploaded once" 1 \
+	"$(grep -c "$uploaded_line" "$tmp/agent_up2.log")"
+check_eq "--upload-debuginfo: the database holds the debug file" "upload $(stat -c %s "$debug_file")" \
+	"$(q "SELECT source || ' ' || octet_length(elf) FROM parca.debuginfo WHERE build_id = '$stripped_id'")"
+read -r pid status < <(spin_under_agent "$tmp/stripped" "$tmp/agent_up3.log" --upload-debuginfo)
+check_eq "--upload-debuginfo: not again once the database has it" "0 0" \
+	"$status $(grep -c "$uploaded_line" "$tmp/agent_up3.log")"
+q "REVOKE parca_debuginfo FROM agent_test" >/dev/null
+
 # A compile loop, per-process and per-thread labels dropped: gcc, cc1 and
 # as are there with whole stacks, and their series are bounded by the
 # labels left (name, executable, cgroup, CPU, unwind outcome), not by the

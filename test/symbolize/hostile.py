@@ -8,8 +8,11 @@
 - each section's offset, size, link and entry size set to extremes, and
   each section marked compressed with a header that claims 2^40 bytes
   (a decompression bomb);
+- a Go program's .gopclntab header words (counts, the text start, the
+  offsets of its tables) set to extremes;
 - COUNT copies with 1 to 64 random bytes changed (seeded: the same files
-  every run), half of them inside the DWARF sections, where libdw parses.
+  every run), half of them inside the DWARF sections, where libdw parses,
+  and the .gopclntab, which src/gopclntab/ parses.
 Prints the number of files written.
 """
 import os
@@ -61,6 +64,12 @@ for i in range(1, shnum):
     name, typ, flags, _, offset, size = struct.unpack_from("<IIQQQQ", data, sh)
     if typ != 8 and size > 0 and data[shstr + name:].startswith(b".debug_"):
         dwarf.append((offset, size))
+    if typ != 8 and size >= 72 and data[shstr + name:].startswith(b".gopclntab\0"):
+        dwarf.append((offset, size))
+        # its header: magic, pad, quantum, pointer size, then eight words
+        for word in range(8, 72, 8):
+            for v in [0, 1, size, 2**31, 2**63, 2**64 - 1]:
+                write(put(data, offset + word, "<Q", v))
     for field, fmt, values in [(24, "<Q", [len(data), 2**64 - 1]), (32, "<Q", [2**40, 2**64 - 1]),
                                (40, "<I", [0xFFFF, shnum]), (56, "<Q", [0, 1, 2**63])]:
         for v in values:

@@ -7,13 +7,16 @@
 #    finds no DWARF unit), for samples stored before and after the upload;
 #  - parca_symbolize() by hand names locations again; the background worker
 #    names locations ingested after their debug information arrived;
+#  - a Go program built here, without DWARF (.gopclntab) and with its
+#    compressed DWARF: every frame as the program's own CPU profile names it;
 #  - a local debuginfod server (elfutils') over loopback: fetched, named
 #    and compared; missing build ids noted and not asked for again before
 #    the retry time; file:// refused; a response over the limit refused;
 #    the cache bounded;
 #  - the role, the size limit, build ids and files that are not ELF;
 #  - hostile ELF files (truncated, extreme headers, decompression bombs,
-#    random bytes) each give a clean error or a result, never a crash.
+#    random bytes), a C++ program's and a Go program's (its .gopclntab),
+#    each give a clean error or a result, never a crash.
 # About a minute and a half.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -84,7 +87,6 @@ for b in "${!profile_of[@]}"; do
 	check_eq "$p: samples stored before and after are named alike" "$(top_of "before$n")" "$(top_of "after$n")"
 	check_eq "$p: storing it again leaves nothing new unnamed" "$after" "$(unnamed "$b")"
 done
-# which fixtures have names at all: DWARF ones; pclntab-only ones wait for .gopclntab
 dwarf_b=77364271716762793947664b3479416b4676642d2f417a333159574d503255743036584e4a3867414c2f4d77616c62673256647a494f4437674265727a472f37625364676957463368655f68784f7678745478
 check_eq "inlining-disabled: the hottest function is named" "math/big.addVV" \
 	"$(q "SELECT function FROM parca_top(parca_query('process_cpu:samples:count:cpu:nanoseconds:delta{when=~\"before.*\"}', '2000-01-01', now())) ORDER BY flat DESC LIMIT 1")"
@@ -210,6 +212,56 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 	[ "$(q "SELECT count(*) FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
 	        WHERE m.build_id = '$inl' AND cardinality(l.function_ids) = 3")" -gt 0 ]
 
+# --- a Go program built here: .gopclntab, and compressed DWARF -------------
+# Its own CPU profile (runtime/pprof: the runtime names its frames from its
+# .gopclntab) is the oracle: each location's frames, inlined ones too, as
+# function, file and line.  Built twice: without DWARF and symbols
+# (-ldflags='-s -w': the database reads .gopclntab) and as Go builds by
+# default, with zlib-compressed DWARF (the database reads .gopclntab first,
+# as the agent does, so that both name a function alike); each runs for
+# its own profile (their code differs by the build id the linker embeds).
+# The default build is uploaded once more without its .gopclntab: its
+# DWARF, which libdw inflates, must name it alike.  And the build without
+# DWARF once more with the table's section renamed, as programs linked by
+# the system's linker with a recent Go have no .gopclntab section:
+# the table is found in the read-only data by its header.
+gowork=$work/go
+mkdir -p "$gowork"
+(cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$gowork/stripped" . &&
+	GOFLAGS=-mod=mod go build -o "$gowork/full" .) || echo "# the Go program did not build"
+chown -R postgres: "$gowork"
+chmod 755 "$work"
+objcopy --remove-section=.gopclntab "$gowork/full" "$gowork/dwarf"
+objcopy --rename-section=.gopclntab=.rodata.pclntab "$gowork/stripped" "$gowork/renamed"
+chown postgres: "$gowork"/*
+for kind in stripped full dwarf renamed; do
+	go_b=$(printf 'go-%s-%s' "$kind" "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" | od -An -tx1 | tr -d ' \n')
+	# (the DWARF-only and renamed files run as the builds they come from)
+	run=$kind
+	[ "$kind" = dwarf ] && run=full
+	[ "$kind" = renamed ] && run=stripped
+	"$gowork/$run" 2 "$gowork/$kind.prof"
+	for a in $(go tool pprof -raw "$gowork/$kind.prof" 2>/dev/null |
+		awk '/^Locations/ { s = 1; next } /^Mappings/ { s = 0 } s && $3 == "M=1" { print $2 }'); do
+		# not a position-independent program: file offset = address - 0x400000
+		q "SELECT parca_register_location('{\"address\": \"$(printf '%#x' $((a - 0x400000)))\", \"build_id\": \"$go_b\", \"file\": \"/gohot\", \"lines\": []}')" >/dev/null
+	done
+	check "Go ($kind): stored without names" [ "$(unnamed "$go_b")" -gt 0 ]
+	q "SELECT parca_debuginfo_upload('$go_b', pg_read_binary_file('$gowork/$kind'))" >/dev/null
+	frames "$go_b" > "$gowork/frames.tsv"
+	out=$(python3 "$here/pprof_frames.py" --all "$gowork/$kind.prof" "$gowork/frames.tsv")
+	rc=$?
+	echo "# Go ($kind): $(echo "$out" | tail -1)"
+	[ $rc = 0 ] || echo "$out" | head -20
+	check "Go ($kind): every location's frames, inlined ones too, as the program's own profile names them" [ $rc = 0 ]
+	check "Go ($kind): main.mix inlined into main.spin, with file and line" \
+		[ "$(q "SELECT count(*) FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+		        CROSS JOIN LATERAL (SELECT string_agg(f.name || ' ' || f.filename || ':' || u.line, ';' ORDER BY u.pos) AS s
+		          FROM unnest(l.function_ids, l.line_numbers) WITH ORDINALITY AS u(fid, line, pos)
+		          JOIN parca.functions f ON f.id = u.fid) c
+		        WHERE m.build_id = '$go_b' AND c.s ~ '^main\.mix [^;]*/gohot/main\.go:2[0-9];main\.spin [^;]*/gohot/main\.go:[0-9]+$'")" -gt 0 ]
+done
+
 # --- who may upload, and what --------------------------------------------
 q "SELECT parca_debuginfo_upload('$cpp', pg_read_binary_file('$copies/basic-cpp-no-fp-with-debuginfo'))" >/dev/null
 q "CREATE ROLE symbolize_user LOGIN" >/dev/null
@@ -232,20 +284,23 @@ check_eq "bytes that are not ELF" "ERROR:  22P03" "$(err "SELECT parca_debuginfo
 check_eq "NULL arguments" "t|" "$(q "SELECT parca_debuginfo_upload(NULL, NULL) IS NULL, parca_symbolize(NULL)")" 
 
 # --- hostile files: a clean error or a result, never a crash ---------------
-hostile=$PGDATA_DIR/hostile
-nfiles=$(python3 "$here/hostile.py" "$fixtures/basic-cpp-no-fp-with-debuginfo" "$hostile" 1 600)
-chown -R postgres: "$hostile"
-q "UPDATE parca.locations l SET function_ids = '{}', line_numbers = '{}' FROM parca.mappings m
-   WHERE m.id = l.mapping_id AND m.build_id = '$cpp'" >/dev/null
-# each upload rolled back, so that every file names the same unnamed locations
-out=$(psql -X -qAt -v ON_ERROR_STOP=1 <<SQL 2>&1
+# hostile_round ELF BUILD_ID SEED: the variants of ELF uploaded for BUILD_ID,
+# whose locations (made unnamed) each names, every upload rolled back
+hostile_round() {
+	local hostile=$PGDATA_DIR/hostile
+	rm -rf "$hostile"
+	nfiles=$(python3 "$here/hostile.py" "$1" "$hostile" "$3" 600)
+	chown -R postgres: "$hostile"
+	q "UPDATE parca.locations l SET function_ids = '{}', line_numbers = '{}' FROM parca.mappings m
+	   WHERE m.id = l.mapping_id AND m.build_id = '$2'" >/dev/null
+	out=$(psql -X -qAt -v ON_ERROR_STOP=1 <<SQL 2>&1
 CREATE TEMP TABLE outcome (file text, code text, message text);
 DO \$\$
 DECLARE f text;
 BEGIN
     FOR f IN SELECT pg_ls_dir('$hostile') ORDER BY 1 LOOP
         BEGIN
-            PERFORM parca_debuginfo_upload('$cpp', pg_read_binary_file('$hostile/' || f));
+            PERFORM parca_debuginfo_upload('$2', pg_read_binary_file('$hostile/' || f));
             RAISE EXCEPTION 'stored' USING ERRCODE = 'PX001';
         EXCEPTION WHEN OTHERS THEN
             INSERT INTO outcome VALUES (f, SQLSTATE, SQLERRM);
@@ -256,12 +311,21 @@ END
 SELECT code, count(*), min(message) FROM outcome GROUP BY 1 ORDER BY 1;
 SQL
 )
-echo "$out" | sed 's/^/# /'
+	echo "$out" | sed 's/^/# /'
+}
+hostile_round "$fixtures/basic-cpp-no-fp-with-debuginfo" "$cpp" 1
 check_eq "every hostile file gave an outcome ($nfiles files)" "$nfiles" \
 	"$(echo "$out" | awk -F'|' '{ s += $2 } END { print s }')"
 check "hostile files: only clean errors (22P03 not ELF, 22023 wrong build id, 54000 too large) or a result" \
 	[ -z "$(echo "$out" | awk -F'|' '$1 !~ /^(PX001|22P03|22023|54000)$/')" ]
 check "a decompression bomb is refused" grep -q '^54000|' <<<"$out"
+# a Go program without DWARF: its .gopclntab read from hostile bytes
+go_b=$(q "SELECT build_id FROM parca.mappings WHERE build_id LIKE '$(printf go-stripped | od -An -tx1 | tr -d ' \n')%'")
+hostile_round "$gowork/stripped" "$go_b" 2
+check_eq "every hostile Go program gave an outcome ($nfiles files)" "$nfiles" \
+	"$(echo "$out" | awk -F'|' '{ s += $2 } END { print s }')"
+check "hostile Go programs: only clean errors or a result" \
+	[ -z "$(echo "$out" | awk -F'|' '$1 !~ /^(PX001|22P03|54000)$/')" ]
 check "the server is up, no backend crashed" \
 	bash -c "[ \"\$(psql -X -qAt -c 'SELECT 1')\" = 1 ] && ! grep -q 'terminated by signal' '$PGDATA_DIR/log'"
 grep -B3 'terminated by signal' "$PGDATA_DIR/log" | sed 's/^/# /' | cut -c1-300
