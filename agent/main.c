@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "frame_names.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
@@ -26,7 +27,6 @@
 #include "profiler.h"
 #include "relabel.h"
 #include "sampler.h"
-#include "symbolize.h"
 #include "util.h"
 #include "writer.h"
 

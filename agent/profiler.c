@@ -19,11 +19,11 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "frame_names.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
 #include "relabel.h"
-#include "symbolize.h"
 #include "ids/ids.h"
 #include "unwind.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /*
- * symbolize.h
+ * frame_names.h
  *		User-space symbolization: a Go program's .gopclntab (inlined frames,
  *		source files and lines, read in place), else DWARF (the same) where
  *		a file's DWARF is cheap to read, else its symbol table (PLT stubs
@@ -8,8 +8,8 @@
  * The files, their symbol tables and their DWARF handles are the shared
  * per-file cache's (objfile.h).
  */
-#ifndef AGENT_SYMBOLIZE_H
-#define AGENT_SYMBOLIZE_H
+#ifndef AGENT_FRAME_NAMES_H
+#define AGENT_FRAME_NAMES_H
 
 #include <stdint.h>
 
@@ -26,4 +26,4 @@
  */
 extern int	symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines);
 
-#endif							/* AGENT_SYMBOLIZE_H */
+#endif							/* AGENT_FRAME_NAMES_H */

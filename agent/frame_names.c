@@ -1,6 +1,6 @@
 /*
- * symbolize.c
- *		ELF and DWARF symbolization; see symbolize.h.
+ * frame_names.c
+ *		ELF and DWARF symbolization; see frame_names.h.
  *
  * A file offset becomes the ELF virtual address that the symbol table and
  * DWARF use through the file's PT_LOAD segments: the same for a PIE, a
@@ -11,7 +11,7 @@
  * its DWARF is compressed, too dear to read, objfile.h), first, as the
  * database names it, so that both give a function the same row.
  */
-#include "symbolize.h"
+#include "frame_names.h"
 
 #include <stdbool.h>
 #include <stdio.h>
