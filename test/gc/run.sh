@@ -11,7 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 require_fixtures
 
 SECONDS_OF_LOAD=${PARCA_GC_TEST_SECONDS:-25}
-start_cluster "${PARCA_GC_TEST_PORT:-54471}"
+start_cluster "${PARCA_GC_TEST_PORT:-54471}" "parca.rollups = on"
 work=$PGDATA_DIR/gc
 mkdir -p "$work"
 cp "$SHARED_TESTDATA"/pprof/parca/*.pb.gz "$SHARED_TESTDATA"/pprof/google-pprof/heap "$work/" 2>/dev/null || true

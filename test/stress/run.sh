@@ -26,7 +26,7 @@ start_cluster "${PARCA_STRESS_TEST_PORT:-54461}" \
 	"autovacuum_naptime = 1s" "autovacuum_vacuum_cost_delay = 0" \
 	"autovacuum_max_workers = 3" "log_autovacuum_min_duration = -1" \
 	"log_line_prefix = '%m [%p] %b '" "max_connections = 50" \
-	"parca.columnar_inline_stripe_bytes = 16kB"
+	"parca.columnar_inline_stripe_bytes = 16kB" "parca.rollups = on"
 # (small inline stripes: most writes of the bigger fixtures go on pages,
 # so that VACUUM merges stripes on pages and reuses their pages)
 
