@@ -34,24 +34,6 @@ trap cleanup EXIT
 q "CREATE TABLE bench_heap (LIKE parca.samples)"
 q "CREATE TABLE bench_columnar (LIKE parca.samples) USING parca_columnar"
 
-now() { date +%s.%N; }
-# seconds SQL: wall time of one statement
-seconds() {
-	local t0 t1
-	t0=$(now)
-	q "$1" >/dev/null
-	t1=$(now)
-	awk "BEGIN { print $t1 - $t0 }"
-}
-best_of_3() {
-	local best=999999 t
-	for _ in 1 2 3; do
-		t=$(seconds "$1")
-		best=$(awk "BEGIN { print ($t < $best) ? $t : $best }")
-	done
-	echo "$best"
-}
-
 declare -A copy_s bpr group_s range_s range_blocks total_blocks series_s series_blocks
 for t in heap columnar; do
 	q "CHECKPOINT"

@@ -46,23 +46,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
 now() { date +%s.%N; }
-seconds() {
-	local t0 t1
-	t0=$(now)
-	q "$1" >/dev/null
-	t1=$(now)
-	awk "BEGIN { printf \"%.3f\", $t1 - $t0 }"
-}
-best_of_3() {
-	local best=999999 t
-	for _ in 1 2 3; do
-		t=$(seconds "$1")
-		best=$(awk "BEGIN { print ($t < $best) ? $t : $best }")
-	done
-	echo "$best"
-}
 
 # gen_samples starts at 2026-01-01 00:00 UTC; series ids 1..SERIES
 first='2026-01-01 00:00+00'

@@ -90,14 +90,6 @@ generic_wal_bytes() {
 		sed 's/([^)]*)//g' | awk '$1 == "Generic" { print $5; found = 1 } END { if (!found) print 0 }'
 }
 per_second() { awk -v n="$1" -v ms="$2" 'BEGIN { printf "%.1f", n / ms / 1000 }'; }
-best_ms() {
-	local best="" ms
-	for _ in 1 2 3; do
-		ms=$(psql -X -qAt -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
-		if [ -z "$best" ] || awk -v a="$ms" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$ms; fi
-	done
-	echo "$best"
-}
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
 
 retention=false

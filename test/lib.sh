@@ -178,6 +178,23 @@ best_ms() {
 	done
 	echo "$best"
 }
+# seconds SQL: the wall time of one run of SQL, in seconds (for bench/)
+seconds() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	q "$1" >/dev/null
+	t1=$(date +%s.%N)
+	awk "BEGIN { printf \"%.3f\", $t1 - $t0 }"
+}
+# best_of_3 SQL: the best of three runs of SQL, in seconds (for bench/)
+best_of_3() {
+	local best=999999 t
+	for _ in 1 2 3; do
+		t=$(seconds "$1")
+		best=$(awk "BEGIN { print ($t < $best) ? $t : $best }")
+	done
+	echo "$best"
+}
 # finish: print the suite's counts; exit status says whether all passed.
 finish() {
 	echo "$pass_count passed, $fail_count failed"
