@@ -37,6 +37,12 @@ typedef struct Entry
 static U64Map series_map;		/* hash(labels) -> Series */
 static U64Map entries;			/* hash(series, stack) -> Entry */
 
+/*
+ * The server's metastore generation under which the rows marked persisted
+ * were written; -1 while none is.
+ */
+static int64_t persisted_generation = -1;
+
 void
 agg_add(int kind, const char *labels, const char *title, const uint64_t *frames,
 		int nframes, int64_t value)
@@ -372,11 +378,50 @@ add_location_rows(RowSet *rows, uint64_t id)
 	lit_int(&rows[2].cols[3], l->nlines);
 }
 
+/* The metastore rows b's samples need that the server may not have. */
+static void
+batch_fill_rows(Batch *b)
+{
+	RowSet		rows[3];
+
+	rowset_init(&rows[0], 3);
+	rowset_init(&rows[1], 5);
+	rowset_init(&rows[2], 6);
+	for (int f = 0; f < b->stack_start[b->nsamples]; f++)
+		add_location_rows(rows, b->frames[f]);
+	b->bytes += rowset_finish(&rows[0], b->mappings, &b->new_ids[0], &b->nnew_ids[0]);
+	b->bytes += rowset_finish(&rows[1], b->functions, &b->new_ids[1], &b->nnew_ids[1]);
+	b->bytes += rowset_finish(&rows[2], b->locations, &b->new_ids[2], &b->nnew_ids[2]);
+	b->generation = persisted_generation;
+}
+
+/* Frees what batch_fill_rows made, and takes its bytes off b->bytes. */
+static void
+batch_free_rows(Batch *b)
+{
+	char	  **cols[3] = {b->mappings, b->functions, b->locations};
+	int			ncols[3] = {3, 5, 6};
+
+	for (int k = 0; k < 3; k++)
+	{
+		for (int i = 0; i < ncols[k]; i++)
+		{
+			if (cols[k][i])
+				b->bytes -= strlen(cols[k][i]) + 1;
+			free(cols[k][i]);
+			cols[k][i] = NULL;
+		}
+		b->bytes -= b->nnew_ids[k] * sizeof(uint64_t);
+		free(b->new_ids[k]);
+		b->new_ids[k] = NULL;
+		b->nnew_ids[k] = 0;
+	}
+}
+
 Batch *
 agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns)
 {
 	Batch	   *b;
-	RowSet		rows[3];
 	size_t		pos = 0;
 	void	   *v;
 	int			nframes = 0;
@@ -418,9 +463,6 @@ agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns)
 	b->bytes += b->nsamples * (2 * sizeof(int) + sizeof(int64_t)) +
 		nframes * sizeof(uint64_t);
 
-	rowset_init(&rows[0], 3);
-	rowset_init(&rows[1], 5);
-	rowset_init(&rows[2], 6);
 	nframes = 0;
 	pos = 0;
 	while (u64map_next(&entries, &pos, NULL, &v))
@@ -430,19 +472,49 @@ agg_take(uint64_t batch_id, uint64_t time_ns, uint64_t duration_ns)
 		b->sample_series[i] = ((Series *) u64map_get(&series_map, e->series_key))->index;
 		b->values[i] = e->count;
 		b->stack_start[i] = nframes;
-		for (int f = 0; f < e->nframes; f++)
-		{
-			b->frames[nframes++] = e->frames[f];
-			add_location_rows(rows, e->frames[f]);
-		}
+		memcpy(b->frames + nframes, e->frames, e->nframes * sizeof(uint64_t));
+		nframes += e->nframes;
 		i++;
 	}
 	b->stack_start[i] = nframes;
 	agg_reset();
-	b->bytes += rowset_finish(&rows[0], b->mappings, &b->new_ids[0], &b->nnew_ids[0]);
-	b->bytes += rowset_finish(&rows[1], b->functions, &b->new_ids[1], &b->nnew_ids[1]);
-	b->bytes += rowset_finish(&rows[2], b->locations, &b->new_ids[2], &b->nnew_ids[2]);
+	batch_fill_rows(b);
 	return b;
+}
+
+int64_t
+batch_rebuild(Batch *b)
+{
+	int64_t		dropped = 0;
+	int			kept = 0;
+	int			nframes = 0;
+
+	for (int i = 0; i < b->nsamples; i++)
+	{
+		int			start = b->stack_start[i];
+		int			end = b->stack_start[i + 1];
+		bool		known = true;
+
+		for (int f = start; f < end && known; f++)
+			known = ms_get_location(b->frames[f]) != NULL;
+		if (!known)
+		{
+			dropped += b->values[i];
+			continue;
+		}
+		/* kept samples move down over the dropped ones */
+		b->sample_series[kept] = b->sample_series[i];
+		b->values[kept] = b->values[i];
+		memmove(b->frames + nframes, b->frames + start, (end - start) * sizeof(uint64_t));
+		b->stack_start[kept] = nframes;
+		nframes += end - start;
+		kept++;
+	}
+	b->nsamples = kept;
+	b->stack_start[kept] = nframes;
+	batch_free_rows(b);
+	batch_fill_rows(b);
+	return dropped;
 }
 
 void
@@ -454,20 +526,31 @@ batch_free(Batch *b)
 	free(b->values);
 	free(b->stack_start);
 	free(b->frames);
-	for (int i = 0; i < 3; i++)
-		free(b->mappings[i]);
-	for (int i = 0; i < 5; i++)
-		free(b->functions[i]);
-	for (int i = 0; i < 6; i++)
-		free(b->locations[i]);
-	for (int i = 0; i < 3; i++)
-		free(b->new_ids[i]);
+	batch_free_rows(b);
 	free(b);
+}
+
+void
+batch_note_generation(int64_t generation)
+{
+	if (generation > persisted_generation)
+	{
+		if (persisted_generation >= 0)
+			ms_forget_persisted();
+		persisted_generation = generation;
+	}
 }
 
 void
 batch_mark_persisted(const Batch *b)
 {
+	/*
+	 * Written before a collection that a later batch saw: what it wrote
+	 * may be collected already, so it marks nothing.
+	 */
+	if (b->committed_generation < persisted_generation)
+		return;
+	batch_note_generation(b->committed_generation);
 	for (int i = 0; i < b->nnew_ids[0]; i++)
 	{
 		MsMapping  *m = ms_get_mapping(b->new_ids[0][i]);

@@ -40,6 +40,16 @@ typedef struct Batch
 	uint64_t   *new_ids[3];		/* mappings, functions, locations */
 	int			nnew_ids[3];
 
+	/*
+	 * The server's metastore generation (parca_metastore_generation())
+	 * under which the rows left out were known to be there; -1 if none
+	 * was left out.  The writer writes the batch only under that
+	 * generation: after a collection the rows are chosen again
+	 * (batch_rebuild).  committed_generation: the one it was written under.
+	 */
+	int64_t		generation;
+	int64_t		committed_generation;
+
 	size_t		bytes;			/* memory held, for the backlog bound */
 } Batch;
 
@@ -47,5 +57,20 @@ extern void batch_free(Batch *b);
 
 /* Note in the agent's metastore that the server has b's rows now. */
 extern void batch_mark_persisted(const Batch *b);
+
+/*
+ * The server's metastore generation is now this one: if it is newer than
+ * the one the agent's marks of what the server has were made under, a
+ * collection ran since and the marks are forgotten.
+ */
+extern void batch_note_generation(int64_t generation);
+
+/*
+ * Choose b's metastore rows again, under the current marks (after
+ * batch_note_generation).  A sample with a frame the agent's metastore
+ * has forgotten since the batch was built cannot be completed and is
+ * dropped; returns the sum of the values dropped.
+ */
+extern int64_t batch_rebuild(Batch *b);
 
 #endif							/* AGENT_BATCH_H */

@@ -550,6 +550,37 @@ retire_committed_batches(void)
 }
 
 /*
+ * Batches the writer gave back after a collection of the metastore: their
+ * rows are chosen again under the new generation, and they are queued
+ * again, oldest first.
+ */
+static void
+resubmit_returned_batches(void)
+{
+	int64_t		generation;
+	Batch	   *b = writer_take_returned(&generation);
+	int64_t		dropped = 0;
+
+	if (b == NULL)
+		return;
+	batch_note_generation(generation);
+	while (b)
+	{
+		Batch	   *next = b->next;
+
+		dropped += batch_rebuild(b);
+		if (b->nsamples > 0)
+			writer_submit(b);
+		else
+			batch_free(b);
+		b = next;
+	}
+	if (dropped > 0)
+		log_msg(LOG_WARN, "%" PRId64 " samples dropped: their frames were forgotten "
+				"before the metastore's collection was noticed", dropped);
+}
+
+/*
  * The end of a flush interval: the window's counts become a batch for the
  * writer (or standard output), and the caches are trimmed to their shares.
  */
@@ -564,13 +595,17 @@ flush_window(const AgentOptions *o, uint64_t window_ns)
 	profiler_resolve();
 	if (o->offline)
 		agg_print_folded(stdout);
+	/* what the server has, as the writer last saw it, before rows are chosen */
+	if (!o->offline)
+	{
+		retire_committed_batches();
+		resubmit_returned_batches();
+	}
 	b = agg_take(batch_id, now_realtime_ns(), window_ns);
 	if (b && o->offline)
 		batch_free(b);
 	else if (b)
 		writer_submit(b);
-	if (!o->offline)
-		retire_committed_batches();
 	ms_trim((size_t) (o->cache_size * METASTORE_SHARE));
 	objfile_end_flush((size_t) (o->cache_size * FILES_SHARE));
 	process_sweep((size_t) (o->cache_size * LABELS_SHARE));

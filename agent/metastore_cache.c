@@ -310,6 +310,22 @@ ms_trim(size_t max_bytes)
 	interval++;
 }
 
+void
+ms_forget_persisted(void)
+{
+	size_t		pos = 0;
+	void	   *v;
+
+	while (u64map_next(&mappings, &pos, NULL, &v))
+		((MsMapping *) v)->persisted = false;
+	pos = 0;
+	while (u64map_next(&functions, &pos, NULL, &v))
+		((MsFunction *) v)->persisted = false;
+	pos = 0;
+	while (u64map_next(&locations, &pos, NULL, &v))
+		((MsLocation *) v)->persisted = false;
+}
+
 size_t
 ms_bytes(void)
 {

@@ -92,6 +92,13 @@ extern MsLocation *ms_get_location(uint64_t id);
 /* At a flush: bring the copy down to max_bytes (see above). */
 extern void ms_trim(size_t max_bytes);
 
+/*
+ * Forget which rows the server has: after a collection of the server's
+ * metastore (parca_metastore_gc) any of them may be gone, and is sent
+ * again when a batch next needs it.
+ */
+extern void ms_forget_persisted(void);
+
 /* Bytes the copy holds now. */
 extern size_t ms_bytes(void);
 

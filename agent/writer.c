@@ -33,6 +33,9 @@ static Batch *queue_head;
 static Batch *queue_tail;
 static Batch *in_flight;		/* the head, while being written */
 static Batch *committed;
+static Batch *returned;			/* to be completed after a metastore collection */
+static Batch *returned_tail;
+static int64_t returned_generation;
 static bool stopping;
 static uint64_t drain_deadline_ns;
 static WriterStats stats;
@@ -301,6 +304,36 @@ copy_data(const Batch *b, const int64_t *series_ids, Buf *out)
 	buf_put_be16(out, 0xffff);	/* trailer */
 }
 
+/* How writing a batch ended. */
+typedef enum WriteResult
+{
+	WRITE_OK,
+	WRITE_FAILED,				/* retried after a pause */
+	WRITE_STALE,				/* the metastore was collected: rows to be chosen again */
+} WriteResult;
+
+/*
+ * The metastore's garbage collection protocol (docs/ingestion.md): the
+ * lock keeps a collection out until the transaction ends, and the
+ * generation tells whether one ran since the batch's rows were chosen
+ * (rows the agent left out as already stored may be gone).  Sets
+ * b->committed_generation; false on a failure.
+ */
+static bool
+check_generation(Batch *b)
+{
+	PGresult   *r;
+
+	if (!run_ok("LOCK TABLE parca.samples IN ROW EXCLUSIVE MODE", 0, NULL))
+		return false;
+	r = run("SELECT parca_metastore_generation()", 0, NULL, PGRES_TUPLES_OK);
+	if (r == NULL)
+		return false;
+	b->committed_generation = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return true;
+}
+
 /* The body of the batch's transaction; false on any failure. */
 static bool
 write_body(const Batch *b, bool *duplicate)
@@ -395,26 +428,73 @@ write_body(const Batch *b, bool *duplicate)
 	return ok;
 }
 
-static bool
-write_batch(const Batch *b)
+static WriteResult
+write_batch(Batch *b)
 {
 	bool		duplicate = false;
 
 	if (!run_ok("BEGIN", 0, NULL))
-		return false;
+		return WRITE_FAILED;
+	if (!check_generation(b))
+	{
+		PQclear(PQexec(conn, "ROLLBACK"));
+		return WRITE_FAILED;
+	}
+	if (b->generation >= 0 && b->generation != b->committed_generation)
+	{
+		PQclear(PQexec(conn, "ROLLBACK"));
+		return WRITE_STALE;
+	}
 	if (!write_body(b, &duplicate))
 	{
 		PQclear(PQexec(conn, "ROLLBACK"));
-		return false;
+		return WRITE_FAILED;
 	}
 	if (duplicate)
 	{
 		log_msg(LOG_INFO, "batch %" PRIu64 " was already stored; not writing it again",
 				b->batch_id);
 		PQclear(PQexec(conn, "ROLLBACK"));
-		return true;
+		return WRITE_OK;
 	}
-	return run_ok("COMMIT", 0, NULL);
+	return run_ok("COMMIT", 0, NULL) ? WRITE_OK : WRITE_FAILED;
+}
+
+/*
+ * The queue goes back to the agent, whose marks of what the server has
+ * predate the collection that made generation: it chooses their rows
+ * again and queues them anew (writer_take_returned).
+ */
+static void
+return_queue(int64_t generation)
+{
+	int			n = stats.backlog_batches;
+
+	if (returned_tail)
+		returned_tail->next = queue_head;
+	else
+		returned = queue_head;
+	returned_tail = queue_tail;
+	if (generation > returned_generation)
+		returned_generation = generation;
+	queue_head = queue_tail = NULL;
+	stats.backlog_bytes = 0;
+	stats.backlog_batches = 0;
+	log_msg(LOG_INFO, "the database's metastore was collected (generation %" PRId64
+			"): %d batch(es) go back to have their rows chosen again", generation, n);
+}
+
+Batch *
+writer_take_returned(int64_t *generation)
+{
+	Batch	   *list;
+
+	pthread_mutex_lock(&lock);
+	list = returned;
+	*generation = returned_generation;
+	returned = returned_tail = NULL;
+	pthread_mutex_unlock(&lock);
+	return list;
 }
 
 /* Wait up to ms (less if stopping and the drain deadline comes first). */
@@ -528,7 +608,7 @@ writer_main(void *arg)
 	for (;;)
 	{
 		Batch	   *b;
-		bool		ok;
+		WriteResult result;
 
 		if (stopping && (queue_head == NULL || now_monotonic_ns() >= drain_deadline_ns))
 			break;
@@ -559,11 +639,16 @@ writer_main(void *arg)
 		b = in_flight = queue_head;
 		pthread_mutex_unlock(&lock);
 
-		ok = connect_db() && write_batch(b);
+		result = connect_db() ? write_batch(b) : WRITE_FAILED;
 
 		pthread_mutex_lock(&lock);
 		in_flight = NULL;
-		if (ok)
+		if (result == WRITE_STALE)
+		{
+			return_queue(b->committed_generation);
+			continue;
+		}
+		if (result == WRITE_OK)
 		{
 			queue_head = b->next;
 			if (queue_head == NULL)
@@ -637,6 +722,8 @@ writer_stop(int drain_seconds)
 	pthread_mutex_unlock(&lock);
 	pthread_join(thread, NULL);
 	left = stats.backlog_batches;
+	for (Batch *b = returned; b; b = b->next)
+		left++;
 	if (left > 0)
 		log_msg(LOG_WARN, "%d batch(es) could not be written before exit", left);
 	return left;

@@ -64,6 +64,15 @@ extern void writer_submit(Batch *batch);
  */
 extern Batch *writer_take_committed(void);
 
+/*
+ * Batches given back because the database's metastore was collected
+ * (generation, parca_metastore_generation()) after their rows were
+ * chosen, in queue order, linked through next; the caller notes the
+ * generation (batch_note_generation), rebuilds them (batch_rebuild) and
+ * submits them again.
+ */
+extern Batch *writer_take_returned(int64_t *generation);
+
 extern void writer_stats(WriterStats *out);
 
 /*

@@ -38,11 +38,13 @@ CREATE TABLE parca.partition_references_cache (
 );
 REVOKE ALL ON parca.partition_references_cache FROM PUBLIC;
 
--- Which collection the metastore is at: a writer that caches ids empties
--- its cache when this changes.  Read after taking parca.samples.
+-- Which collection the metastore is at (0 before the first): a writer that
+-- caches ids empties its cache when this changes.  Read after taking
+-- parca.samples.  (A sequence's last_value is 1 both before and after its
+-- first nextval: is_called tells them apart.)
 CREATE FUNCTION parca_metastore_generation() RETURNS bigint
     LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT last_value FROM parca.metastore_generation $$;
+AS $$ SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM parca.metastore_generation $$;
 GRANT SELECT ON parca.metastore_generation TO PUBLIC;
 
 CREATE FUNCTION parca_metastore_gc(

@@ -43,7 +43,7 @@ static int	retention_min = 0;
 static int	partition_premake = 2;
 static int	maintenance_naptime_s = 60;
 static char *maintenance_database = NULL;
-static bool metastore_gc = false;
+static bool metastore_gc = true;
 
 void
 partitions_init(void)
@@ -78,7 +78,7 @@ partitions_init(void)
 	DefineCustomBoolVariable("parca.metastore_gc",
 							 "Whether the maintenance worker collects the metastore's garbage after dropping partitions.",
 							 "Every writer must follow the protocol of docs/ingestion.md, parca-agent included.",
-							 &metastore_gc, false,
+							 &metastore_gc, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -210,6 +210,39 @@ check_eq "the agent's rows are all in partitions of their time" 0 \
 	"$(q "SELECT count(*) FROM parca.samples s JOIN parca.partitions p ON p.partition = s.tableoid
 	      WHERE NOT (s.time >= p.range_start AND s.time < p.range_end)")"
 
+# --- the metastore collected while the agent writes: the rows the agent
+# knows it has sent (spin's locations, functions, mapping) are removed with
+# the samples that named them, and spin goes on; what the agent writes
+# after must name them again (docs/ingestion.md, the collection's protocol)
+q "TRUNCATE parca.samples" >/dev/null
+"$agent" --dsn "$dsn" --flush-interval 1 2>"$tmp/agent_gc.log" &
+agent_pid=$!
+agent_sampling "$tmp/agent_gc.log"
+"$tmp/workload" spin 8 >/dev/null &
+spin_pid=$!
+check "metastore GC: spin's chain stored before the collection" \
+	wait_for 60 "SELECT count(*) > 0 FROM agent_stacks WHERE labels->>'pid' = '$spin_pid' AND $spinning"
+q "TRUNCATE parca.samples" >/dev/null
+collected=$(q "SELECT locations FROM parca_metastore_gc()")
+check "metastore GC: the collection removed the agent's locations" [ "${collected:-0}" -gt 0 ]
+wait $spin_pid
+sleep 2
+kill -INT $agent_pid
+wait $agent_pid
+check_eq "metastore GC: the agent exits cleanly" 0 $?
+check "metastore GC: the agent noticed the collection" grep -q "metastore was collected" "$tmp/agent_gc.log"
+check "metastore GC: spin's chain stored after the collection, named" \
+	[ "$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid' AND $spinning")" -gt 0 ]
+check_eq "metastore GC: every location of a row stored after it is registered" 0 \
+	"$(q "SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
+	      FROM parca.samples) s LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL")"
+check_eq "metastore GC: and every function and mapping of those locations" 0 \
+	"$(q "SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
+	      FROM parca.samples) s JOIN parca.locations l USING (id)
+	      WHERE (l.mapping_id IS NOT NULL AND NOT EXISTS (SELECT FROM parca.mappings m WHERE m.id = l.mapping_id))
+	         OR EXISTS (SELECT FROM unnest(l.function_ids) f(id)
+	                    WHERE NOT EXISTS (SELECT FROM parca.functions fn WHERE fn.id = f.id))")"
+
 # --- PostgreSQL down for 30 s while the agent runs
 q "TRUNCATE parca.samples" >/dev/null
 "$agent" --dsn "$dsn" --flush-interval 2 2>"$tmp/agent2.log" &
