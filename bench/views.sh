@@ -111,3 +111,53 @@ echo "parca_query, not grouped:           $(best_ms "SELECT parca_profile_stacks
 echo "parca_query group_by instance:      $(best_ms "SELECT parca_profile_stacks(parca_query('$gsel', '-infinity', 'infinity', group_by => '{instance}'))") ms"
 echo "SQL parca_merge GROUP BY series (the merge part of the SQL path): $(best_ms "SELECT count(*) FROM (SELECT parca_merge(stack, value * period) FROM parca.samples
 	WHERE series_id = ANY ('$gids') AND time BETWEEN '-infinity' AND 'infinity' GROUP BY series_id) s") ms"
+
+# The views on a merge of BENCH_VIEWS_MERGE_ROWS rows (default 10 M; 0
+# skips): as a user asks for them over a long range, parca_query merging the
+# rows and the view reading the merged profile in one statement.  The rows
+# arrive as production sends them: each copy of large.cpu's samples/count
+# rows (20,430) in a transaction of its own, 10 s after the one before, in a
+# series of their own; then VACUUM merges the stripes, as autovacuum does.
+# go tool pprof gets the same data as the copies' files: it merges them
+# once (-proto, timed), then makes each view from the merged file.
+merge_rows=${BENCH_VIEWS_MERGE_ROWS:-10000000}
+if [ "$merge_rows" -gt 0 ]; then
+	base=$(q "SELECT id FROM parca.series WHERE labels->>'job' = 'large' AND profile_type = '$large_type'")
+	per_copy=$(q "SELECT count(*) FROM parca.samples WHERE series_id = $base AND time = '$first'")
+	mcopies=$(( (merge_rows + per_copy - 1) / per_copy ))
+	q "INSERT INTO parca.series (profile_type, labels) VALUES ('$large_type', '{\"job\": \"merged\"}')" >/dev/null
+	msel="$large_type{job=\"merged\"}"
+	q "DO \$\$ DECLARE m bigint := (SELECT id FROM parca.series WHERE labels->>'job' = 'merged'); BEGIN
+		FOR c IN 0 .. $mcopies - 1 LOOP
+			INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+			SELECT x.time + interval '1 day' + c * interval '10 s', m, x.stack, x.value, x.period, x.duration
+			FROM parca.samples x WHERE x.series_id = $base AND x.time = '$first';
+			COMMIT;
+		END LOOP; END \$\$" >/dev/null
+	q "SELECT * FROM parca_maintain_partitions()" >/dev/null
+	q "VACUUM ANALYZE parca.samples" >/dev/null
+	mids=$(q "SELECT parca_series_ids('$msel')")
+	echo
+	echo "merge of $(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$mids')") rows: large.cpu's samples/count x $mcopies, one transaction each"
+	mq="parca_query('$msel', '-infinity', 'infinity')"
+	mfirst=$(q "SELECT min(time) FROM parca.samples WHERE series_id = ANY ('$mids')")
+	files=()
+	for _ in $(seq "$mcopies"); do files+=("$large"); done
+	/usr/bin/time -f "%e %M" -o "$work/time" go tool pprof -proto "${files[@]}" > "$work/merged.pb.gz" 2>/dev/null
+	read -r merge_s merge_kb < "$work/time"
+	echo "  the merge alone: parca_query                   $(best_ms "SELECT parca_profile_stacks($mq)") ms"
+	echo "                   go tool pprof -proto ($mcopies files) $(awk -v s="$merge_s" 'BEGIN { printf "%.0f", s * 1000 }') ms, $((merge_kb / 1024)) MB (once)"
+	echo "  then each view: parca's (merge and view in one statement), go tool pprof's (on the merged file, add the merge above):"
+	mergedf=$work/merged.pb.gz
+	echo "  parca_sandwich_callers main.next  $(best_ms "SELECT count(*) FROM parca_sandwich_callers($mq, 'main.next')") ms"
+	echo "  parca_sandwich_callees main.next  $(best_ms "SELECT count(*) FROM parca_sandwich_callees($mq, 'main.next')") ms"
+	echo "    go tool pprof -peek main.next:  $(best_cmd_ms go tool pprof -peek '^main\.next$' -nodefraction=0 -edgefraction=0 "$mergedf") ms"
+	echo "  parca_top(parca_filter(not_equal time.Now)): $(best_ms "SELECT count(*) FROM parca_top(parca_filter($mq, '[{\"field\": \"function\", \"match\": \"not_equal\", \"value\": \"time.Now\"}]'))") ms"
+	echo "    go tool pprof -top -ignore:     $(best_cmd_ms go tool pprof -top '-ignore=^time\.Now$' "$mergedf") ms"
+	echo "  parca_icicle, node_trim_threshold 1 %: $(best_ms "SET client_min_messages = warning; SELECT count(*) FROM parca_icicle($mq, 0, 1)") ms"
+	echo "  parca_callgraph_nodes + _edges (0.005, 0.001): $(best_ms "WITH p AS MATERIALIZED (SELECT $mq AS p) SELECT (SELECT count(*) FROM p, parca_callgraph_nodes(p.p)) + (SELECT count(*) FROM p, parca_callgraph_edges(p.p))") ms"
+	echo "  parca_callgraph_dot (0.005, 0.001): $(best_ms "SELECT length(parca_callgraph_dot($mq))") ms"
+	echo "    go tool pprof -dot:             $(best_cmd_ms go tool pprof -dot -nodefraction=0.005 -edgefraction=0.001 -nodecount=1000000 "$mergedf") ms"
+	echo "  parca_function_range main.next ($mcopies buckets of 10 s): $(best_ms "SELECT count(*) FROM parca_function_range('$msel', '$mfirst', 'infinity', '10 s', 'main.next')") ms"
+	echo "    go tool pprof -top on each of the $mcopies files: about $(awk -v t="$(best_cmd_ms go tool pprof -top "$large")" -v n="$mcopies" 'BEGIN { printf "%.0f", t * n }') ms (one file's best of three, x $mcopies)"
+fi

@@ -31,6 +31,15 @@ CREATE FUNCTION parca_profile(profile_id text) RETURNS profile
 COMMENT ON FUNCTION parca_profile(text) IS
     'one profile on its own, by the id parca_profiles lists (SERIES_ID@MICROSECONDS_SINCE_1970)';
 
+-- The parca_top rows of the functions whose name matches, without naming
+-- and ranking the others (src/query/top.c): what parca_function_range reads
+-- of each bucket.
+CREATE FUNCTION parca_function_values(profile profile, function_name text, match text DEFAULT 'equal')
+    RETURNS TABLE(function text, flat bigint, cum bigint)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION parca_function_values(profile, text, text) IS
+    'flat and cum of the functions whose name matches (equal, contains, starts_with, or their negations), as parca_top gives them';
+
 -- A function over time: per step bucket (aligned as in parca_query_range)
 -- the flat and cum of each function whose name matches, from the bucket's
 -- merged profile (parca_query over exactly the bucket's samples), and the
@@ -54,25 +63,26 @@ BEGIN
         FROM parca.samples x
         WHERE x.series_id = ANY (@extschema@.parca_series_ids(selector))
           AND x.time >= start AND x.time <= stop
-    ), profiles AS MATERIALIZED (
-        -- the bucket [b, b + step) within [start, stop], both ends inclusive
-        SELECT k.b, @extschema@.parca_query(selector, greatest(k.b, start),
-                                            least(k.b + step - interval '1 microsecond', stop)) AS p
-        FROM buckets k
     ), tops AS MATERIALIZED (
-        SELECT pr.b, t.function AS f, t.flat, t.cum
-        FROM profiles pr, @extschema@.parca_top(pr.p) t
-        WHERE CASE match
-                  WHEN 'equal' THEN t.function = function_name
-                  WHEN 'not_equal' THEN t.function <> function_name
-                  WHEN 'contains' THEN strpos(t.function, function_name) > 0
-                  WHEN 'not_contains' THEN strpos(t.function, function_name) = 0
-                  WHEN 'starts_with' THEN starts_with(t.function, function_name)
-                  ELSE NOT starts_with(t.function, function_name) END
+        -- each bucket's profile is merged once (OFFSET 0 keeps the planner
+        -- from copying the call into each use) and never kept: only its
+        -- total and the matching functions' rows are (f NULL: none)
+        SELECT k.b, q.total, t.function AS f, t.flat, t.cum
+        FROM buckets k
+        CROSS JOIN LATERAL (
+            SELECT x.p, @extschema@.parca_profile_total(x.p) AS total
+            FROM (-- the bucket [b, b + step) within [start, stop], both ends inclusive
+                  SELECT @extschema@.parca_query(selector, greatest(k.b, start),
+                                                 least(k.b + step - interval '1 microsecond', stop)) AS p
+                  OFFSET 0) x
+            OFFSET 0) q
+        LEFT JOIN LATERAL @extschema@.parca_function_values(q.p, function_name, match) t ON true
+    ), totals AS (
+        SELECT DISTINCT tops.b, tops.total FROM tops
     )
-    SELECT pr.b, n.f, coalesce(t.flat, 0), coalesce(t.cum, 0), @extschema@.parca_profile_total(pr.p)
-    FROM profiles pr CROSS JOIN (SELECT DISTINCT tops.f FROM tops) n
-         LEFT JOIN tops t ON t.b = pr.b AND t.f = n.f
+    SELECT k.b, n.f, coalesce(t.flat, 0), coalesce(t.cum, 0), k.total
+    FROM totals k CROSS JOIN (SELECT DISTINCT tops.f FROM tops WHERE tops.f IS NOT NULL) n
+         LEFT JOIN tops t ON t.b = k.b AND t.f = n.f
     ORDER BY 1, 2;
 END
 $$;

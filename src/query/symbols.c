@@ -49,8 +49,9 @@ intern(Symbols *syms, const char *s, const char *file)
 	return number;
 }
 
-uint64 *
-profile_location_ids(const struct varlena *profile, int *nids)
+/* The distinct location ids of a profile that known (if not NULL) lacks. */
+static uint64 *
+location_ids_not_in(const struct varlena *profile, locmap_hash *known, int *nids)
 {
 	locmap_hash *seen = locmap_create(CurrentMemoryContext, 4096, NULL);	/* as a set */
 	ProfileReader r;
@@ -68,6 +69,8 @@ profile_location_ids(const struct varlena *profile, int *nids)
 		{
 			uint64		id = profile_sample_frame(&s, i);
 
+			if (known && locmap_lookup(known, id) != NULL)
+				continue;
 			locmap_insert(seen, id, &found);
 			if (found)
 				continue;
@@ -82,6 +85,12 @@ profile_location_ids(const struct varlena *profile, int *nids)
 	locmap_destroy(seen);
 	*nids = n;
 	return ids;
+}
+
+uint64 *
+profile_location_ids(const struct varlena *profile, int *nids)
+{
+	return location_ids_not_in(profile, NULL, nids);
 }
 
 /* Last path component of a file name. */
@@ -139,10 +148,32 @@ name_location(Symbols *syms, SymLocation *loc, const MetaLocation *ml,
 }
 
 Symbols *
+symbols_create(void)
+{
+	Symbols    *syms = palloc0(sizeof(Symbols));
+
+	syms->cxt = CurrentMemoryContext;
+	syms->locations = locmap_create(syms->cxt, 4096, NULL);
+	string_table_init(&syms->names, "parca symbol names");
+	syms->file_cap = syms->names.cap;
+	syms->file = palloc(sizeof(char *) * syms->file_cap);
+	return syms;
+}
+
+Symbols *
 symbols_load(const struct varlena *profile)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Symbols    *syms = palloc0(sizeof(Symbols));
+	Symbols    *syms = symbols_create();
+
+	symbols_add_profile(syms, profile);
+	return syms;
+}
+
+void
+symbols_add_profile(Symbols *syms, const struct varlena *profile)
+{
+	MemoryContext cxt = syms->cxt;
+	MemoryContext caller = MemoryContextSwitchTo(cxt);
 	uint64	   *ids;
 	int			nids;
 	MetaLocation *locs;
@@ -156,14 +187,13 @@ symbols_load(const struct varlena *profile)
 	int			nfn_ids = 0,
 				nmap_ids = 0;
 
-	syms->locations = locmap_create(cxt, 4096, NULL);
-	string_table_init(&syms->names, "parca symbol names");
-	syms->file_cap = syms->names.cap;
-	syms->file = palloc(sizeof(char *) * syms->file_cap);
-
-	ids = profile_location_ids(profile, &nids);
+	/* only the locations not named already */
+	ids = location_ids_not_in(profile, syms->locations, &nids);
 	if (nids == 0)
-		return syms;
+	{
+		MemoryContextSwitchTo(caller);
+		return;
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -200,7 +230,7 @@ symbols_load(const struct varlena *profile)
 		name_location(syms, loc, &locs[i], fns, nfns, maps, nmaps);
 	}
 	SPI_finish();
-	return syms;
+	MemoryContextSwitchTo(caller);
 }
 
 /* Frames named by this backend: id -> name (in TopMemoryContext). */
@@ -243,6 +273,7 @@ symbols_location(Symbols *syms, uint64 id)
 	{
 		NamedFrame *named = named_frames ?
 			hash_search(named_frames, &id, HASH_FIND, NULL) : NULL;
+		MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
 
 		loc = locmap_insert(syms->locations, id, &found);
 		loc->nframes = 1;
@@ -253,6 +284,7 @@ symbols_location(Symbols *syms, uint64 id)
 			loc->frames[0] = intern(syms, psprintf("<unknown location %016llx>",
 												   (unsigned long long) id), "");
 		loc->top_names = loc->frames;
+		MemoryContextSwitchTo(caller);
 	}
 	return loc;
 }

@@ -27,6 +27,7 @@ typedef struct SymLocation
 
 typedef struct Symbols
 {
+	MemoryContext cxt;			/* where everything is allocated */
 	struct locmap_hash *locations;	/* uint64 id -> SymLocation */
 	StringTable names;			/* frame names, numbered */
 	char	  **file;			/* name number -> the function's source file, "" */
@@ -38,6 +39,15 @@ typedef struct Symbols
  * own).  Everything is allocated in the current memory context.
  */
 extern Symbols *symbols_load(const struct varlena *profile);
+
+/*
+ * An empty table in the current memory context, and the locations of a
+ * further profile added to it: only those not named already are looked
+ * up, so that a function called for many profiles of one query (per
+ * bucket of a time range) names each location once.
+ */
+extern Symbols *symbols_create(void);
+extern void symbols_add_profile(Symbols *syms, const struct varlena *profile);
 
 /*
  * A location's entry; never NULL (unknown ids get a placeholder).  Valid

@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "metastore_read.h"
 #include "profile.h"
 #include "query/symbols.h"
 
@@ -65,14 +66,59 @@ cmp_top(const void *a, const void *b)
 	return 0;
 }
 
-PG_FUNCTION_INFO_V1(parca_top);
-
-Datum
-parca_top(PG_FUNCTION_ARGS)
+/*
+ * Which function names a parca_function_values call reports: those that
+ * match text as match says, decided once per name and remembered.
+ */
+typedef struct NameFilter
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	struct varlena *profile;
-	Symbols    *syms;
+	const char *text;
+	bool		negate;
+	NameMatch	match;			/* NAME_EQUAL, NAME_CONTAINS, NAME_STARTS_WITH */
+	char	   *decided;		/* per name number: 0 not yet, 1 wanted, 2 not */
+	int			ndecided;
+} NameFilter;
+
+static bool
+name_wanted(NameFilter *f, const Symbols *syms, int name)
+{
+	if (name >= f->ndecided)
+	{
+		int			n = Max(name + 1, f->ndecided * 2);
+
+		if (f->ndecided == 0)
+			f->decided = MemoryContextAllocZero(GetMemoryChunkContext(f), n);
+		else
+		{
+			f->decided = repalloc(f->decided, n);
+			memset(f->decided + f->ndecided, 0, n - f->ndecided);
+		}
+		f->ndecided = n;
+	}
+	if (f->decided[name] == 0)
+	{
+		const char *s = syms->names.strings[name];
+		bool		m;
+
+		if (f->match == NAME_EQUAL)
+			m = strcmp(s, f->text) == 0;
+		else if (f->match == NAME_CONTAINS)
+			m = strstr(s, f->text) != NULL;
+		else
+			m = strncmp(s, f->text, strlen(f->text)) == 0;
+		f->decided[name] = m != f->negate ? 1 : 2;
+	}
+	return f->decided[name] == 1;
+}
+
+/*
+ * Per function name of the profile (those filter wants, all without one):
+ * flat and cum, in pprof's order; *total is the sum of absolute values.
+ */
+static TopRow *
+top_rows(Symbols *syms, struct varlena *profile, NameFilter *filter, int *nrows_out,
+		 int64 *total_out)
+{
 	ProfileReader r;
 	ProfileSample s;
 	TopRow	   *rows;
@@ -80,12 +126,6 @@ parca_top(PG_FUNCTION_ARGS)
 	int64		total = 0;
 	int64		stack_no = 0;
 	int			nrows = 0;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0))
-		PG_RETURN_VOID();
-	profile = PG_GETARG_PROFILE_P(0);
-	syms = symbols_load(profile);
 
 	/* Rows indexed by name; names are interned densely from 0. */
 	maxrows = Max(syms->names.n, 1) + 64;
@@ -114,7 +154,11 @@ parca_top(PG_FUNCTION_ARGS)
 			for (int k = 0; k < loc->nframes; k++)
 			{
 				int			name = loc->top_names[k];
+				bool		innermost = leaf;
 
+				leaf = false;
+				if (filter && !name_wanted(filter, syms, name))
+					continue;
 				if (name >= maxrows)
 				{
 					int			old = maxrows;
@@ -125,11 +169,8 @@ parca_top(PG_FUNCTION_ARGS)
 					for (int j = old; j < maxrows; j++)
 						rows[j].stamp = -1;
 				}
-				if (leaf)
-				{
+				if (innermost)
 					profile_value_add(&rows[name].flat, v);
-					leaf = false;
-				}
 				if (rows[name].stamp != stack_no)
 				{
 					rows[name].stamp = stack_no;
@@ -149,6 +190,58 @@ parca_top(PG_FUNCTION_ARGS)
 	}
 	sort_syms = syms;
 	qsort(rows, nrows, sizeof(TopRow), cmp_top);
+	*nrows_out = nrows;
+	*total_out = total;
+	return rows;
+}
+
+/*
+ * What a call site keeps for the calls of the rest of the query (in
+ * fn_extra): a query ranks many profiles (one per bucket of a time range)
+ * whose locations, and so names, are mostly the same.
+ */
+typedef struct TopCache
+{
+	Symbols    *syms;
+	NameFilter *filter;			/* parca_function_values' last one */
+} TopCache;
+
+static TopCache *
+top_cache(FunctionCallInfo fcinfo, struct varlena *profile)
+{
+	TopCache   *cache = fcinfo->flinfo->fn_extra;
+
+	if (cache == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		cache = palloc0(sizeof(TopCache));
+		cache->syms = symbols_create();
+		fcinfo->flinfo->fn_extra = cache;
+		MemoryContextSwitchTo(old);
+	}
+	symbols_add_profile(cache->syms, profile);
+	return cache;
+}
+
+PG_FUNCTION_INFO_V1(parca_top);
+
+Datum
+parca_top(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	struct varlena *profile;
+	Symbols    *syms;
+	TopRow	   *rows;
+	int			nrows;
+	int64		total;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_VOID();
+	profile = PG_GETARG_PROFILE_P(0);
+	syms = top_cache(fcinfo, profile)->syms;
+	rows = top_rows(syms, profile, NULL, &nrows, &total);
 
 	for (int i = 0; i < nrows; i++)
 	{
@@ -161,6 +254,79 @@ parca_top(PG_FUNCTION_ARGS)
 		values[3] = Float8GetDatum(total ? 100.0 * rows[i].flat / total : 0.0);
 		values[4] = Int64GetDatum(rows[i].cum);
 		values[5] = Float8GetDatum(total ? 100.0 * rows[i].cum / total : 0.0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * parca_function_values(profile, function_name, match): the rows of
+ * parca_top whose function name matches (equal, contains, starts_with or
+ * their negations), without naming and ranking the others; the core of
+ * parca_function_range, which calls it once per bucket.
+ */
+PG_FUNCTION_INFO_V1(parca_function_values);
+
+Datum
+parca_function_values(PG_FUNCTION_ARGS)
+{
+	static const struct
+	{
+		const char *name;
+		NameMatch	match;
+		bool		negate;
+	}			matches[] = {
+		{"equal", NAME_EQUAL, false}, {"not_equal", NAME_EQUAL, true},
+		{"contains", NAME_CONTAINS, false}, {"not_contains", NAME_CONTAINS, true},
+		{"starts_with", NAME_STARTS_WITH, false}, {"not_starts_with", NAME_STARTS_WITH, true},
+	};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	struct varlena *profile = PG_GETARG_PROFILE_P(0);
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *match = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int			kind = -1;
+	TopCache   *cache;
+	NameFilter *filter;
+	TopRow	   *rows;
+	int			nrows;
+	int64		total;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < lengthof(matches) && kind < 0; i++)
+		if (strcmp(match, matches[i].name) == 0)
+			kind = i;
+	if (kind < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown match \"%s\"", match),
+				 errhint("One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.")));
+	cache = top_cache(fcinfo, profile);
+	filter = cache->filter;
+	if (filter == NULL || strcmp(filter->text, name) != 0 ||
+		filter->match != matches[kind].match || filter->negate != matches[kind].negate)
+	{
+		if (filter)
+		{
+			if (filter->ndecided)
+				pfree(filter->decided);
+			pfree((char *) filter->text);
+			pfree(filter);
+		}
+		filter = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(NameFilter));
+		filter->text = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, name);
+		filter->match = matches[kind].match;
+		filter->negate = matches[kind].negate;
+		cache->filter = filter;
+	}
+	rows = top_rows(cache->syms, profile, filter, &nrows, &total);
+	for (int i = 0; i < nrows; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = CStringGetTextDatum(cache->syms->names.strings[rows[i].name]);
+		values[1] = Int64GetDatum(rows[i].flat);
+		values[2] = Int64GetDatum(rows[i].cum);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();
