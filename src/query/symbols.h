@@ -44,7 +44,8 @@ extern Symbols *symbols_load(const struct varlena *profile);
  * An empty table in the current memory context, and the locations of a
  * further profile added to it: only those not named already are looked
  * up, so that a function called for many profiles of one query (per
- * bucket of a time range) names each location once.
+ * bucket of a time range) names each location once.  A name's file is
+ * that of the first location named with it.
  */
 extern Symbols *symbols_create(void);
 extern void symbols_add_profile(Symbols *syms, const struct varlena *profile);

@@ -196,14 +196,16 @@ top_rows(Symbols *syms, struct varlena *profile, NameFilter *filter, int *nrows_
 }
 
 /*
- * What a call site keeps for the calls of the rest of the query (in
- * fn_extra): a query ranks many profiles (one per bucket of a time range)
- * whose locations, and so names, are mostly the same.
+ * What a call site of parca_function_values keeps for the calls of the
+ * rest of the query (in fn_extra): parca_function_range calls it for many
+ * profiles (one per bucket) whose locations, and so names, are mostly the
+ * same.  (Not parca_top: a name's file is the one it was first seen with,
+ * which must come from the profile ranked, not from an earlier one.)
  */
 typedef struct TopCache
 {
 	Symbols    *syms;
-	NameFilter *filter;			/* parca_function_values' last one */
+	NameFilter *filter;			/* the last call's */
 } TopCache;
 
 static TopCache *
@@ -240,7 +242,7 @@ parca_top(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_VOID();
 	profile = PG_GETARG_PROFILE_P(0);
-	syms = top_cache(fcinfo, profile)->syms;
+	syms = symbols_load(profile);
 	rows = top_rows(syms, profile, NULL, &nrows, &total);
 
 	for (int i = 0; i < nrows; i++)
