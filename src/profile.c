@@ -33,7 +33,6 @@ typedef struct StackEntry
 	StackKey	key;
 	uint32		hash;
 	char		status;
-	uint64		first;			/* the first frame (0 if none): most sort compares end here */
 	int64		value;
 	int64		value_right;
 } StackEntry;
@@ -171,7 +170,6 @@ profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 	if (!found)
 	{
 		entry->key.frames = arena_store(b, frames, key.nbytes);
-		entry->first = nframes > 0 ? load_frame(frames) : 0;
 		entry->value = value;
 		entry->value_right = value_right;
 		return;
@@ -204,33 +202,45 @@ profile_builder_nstacks(const ProfileBuilder *b)
 }
 
 /*
+ * An entry to sort, beside its first frame (0 if none): most compares end
+ * there, without reaching into the table or the arena.
+ */
+typedef struct SortItem
+{
+	uint64		first;
+	const StackEntry *entry;
+} SortItem;
+
+/*
  * Stacks in order of their frames as unsigned 64-bit numbers, then of
  * length (a stack before the stacks it is a prefix of).
  */
 static inline int
-compare_entries(const StackEntry *ea, const StackEntry *eb)
+compare_items(const SortItem *a, const SortItem *b)
 {
+	const StackKey *ka;
+	const StackKey *kb;
 	uint32		n;
 
-	if (ea->first != eb->first)
-		return ea->first < eb->first ? -1 : 1;
-	n = Min(ea->key.nbytes, eb->key.nbytes);
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	ka = &a->entry->key;
+	kb = &b->entry->key;
+	n = Min(ka->nbytes, kb->nbytes);
 	for (uint32 off = sizeof(uint64); off < n; off += sizeof(uint64))
 	{
-		uint64		fa = load_frame(ea->key.frames + off);
-		uint64		fb = load_frame(eb->key.frames + off);
+		uint64		fa = load_frame(ka->frames + off);
+		uint64		fb = load_frame(kb->frames + off);
 
 		if (fa != fb)
 			return fa < fb ? -1 : 1;
 	}
-	return (ea->key.nbytes > eb->key.nbytes) - (ea->key.nbytes < eb->key.nbytes);
+	return (ka->nbytes > kb->nbytes) - (ka->nbytes < kb->nbytes);
 }
 
-typedef StackEntry *StackEntryPtr;
-
-#define ST_SORT sort_entries
-#define ST_ELEMENT_TYPE StackEntryPtr
-#define ST_COMPARE(a, b) compare_entries(*(a), *(b))
+#define ST_SORT sort_items
+#define ST_ELEMENT_TYPE SortItem
+#define ST_COMPARE(a, b) compare_items(a, b)
 #define ST_SCOPE static
 #define ST_DECLARE
 #define ST_DEFINE
@@ -241,7 +251,7 @@ profile_builder_finish(ProfileBuilder *b)
 {
 	stackmap_iterator it;
 	StackEntry *entry;
-	StackEntry **sorted;
+	SortItem   *sorted;
 	uint32		n = 0;
 	Size		type_len = strlen(b->meta.profile_type);
 	Size		per_value = b->meta.is_diff ? 16 : 8;
@@ -258,14 +268,15 @@ profile_builder_finish(ProfileBuilder *b)
 				 errmsg("profile type name is too long")));
 	type_len16 = (uint16) type_len;
 
-	sorted = palloc(Max(b->map->members, 1) * sizeof(StackEntry *));
+	sorted = palloc(Max(b->map->members, 1) * sizeof(SortItem));
 	stackmap_start_iterate(b->map, &it);
 	while ((entry = stackmap_iterate(b->map, &it)) != NULL)
 	{
-		sorted[n++] = entry;
+		sorted[n].first = entry->key.nbytes > 0 ? load_frame(entry->key.frames) : 0;
+		sorted[n++].entry = entry;
 		size += 4 + per_value + entry->key.nbytes;
 	}
-	sort_entries(sorted, n);
+	sort_items(sorted, n);
 
 	if (!AllocSizeIsValid(size))
 		ereport(ERROR,
@@ -284,13 +295,14 @@ profile_builder_finish(ProfileBuilder *b)
 	PUT(b->meta.profile_type, type_len);
 	for (uint32 i = 0; i < n; i++)
 	{
-		uint32		nframes = sorted[i]->key.nbytes / sizeof(uint64);
+		const StackEntry *e = sorted[i].entry;
+		uint32		nframes = e->key.nbytes / sizeof(uint64);
 
 		PUT(&nframes, 4);
-		PUT(&sorted[i]->value, 8);
+		PUT(&e->value, 8);
 		if (b->meta.is_diff)
-			PUT(&sorted[i]->value_right, 8);
-		PUT(sorted[i]->key.frames, sorted[i]->key.nbytes);
+			PUT(&e->value_right, 8);
+		PUT(e->key.frames, e->key.nbytes);
 	}
 #undef PUT
 	Assert(p == (char *) result + size);
