@@ -338,7 +338,6 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	if (ch->encoding == ENC_DICT)
 	{
 		int			ndict = s->columns[a].ndict;
-
 		char	  **dict;
 
 		load_dict(rs, s, a);
