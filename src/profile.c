@@ -3,10 +3,10 @@
  *		The profile type: building, serializing and reading merged profiles.
  *
  * A builder keeps one entry per distinct stack in a simplehash table;
- * stacks are copied into an arena owned by the builder's memory context,
- * so adding millions of samples costs one hash probe each and no
- * per-sample allocation.  finish() writes the entries sorted by stack so
- * that equal profiles serialize to equal bytes.
+ * a stack not yet in it is copied into an arena owned by the builder's
+ * memory context, so adding millions of samples costs one hash probe each
+ * and no per-sample allocation or copy.  finish() writes the entries
+ * sorted by stack so that equal profiles serialize to equal bytes.
  */
 #include "postgres.h"
 
@@ -15,32 +15,75 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "ids/ids.h"
 #include "profile.h"
 
-/* A stack as stored in the arena: byte length, then the frames. */
-typedef struct StoredStack
+/*
+ * A stack: its frames (unaligned as given; in the arena, 8-byte aligned)
+ * and their byte length.  Lookups use the caller's bytes as they are, so
+ * only a stack not yet in the table is copied.
+ */
+typedef struct StackKey
 {
+	const char *frames;
 	uint32		nbytes;
-	char		frames[FLEXIBLE_ARRAY_MEMBER];
-} StoredStack;
+} StackKey;
 
 typedef struct StackEntry
 {
-	const StoredStack *stack;
+	StackKey	key;
 	uint32		hash;
 	char		status;
 	int64		value;
 	int64		value_right;
 } StackEntry;
 
+static inline uint64
+load_frame(const char *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, sizeof(uint64));
+	return v;
+}
+
+/*
+ * The table's hash of a stack.  Frames are location ids, themselves 64-bit
+ * content hashes (ids.h), so folding each in with a multiply is enough
+ * within a table; two lanes halve the chain of multiplies, and the final
+ * mix spreads every bit into the 32 that simplehash uses.  Not
+ * parca_hash64: that hash defines stored ids and assembles bytes one by one;
+ * this one lives only in memory and may change.
+ */
+static inline uint32
+stack_hash(const StackKey *key)
+{
+	const char *p = key->frames;
+	uint32		nwords = key->nbytes / sizeof(uint64);
+	uint64		a = UINT64CONST(0x9e3779b97f4a7c15) ^ key->nbytes;
+	uint64		b = UINT64CONST(0xc2b2ae3d27d4eb4f);
+	uint32		i = 0;
+
+	for (; i + 2 <= nwords; i += 2)
+	{
+		a = (a ^ load_frame(p + i * sizeof(uint64))) * UINT64CONST(0xbf58476d1ce4e5b9);
+		b = (b ^ load_frame(p + (i + 1) * sizeof(uint64))) * UINT64CONST(0x94d049bb133111eb);
+	}
+	if (i < nwords)
+		a = (a ^ load_frame(p + i * sizeof(uint64))) * UINT64CONST(0xbf58476d1ce4e5b9);
+	a ^= (b << 31) | (b >> 33);
+	a ^= a >> 32;
+	a *= UINT64CONST(0xd6e8feb86659fd93);
+	a ^= a >> 32;
+	return (uint32) a;
+}
+
 #define SH_PREFIX stackmap
 #define SH_ELEMENT_TYPE StackEntry
-#define SH_KEY_TYPE const StoredStack *
-#define SH_KEY stack
-#define SH_HASH_KEY(tb, key) ((uint32) parca_hash64((key)->frames, (key)->nbytes))
-#define SH_EQUAL(tb, a, b) ((a)->nbytes == (b)->nbytes && \
-							memcmp((a)->frames, (b)->frames, (a)->nbytes) == 0)
+#define SH_KEY_TYPE StackKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) stack_hash(&(k))
+#define SH_EQUAL(tb, a, b) ((a).nbytes == (b).nbytes && \
+							memcmp((a).frames, (b).frames, (a).nbytes) == 0)
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) ((a)->hash)
 #define SH_SCOPE static inline
@@ -58,8 +101,6 @@ struct ProfileBuilder
 	ProfileMeta meta;
 	char	   *arena;			/* free space in the current arena chunk */
 	Size		arena_left;
-	StoredStack *probe;			/* scratch key for lookups */
-	Size		probe_cap;
 };
 
 ProfileBuilder *
@@ -70,8 +111,6 @@ profile_builder_create(MemoryContext cxt)
 	b->cxt = cxt;
 	b->map = stackmap_create(cxt, 1024, NULL);
 	b->meta.profile_type = "";
-	b->probe_cap = 1024;
-	b->probe = MemoryContextAlloc(cxt, b->probe_cap);
 	return b;
 }
 
@@ -83,11 +122,12 @@ profile_builder_set_meta(ProfileBuilder *b, const ProfileMeta *meta)
 	b->meta.is_diff = meta->is_diff;
 }
 
-static const StoredStack *
-arena_store(ProfileBuilder *b, const StoredStack *key)
+/* A copy of frames in the builder's arena, 8-byte aligned. */
+static const char *
+arena_store(ProfileBuilder *b, const char *frames, uint32 nbytes)
 {
-	Size		size = MAXALIGN(offsetof(StoredStack, frames) + key->nbytes);
-	StoredStack *copy;
+	Size		size = MAXALIGN(Max(nbytes, 1));
+	char	   *copy;
 
 	if (size > b->arena_left)
 	{
@@ -96,10 +136,10 @@ arena_store(ProfileBuilder *b, const StoredStack *key)
 		b->arena = MemoryContextAlloc(b->cxt, chunk);
 		b->arena_left = chunk;
 	}
-	copy = (StoredStack *) b->arena;
+	copy = b->arena;
 	b->arena += size;
 	b->arena_left -= size;
-	memcpy(copy, key, offsetof(StoredStack, frames) + key->nbytes);
+	memcpy(copy, frames, nbytes);
 	return copy;
 }
 
@@ -116,22 +156,20 @@ void
 profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 					int64 value, int64 value_right)
 {
-	Size		nbytes = (Size) nframes * sizeof(uint64);
+	StackKey	key;
 	StackEntry *entry;
 	bool		found;
 
-	if (offsetof(StoredStack, frames) + nbytes > b->probe_cap)
-	{
-		b->probe_cap = offsetof(StoredStack, frames) + nbytes;
-		b->probe = repalloc(b->probe, b->probe_cap);
-	}
-	b->probe->nbytes = (uint32) nbytes;
-	memcpy(b->probe->frames, frames, nbytes);
-
-	entry = stackmap_insert(b->map, b->probe, &found);
+	if ((Size) nframes > PG_UINT32_MAX / sizeof(uint64))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("stack of %d frames is too deep", nframes)));
+	key.frames = frames;
+	key.nbytes = (uint32) nframes * sizeof(uint64);
+	entry = stackmap_insert(b->map, key, &found);
 	if (!found)
 	{
-		entry->stack = arena_store(b, b->probe);
+		entry->key.frames = arena_store(b, frames, key.nbytes);
 		entry->value = value;
 		entry->value_right = value_right;
 		return;
@@ -163,32 +201,57 @@ profile_builder_nstacks(const ProfileBuilder *b)
 	return (int64) b->map->members;
 }
 
-static int
-compare_entries(const void *a, const void *b)
+/*
+ * An entry to sort, beside its first frame (0 if none): most compares end
+ * there, without reaching into the table or the arena.
+ */
+typedef struct SortItem
 {
-	const StoredStack *sa = (*(StackEntry *const *) a)->stack;
-	const StoredStack *sb = (*(StackEntry *const *) b)->stack;
-	uint32		n = Min(sa->nbytes, sb->nbytes);
+	uint64		first;
+	const StackEntry *entry;
+} SortItem;
 
-	for (uint32 off = 0; off < n; off += sizeof(uint64))
+/*
+ * Stacks in order of their frames as unsigned 64-bit numbers, then of
+ * length (a stack before the stacks it is a prefix of).
+ */
+static inline int
+compare_items(const SortItem *a, const SortItem *b)
+{
+	const StackKey *ka;
+	const StackKey *kb;
+	uint32		n;
+
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	ka = &a->entry->key;
+	kb = &b->entry->key;
+	n = Min(ka->nbytes, kb->nbytes);
+	for (uint32 off = sizeof(uint64); off < n; off += sizeof(uint64))
 	{
-		uint64		fa,
-					fb;
+		uint64		fa = load_frame(ka->frames + off);
+		uint64		fb = load_frame(kb->frames + off);
 
-		memcpy(&fa, sa->frames + off, sizeof(uint64));
-		memcpy(&fb, sb->frames + off, sizeof(uint64));
 		if (fa != fb)
 			return fa < fb ? -1 : 1;
 	}
-	return (sa->nbytes > sb->nbytes) - (sa->nbytes < sb->nbytes);
+	return (ka->nbytes > kb->nbytes) - (ka->nbytes < kb->nbytes);
 }
+
+#define ST_SORT sort_items
+#define ST_ELEMENT_TYPE SortItem
+#define ST_COMPARE(a, b) compare_items(a, b)
+#define ST_SCOPE static
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 struct varlena *
 profile_builder_finish(ProfileBuilder *b)
 {
 	stackmap_iterator it;
 	StackEntry *entry;
-	StackEntry **sorted;
+	SortItem   *sorted;
 	uint32		n = 0;
 	Size		type_len = strlen(b->meta.profile_type);
 	Size		per_value = b->meta.is_diff ? 16 : 8;
@@ -205,14 +268,15 @@ profile_builder_finish(ProfileBuilder *b)
 				 errmsg("profile type name is too long")));
 	type_len16 = (uint16) type_len;
 
-	sorted = palloc(Max(b->map->members, 1) * sizeof(StackEntry *));
+	sorted = palloc(Max(b->map->members, 1) * sizeof(SortItem));
 	stackmap_start_iterate(b->map, &it);
 	while ((entry = stackmap_iterate(b->map, &it)) != NULL)
 	{
-		sorted[n++] = entry;
-		size += 4 + per_value + entry->stack->nbytes;
+		sorted[n].first = entry->key.nbytes > 0 ? load_frame(entry->key.frames) : 0;
+		sorted[n++].entry = entry;
+		size += 4 + per_value + entry->key.nbytes;
 	}
-	qsort(sorted, n, sizeof(StackEntry *), compare_entries);
+	sort_items(sorted, n);
 
 	if (!AllocSizeIsValid(size))
 		ereport(ERROR,
@@ -231,13 +295,14 @@ profile_builder_finish(ProfileBuilder *b)
 	PUT(b->meta.profile_type, type_len);
 	for (uint32 i = 0; i < n; i++)
 	{
-		uint32		nframes = sorted[i]->stack->nbytes / sizeof(uint64);
+		const StackEntry *e = sorted[i].entry;
+		uint32		nframes = e->key.nbytes / sizeof(uint64);
 
 		PUT(&nframes, 4);
-		PUT(&sorted[i]->value, 8);
+		PUT(&e->value, 8);
 		if (b->meta.is_diff)
-			PUT(&sorted[i]->value_right, 8);
-		PUT(sorted[i]->stack->frames, sorted[i]->stack->nbytes);
+			PUT(&e->value_right, 8);
+		PUT(e->key.frames, e->key.nbytes);
 	}
 #undef PUT
 	Assert(p == (char *) result + size);

@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "lib/stringinfo.h"
+#include "port/pg_bswap.h"
 
 #include "columnar/columnar_internal.h"
 
@@ -98,8 +99,9 @@ decode_for(const char *p, const char *end, int64 *v, int n)
 	int64		min;
 	int			width;
 	uint64		acc = 0;
-	int			bits = 0;
+	int			bits;
 	uint64		mask;
+	int			i = 0;
 
 	if (end - p < 9)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
@@ -131,11 +133,39 @@ decode_for(const char *p, const char *end, int64 *v, int n)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk is truncated")));
 	mask = ((uint64) 1 << width) - 1;
-	for (int i = 0; i < n; i++)
+
+	/*
+	 * While 8 bytes can be read from the value's first byte on, one load
+	 * (little-endian) and a shift give it: a value spans at most 8 bytes
+	 * (width <= 56, shift < 8).  The last few go byte by byte.
+	 */
+	if (end - p >= 8)
+	{
+		/* value i starts at byte i * width / 8: the last with 8 bytes there */
+		int64		nfast = Min((int64) n, (8 * (end - p - 7) - 1) / width + 1);
+		uint64		bit = 0;
+
+		for (; i < nfast; i++, bit += width)
+		{
+			uint64		word;
+
+			memcpy(&word, p + bit / 8, sizeof(word));
+#ifdef WORDS_BIGENDIAN
+			word = pg_bswap64(word);
+#endif
+			v[i] = (int64) ((uint64) min + ((word >> (bit % 8)) & mask));
+		}
+	}
+	p += ((int64) i * width) / 8;
+	bits = -(int) (((int64) i * width) % 8);
+	for (; i < n; i++)
 	{
 		while (bits < width)
 		{
-			acc |= (uint64) (uint8) *p++ << bits;
+			if (bits < 0)
+				acc = (uint64) (uint8) *p++ >> -bits;
+			else
+				acc |= (uint64) (uint8) *p++ << bits;
 			bits += 8;
 		}
 		v[i] = (int64) ((uint64) min + (acc & mask));

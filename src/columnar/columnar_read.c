@@ -274,6 +274,13 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	}
 }
 
+static pg_noinline void
+dict_index_out_of_range(void)
+{
+	ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("columnar chunk has a dictionary index out of range")));
+}
+
 /*
  * Decode column a of chunk group g (n rows) of stripe s into rs->vals[a]
  * and rs->nulls[a], in the group's memory.
@@ -331,8 +338,21 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	if (ch->encoding == ENC_DICT)
 	{
 		int			ndict = s->columns[a].ndict;
+		char	  **dict;
 
 		load_dict(rs, s, a);
+		dict = rs->dicts[a];
+		if (ch->nnulls == 0)
+		{
+			for (int r = 0; r < n; r++)
+			{
+				if ((uint64) ints[r] >= (uint64) ndict)
+					dict_index_out_of_range();
+				vals[r] = PointerGetDatum(dict[ints[r]]);
+			}
+			rs->dict_index[a] = ints;	/* freed with the group */
+			return;
+		}
 		for (int r = 0; r < n; r++)
 		{
 			if (nulls[r])
@@ -340,17 +360,20 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 				vals[r] = (Datum) 0;
 				continue;
 			}
-			if (ints[k] < 0 || ints[k] >= ndict)
-				ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-								errmsg("columnar chunk has a dictionary index out of range")));
-			vals[r] = PointerGetDatum(rs->dicts[a][ints[k++]]);
-		}
-		if (ch->nnulls == 0)
-		{
-			rs->dict_index[a] = ints;	/* freed with the group */
-			return;
+			if ((uint64) ints[k] >= (uint64) ndict)
+				dict_index_out_of_range();
+			vals[r] = PointerGetDatum(dict[ints[k++]]);
 		}
 	}
+#ifdef USE_FLOAT8_BYVAL
+	else if (ch->nnulls == 0 && att->attlen == sizeof(int64))
+	{
+		/* 8-byte integers passed by value are their own datums: no copy */
+		pfree(vals);
+		rs->vals[a] = (Datum *) ints;
+		return;
+	}
+#endif
 	else
 	{
 		for (int r = 0; r < n; r++)

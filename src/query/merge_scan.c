@@ -107,6 +107,19 @@ series_group(const SeriesGroup *series, int n, int64 id)
 	return -1;
 }
 
+/*
+ * The groups of the series last looked up, by series id modulo its size:
+ * rows of a few series interleave (a profile's sample types), which
+ * defeats remembering only the last one.
+ */
+#define SERIES_CACHE_SIZE 64
+
+typedef struct SeriesCacheSlot
+{
+	int64		id;
+	int32		group;			/* -1: not asked for; -2: empty slot */
+} SeriesCacheSlot;
+
 /* Sums of one stripe, by dictionary entry of the stack column. */
 typedef struct StripeSums
 {
@@ -211,8 +224,7 @@ scan_table(MergeScan *m, Relation rel)
 	TimestampTz stop = m->stop;
 	bool		scale = m->scale;
 	int			stripe = -1;
-	int64		last_series = 0;
-	int32		last_group = -1;
+	SeriesCacheSlot series_cache[SERIES_CACHE_SIZE];
 	int64		known_min = m->known_min;
 	bool		unknown_seen = m->unknown_seen;
 
@@ -225,6 +237,8 @@ scan_table(MergeScan *m, Relation rel)
 								 PointerGetDatum(m->id_array)));
 	for (int c = 0; c < NCOLS; c++)
 		attrs = bms_add_member(attrs, att[c]);
+	for (int i = 0; i < SERIES_CACHE_SIZE; i++)
+		series_cache[i].group = -2;
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
 	while (columnar_read_next_group(rs, &g))
@@ -260,26 +274,29 @@ scan_table(MergeScan *m, Relation rel)
 			int64		p;
 			int32		grp = 0;
 
-			if (!g.all_pass && (time_null[r] || DatumGetTimestampTz(time[r]) < start ||
-								DatumGetTimestampTz(time[r]) > stop))
-				continue;
 			/* a group that passes whole still needs each row's group */
 			if (!g.all_pass || ngroups > 1)
 			{
 				int64		sid;
+				SeriesCacheSlot *slot;
 
 				if (series_null[r])
 					continue;
 				sid = DatumGetInt64(series[r]);
-				if (sid != last_series || last_group < 0)
+				slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+				if (slot->group == -2 || slot->id != sid)
 				{
-					last_series = sid;
-					last_group = series_group(series_groups, nseries, sid);
+					slot->id = sid;
+					slot->group = series_group(series_groups, nseries, sid);
 				}
-				if (last_group < 0)
+				if (slot->group < 0)
 					continue;
-				grp = last_group;
+				grp = slot->group;
 			}
+			/* after the series: in a group of several, most rows end there */
+			if (!g.all_pass && (time_null[r] || DatumGetTimestampTz(time[r]) < start ||
+								DatumGetTimestampTz(time[r]) > stop))
+				continue;
 			if (value_null[r] || (scale && period_null[r]))
 				continue;
 			v = DatumGetInt64(value[r]);

@@ -84,6 +84,23 @@ SELECT sum(seq), sum(square), sum(jitter), sum(small), sum(constant), count(noth
        count(DISTINCT label), count(DISTINCT uniq)
 FROM col_enc;
 
+-- bit-packed values of every width: chunk group g (101 rows, so that no
+-- group ends on a whole byte) holds values below 2^(g + 1), its maximum
+-- among them; widths above 56 are stored as whole 64-bit words
+SET parca.columnar_chunk_group_rows = 101;
+CREATE TABLE col_widths_heap AS
+SELECT g, r, CASE WHEN r = 0 THEN (2::numeric ^ (g + 1) - 1)::int8
+                  ELSE ('x' || left(md5(g || ':' || r), 16))::bit(64)::int8
+                       & (2::numeric ^ (g + 1) - 1)::int8 END AS v
+FROM generate_series(0, 61) g, generate_series(0, 100) r;
+CREATE TABLE col_widths (LIKE col_widths_heap) USING parca_columnar;
+INSERT INTO col_widths SELECT * FROM col_widths_heap ORDER BY g, r;
+RESET parca.columnar_chunk_group_rows;
+SELECT encoding, count(*), min(raw_bytes), max(raw_bytes)
+FROM parca_columnar_chunks('col_widths') WHERE attname = 'v' GROUP BY encoding;
+SELECT count(*) FROM (SELECT * FROM col_widths EXCEPT ALL SELECT * FROM col_widths_heap) x;
+SELECT count(*) FROM (SELECT * FROM col_widths_heap EXCEPT ALL SELECT * FROM col_widths) x;
+
 -- zstd level per table; level 0 stores chunks as encoded
 SELECT parca_columnar_set_options('col_enc', compression_level => 0);
 INSERT INTO col_enc SELECT * FROM col_enc;

@@ -56,6 +56,17 @@ RESET min_parallel_table_scan_size;
 SELECT parca_merge(s::stacktrace, v)
 FROM (VALUES ('{1}', 9223372036854775807), ('{1}', 1)) t(s, v);
 
+-- the builder: stacks come out in order of their frames as unsigned
+-- numbers, a stack before those it is a prefix of, whatever order they came
+-- in; {1661} and {12d18} have the same 32-bit hash in the builder's table
+-- (profile.c, stack_hash: if that hash changes, they are an ordinary pair)
+-- and stay two stacks with their own sums
+SELECT parca_profile_stacks(p), parca_profile_total(p), p
+FROM (SELECT parca_merge(s::stacktrace, v) p
+      FROM (VALUES ('{12d18}', 1), ('{ffffffffffffffff,1}', 2), ('{1661}', 4), ('{}', 8),
+                   ('{1,2}', 16), ('{1}', 32), ('{1661}', 64), ('{1,2,3}', 128),
+                   ('{12d18}', 256), ('{8000000000000000}', 512), ('{1,3}', 1024)) t(s, v)) m;
+
 -- profile text form round-trips; damaged values are refused
 SELECT parca_merge(s::stacktrace, v)::text::profile::text = parca_merge(s::stacktrace, v)::text
 FROM (VALUES ('{1,2}', 3), ('{3}', 4)) t(s, v);
