@@ -93,14 +93,14 @@ SHOW parca.partition_interval;
 -- profiles go (their locations are those of the profile stored again)
 SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'part', '{"job": "c"}') AS rows;
 SELECT (SELECT count(*) FROM parca.series) AS series, (SELECT count(*) > 0 FROM parca.locations) AS locations;
-SELECT parca_metastore_generation() AS before_any_collection;
+SELECT parca_metastore_generation() AS generation_before \gset
 SELECT series, locations > 0 AS locations, functions > 0 AS functions, mappings >= 0 AS mappings
 FROM parca_metastore_gc();
 SELECT labels FROM parca.series ORDER BY id;
 SELECT count(*) AS unresolved FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id FROM parca.samples) u
 LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL;
 SELECT * FROM parca_metastore_gc();
-SELECT parca_metastore_generation() AS after_one_that_removed_rows;
+SELECT parca_metastore_generation() - :generation_before AS collections_that_removed_rows;
 
 -- leave no dated partition behind (other tests' plans show the partitions)
 DO $$
