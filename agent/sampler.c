@@ -341,6 +341,12 @@ sampler_add_go_process(Sampler *s, uint32_t pid, uint64_t start_time, int64_t tl
 }
 
 void
+sampler_add_python_process(Sampler *s, uint32_t pid, const struct python_process *py)
+{
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &pid, py, BPF_ANY);
+}
+
+void
 sampler_stop(Sampler *s)
 {
 	if (s == NULL)
