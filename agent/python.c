@@ -116,6 +116,7 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 	int			major = 0;
 	int			minor = 0;
 	struct ProcessPython *py;
+	struct python_process walk;
 
 	if (p->python == NULL)
 		p->python = xcalloc(1, sizeof(struct ProcessPython));
@@ -151,13 +152,17 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 				"(3.11, 3.12): native frames only", p->pid, p->comm, major, minor, m->file);
 		return;
 	}
+	walk = py->version->walk;
+	walk.start_time = p->start_time;
+	/* the mapping's start is the file offset pgoff's address */
+	walk.runtime = runtime - vaddr + m->start;
+	if (!sampler_add_python_process(sampler, p->pid, &walk))
 	{
-		struct python_process walk = py->version->walk;
-
-		walk.start_time = p->start_time;
-		/* the mapping's start is the file offset pgoff's address */
-		walk.runtime = runtime - vaddr + m->start;
-		sampler_add_python_process(sampler, p->pid, &walk);
+		log_msg(LOG_INFO, "pid %u (%s): CPython %d.%d (%s): native frames only (this "
+				"kernel has no bpf_loop to walk Python frames: Linux 5.17)",
+				p->pid, p->comm, major, minor, m->file);
+		py->version = NULL;
+		return;
 	}
 	log_msg(LOG_INFO, "pid %u (%s): CPython %d.%d (%s): Python frames unwound",
 			p->pid, p->comm, major, minor, m->file);

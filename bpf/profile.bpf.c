@@ -430,11 +430,13 @@ read_python_stack(struct parca_sample *s, struct task_struct *task, __u32 pid)
  * Build and send a sample of the current thread: ctx is the program's
  * context (for the kernel stack, unless wait gives it), ip/sp/bp the user
  * registers when they are known, else (ip 0) those saved on kernel entry
- * are read; wait is the off-CPU wait it stands for, or NULL.
+ * are read; wait is the off-CPU wait it stands for, or NULL; python: walk
+ * a CPython thread's frames (the program variants that call bpf_loop,
+ * loaded where the kernel has it: Linux 5.17).
  */
 static __always_inline int
 send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
-			struct off_cpu_wait *wait)
+			struct off_cpu_wait *wait, bool python)
 {
 	__u64		id = bpf_get_current_pid_tgid();
 	__u32		pid = id >> 32;
@@ -505,7 +507,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 		s->usp = sp;
 		s->ubp = bp;
 		unwind_user(s, ip, sp, bp);
-		read_python_stack(s, task, pid);
+		if (python)
+			read_python_stack(s, task, pid);
 		if (copy_stack && !copy_go_stacks(b, task, pid, sp))
 			copy_user_stack(b, sp, stack_top(task, pid, tid));
 	}
@@ -533,9 +536,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	return 0;
 }
 
-SEC("perf_event")
-int
-on_sample(struct bpf_perf_event_data *ctx)
+static __always_inline int
+sample_on_cpu(struct bpf_perf_event_data *ctx, bool python)
 {
 	__u32		tid = (__u32) bpf_get_current_pid_tgid();
 
@@ -546,8 +548,23 @@ on_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* User addresses have the top bit clear (x86-64 canonical halves). */
 	if ((__s64) ctx->regs.ip > 0)
-		return send_sample(ctx, SAMPLE_ON_CPU, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, NULL);
-	return send_sample(ctx, SAMPLE_ON_CPU, 0, 0, 0, NULL);
+		return send_sample(ctx, SAMPLE_ON_CPU, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp,
+						   NULL, python);
+	return send_sample(ctx, SAMPLE_ON_CPU, 0, 0, 0, NULL, python);
+}
+
+SEC("perf_event")
+int
+on_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample_on_cpu(ctx, false);
+}
+
+SEC("perf_event")
+int
+on_sample_python(struct bpf_perf_event_data *ctx)
+{
+	return sample_on_cpu(ctx, true);
 }
 
 /*
@@ -631,9 +648,8 @@ BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int
-BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int
+sample_sys_exit(void *ctx, bool python)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct off_cpu_wait *w = bpf_task_storage_get(&off_cpu_waits, task, 0, 0);
@@ -647,8 +663,22 @@ BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		BPF_CORE_READ(user, ip) == w->ip && BPF_CORE_READ(user, sp) == w->sp)
 	{
 		count(COUNTER_OFF_CPU_WAITS);
-		rc = send_sample(ctx, SAMPLE_OFF_CPU, 0, 0, 0, w);
+		rc = send_sample(ctx, SAMPLE_OFF_CPU, 0, 0, 0, w, python);
 	}
 	w->threshold = 0;			/* (free for the next call) */
 	return rc;
+}
+
+SEC("tp_btf/sys_exit")
+int
+BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	return sample_sys_exit(ctx, false);
+}
+
+SEC("tp_btf/sys_exit")
+int
+BPF_PROG(on_sys_exit_python, struct pt_regs *regs, long ret)
+{
+	return sample_sys_exit(ctx, true);
 }
