@@ -102,11 +102,18 @@ version_from_name(const char *file, int *major, int *minor)
 	return v != NULL && sscanf(v + 6, "%d.%d", major, minor) == 2;
 }
 
+static bool
+is_libpython(const char *file)
+{
+	const char *base = strrchr(file, '/');
+
+	return strncmp(base ? base + 1 : file, "libpython", 9) == 0;
+}
+
 void
 python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 {
 	bool		is_exe = m->ino == p->exe_ino;
-	const char *base = strrchr(m->file, '/');
 	ObjFile    *f;
 	uint64_t	runtime;
 	uint64_t	version_addr;
@@ -121,8 +128,7 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 	if (p->python == NULL)
 		p->python = xcalloc(1, sizeof(struct ProcessPython));
 	py = p->python;
-	if (py->ino != 0 || (is_exe && py->exe_checked) ||
-		(!is_exe && strncmp(base ? base + 1 : m->file, "libpython", 9) != 0))
+	if (py->ino != 0 || (is_exe ? py->exe_checked : !is_libpython(m->file)))
 		return;
 	if (is_exe)
 		py->exe_checked = true;
