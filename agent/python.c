@@ -74,6 +74,13 @@ struct ProcessPython
 /* hash(pid, start time, code address) -> CodeInfo, serialized (see read_code) */
 static StrCache code_cache;
 
+/*
+ * hash(dev, ino) -> (void *) 1: the executables found not to be CPython,
+ * so that the processes of a program are not looked at again (a symbol
+ * table scan each).  A few bytes per program the machine runs.
+ */
+static U64Map not_python;
+
 typedef struct CodeInfo
 {
 	int32_t		firstlineno;
@@ -124,6 +131,8 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 	int			minor = 0;
 	struct ProcessPython *py;
 	struct python_process walk;
+	uint64_t	file_key[2];
+	uint64_t	key;
 
 	if (p->python == NULL)
 		p->python = xcalloc(1, sizeof(struct ProcessPython));
@@ -132,10 +141,19 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 		return;
 	if (is_exe)
 		py->exe_checked = true;
+	file_key[0] = m->dev;
+	file_key[1] = m->ino;
+	key = parca_hash64(file_key, sizeof(file_key));
+	if (u64map_get(&not_python, key) != NULL)
+		return;
 	if ((f = process_objfile(p, m)) == NULL ||
 		!objfile_dynamic_symbol(f, "_PyRuntime", &runtime, &size) ||
 		!objfile_vaddr(f, m->pgoff, &vaddr))
+	{
+		if (f != NULL && objfile_is_open(f))
+			u64map_put(&not_python, key, (void *) 1);
 		return;
+	}
 	py->dev = m->dev;
 	py->ino = m->ino;
 	if (objfile_dynamic_symbol(f, "Py_Version", &version_addr, &size) &&
@@ -154,8 +172,12 @@ python_check(Sampler *sampler, Process *p, const ExecMapping *m)
 			py->version = &versions[i];
 	if (py->version == NULL)
 	{
-		log_msg(LOG_INFO, "pid %u (%s): CPython %d.%d (%s) is not one the agent reads "
-				"(3.11, 3.12): native frames only", p->pid, p->comm, major, minor, m->file);
+		if (major == 0)
+			log_msg(LOG_INFO, "pid %u (%s): CPython of unknown version (%s: no Py_Version, "
+					"no version in its name): native frames only", p->pid, p->comm, m->file);
+		else
+			log_msg(LOG_INFO, "pid %u (%s): CPython %d.%d (%s) is not one the agent reads "
+					"(3.11, 3.12): native frames only", p->pid, p->comm, major, minor, m->file);
 		return;
 	}
 	walk = py->version->walk;

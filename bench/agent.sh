@@ -9,7 +9,9 @@
 # series it created (and at that rate, per hour: an upper bound where the
 # series stop growing once every program has its own), and the BPF
 # program's time per sample (kernel BPF statistics: charged to the sampled
-# programs, not to the agent).  Needs root.
+# programs, not to the agent).  PARCA_AGENT_BENCH_BASELINE=PATH adds a run
+# of another build of the agent (default labels) in the same conditions,
+# e.g. the one before a change.  Needs root.
 # Targets: <= 0.5 % of one core, <= 32 MB.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -100,13 +102,14 @@ series() {
 	q "SELECT count(*) FROM parca.series WHERE profile_type LIKE 'parca_agent:%'"
 }
 
-# run_agent NAME [OPTION]...: one agent run; its CPU, memory, samples and series.
+# run_agent NAME [OPTION]...: one agent run ($agent_binary, default
+# $agent); its CPU, memory, samples and series.
 run_agent() {
 	local name=$1; shift
 	local before after wrapper agent_pid t10 tend values rows bpf
 	before=$(series)
 	q "TRUNCATE parca.samples" >/dev/null
-	python3 "$here/rusage.py" "$tmp/agent.rusage" "$agent" "$@" \
+	python3 "$here/rusage.py" "$tmp/agent.rusage" "${agent_binary:-$agent}" "$@" \
 		--dsn "host=127.0.0.1 port=$PGPORT user=agent_bench dbname=postgres" \
 		--duration "$seconds" 2>"$tmp/agent.log" &
 	wrapper=$!
@@ -138,6 +141,9 @@ run_agent() {
 echo "both cores busy ($load), 19 Hz per CPU, $seconds s per run"
 run_agent "default labels"
 run_agent "--label-drop=pid,thread_id" --label-drop=pid,thread_id
+if [ -n "${PARCA_AGENT_BENCH_BASELINE:-}" ]; then
+	agent_binary=$PARCA_AGENT_BENCH_BASELINE run_agent "baseline, default labels"
+fi
 python3 "$here/rusage.py" "$tmp/perf.rusage" \
 	perf record -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
 python3 "$here/rusage.py" "$tmp/report.rusage" \

@@ -2,8 +2,9 @@
 # parca-agent on CPython, as root with eBPF: a Python program's stacks
 # arrive with its Python frames (module.function, file, line) in place of
 # the interpreter's evaluation frames, native frames where it calls into C
-# (zlib); a multithreaded program's threads each have their own stacks; a
-# version the agent cannot read is logged and keeps its native frames.
+# (zlib); a multithreaded program's threads each have their own stacks;
+# non-ASCII names arrive as UTF-8; a version the agent cannot read is
+# logged and keeps its native frames.
 # The target is Debian 12's /usr/bin/python3.11 (libpython linked into the
 # executable); pyenv's 3.12 (shared libpython) and 3.10 (not read) under
 # /root/.pyenv are used when the machine has them, skipped otherwise.
@@ -66,6 +67,13 @@ zlib="user_names ~ '(^|;)(zlib_compress|deflate)[^;]*;([^;]*;)*chain\\.compress;
 "$agent" --dsn "$dsn" --flush-interval 2 2>"$tmp/agent.log" &
 agent_pid=$!
 agent_sampling "$tmp/agent.log"
+if grep -q "Python frames are not read" "$tmp/agent.log"; then
+	kill -INT $agent_pid
+	wait $agent_pid
+	echo "# skipped: $(grep -o "the kernel has no bpf_loop.*" "$tmp/agent.log")"
+	finish
+	exit $?
+fi
 "$python311" "$chain_py" 6 >"$tmp/chain.out" &
 chain_pid=$!
 "$python311" "$threads_py" 3 >"$tmp/threads.out" &
@@ -82,7 +90,10 @@ if [ -x "$python310" ]; then
 	chain310_pid=$!
 	others+=("$chain310_pid")
 fi
-[ ${#others[@]} -gt 0 ] && wait "${others[@]}"
+"$python311" "$TEST_ROOT/python/unicode_names.py" 2 &
+unicode_pid=$!
+others+=("$unicode_pid")
+wait "${others[@]}"
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -157,6 +168,16 @@ for t in a b; do
 	check "thread $t: the generator's frames sit above sum()'s native ones, in their caller" \
 		[ "$genexpr" -gt 0 ]
 done
+
+# --- names in each of CPython's string layouts (latin-1, UCS-2, UCS-4)
+# reach the database as UTF-8.  (Half of the samples: this checks names;
+# the chain's test checks how many samples have them.)
+total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$unicode_pid'")
+named=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$unicode_pid'
+           AND user_names ~ '(^|;)unicode_names\.größe;unicode_names\.函数;unicode_names\.𐐀;unicode_names\.<module>;'")
+echo "# unicode_names: $named of $total samples in größe <- 函数 <- 𐐀"
+check "non-ASCII function names are read in every string layout" \
+	awk -v c="$named" -v t="$total" 'BEGIN { exit !(t > 10 && c >= 0.5 * t) }'
 
 # --- pyenv's 3.12: a shared libpython, the entry frames of 3.12
 if [ -n "${chain312_pid:-}" ]; then
