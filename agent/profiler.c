@@ -222,18 +222,6 @@ add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 }
 
 /*
- * A user stack that did not reach its bottom: the Python frames whose
- * evaluation calls it did not reach go at its root end, before
- * [truncated] (a complete walk's have no place: they are left out).
- */
-static void
-add_python_rest(Process *p, const struct parca_sample *s, int py_next,
-				uint64_t *frames, int *n)
-{
-	python_add_frames(p, s, &py_next, true, frames, n);
-}
-
-/*
  * User frames unwound by CFI on the sample's stack copy (agent/unwind.c);
  * returns the outcome's name, the sample's "unwind" label.
  */
@@ -252,7 +240,11 @@ user_frames_cfi(Sampler *sampler, Process *p, const struct parca_sample *s,
 		stats.complete++;
 	else
 	{
-		add_python_rest(p, s, py_next, frames, n);
+		/*
+		 * The Python frames whose evaluation calls the walk did not reach
+		 * go at its root end (a complete walk's have no place: left out).
+		 */
+		python_add_frames(p, s, &py_next, true, frames, n);
 		frames[(*n)++] = truncated_location();
 		if (outcome == UNWIND_TRUNCATED)
 			stats.truncated++;
@@ -285,7 +277,7 @@ user_frames_fp(Sampler *sampler, Process *p, const struct parca_sample *s,
 		stats.complete++;
 	else
 	{
-		add_python_rest(p, s, py_next, frames, n);
+		python_add_frames(p, s, &py_next, true, frames, n);	/* (as above) */
 		frames[(*n)++] = truncated_location();
 		stats.truncated++;
 	}
