@@ -3,8 +3,9 @@
 # arrive with its Python frames (module.function, file, line) in place of
 # the interpreter's evaluation frames, native frames where it calls into C
 # (zlib); a multithreaded program's threads each have their own stacks;
-# non-ASCII names arrive as UTF-8; a version the agent cannot read is
-# logged and keeps its native frames.
+# non-ASCII names arrive as UTF-8; waits off the CPU have their Python
+# frames; a version the agent cannot read is logged and keeps its native
+# frames.
 # The target is Debian 12's /usr/bin/python3.11 (libpython linked into the
 # executable); pyenv's 3.12 (shared libpython) and 3.10 (not read) under
 # /root/.pyenv are used when the machine has them, skipped otherwise.
@@ -64,7 +65,7 @@ pure="user_names ~ '(^|;)chain\\.hot_loop;chain\\.parse;$python_chain'"
 zlib="user_names ~ '(^|;)(zlib_compress|deflate)[^;]*;([^;]*;)*chain\\.compress;$python_chain'
       AND user_names !~ 'chain\\.[a-z_]*;([^;]*;)*chain\\.compress;'"
 
-"$agent" --dsn "$dsn" --flush-interval 2 2>"$tmp/agent.log" &
+"$agent" --dsn "$dsn" --flush-interval 2 --off-cpu 2>"$tmp/agent.log" &
 agent_pid=$!
 agent_sampling "$tmp/agent.log"
 if grep -q "Python frames are not read" "$tmp/agent.log"; then
@@ -93,6 +94,9 @@ fi
 "$python311" "$TEST_ROOT/python/unicode_names.py" 2 &
 unicode_pid=$!
 others+=("$unicode_pid")
+"$python311" "$TEST_ROOT/python/sleeper.py" 3 &
+sleeper_pid=$!
+others+=("$sleeper_pid")
 wait "${others[@]}"
 sleep 1
 kill -INT $agent_pid
@@ -178,6 +182,27 @@ named=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid'
 echo "# unicode_names: $named of $total samples in größe <- 函数 <- 𐐀"
 check "non-ASCII function names are read in every string layout" \
 	awk -v c="$named" -v t="$total" 'BEGIN { exit !(t > 10 && c >= 0.5 * t) }'
+
+# --- off the CPU: a thread waiting in time.sleep has its Python frames
+# below the system call's native ones.  The waits before the agent first
+# handles one of the process's samples (it looks at its interpreter then)
+# have native frames only, and a loaded machine may keep the agent from
+# running for a second: half of the 3 s waited is asked for, and that
+# every wait with Python frames has the right ones.
+off_cpu_of_sleeper="FROM (SELECT sm.value, $(stack_names sm.stack user) AS names
+                            FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id
+                           WHERE se.profile_type LIKE 'parca_agent:off_cpu:%'
+                             AND se.labels->>'pid' = '$sleeper_pid') x"
+napping_chain="names ~ '(^|;)time_sleep[^;]*;([^;]*;)*sleeper\\.napper;sleeper\\.outer;sleeper\\.<module>;PyEval_EvalCode;'"
+waited=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper")
+napping=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper WHERE $napping_chain")
+other=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper WHERE names ~ 'sleeper\\.' AND NOT $napping_chain")
+echo "# sleeper: $napping of $waited ns off the CPU in time.sleep <- napper <- outer, $other in other Python frames"
+q "SELECT '#   ' || sum(value) || ' ns: ' || left(names, 300) $off_cpu_of_sleeper
+  GROUP BY names ORDER BY sum(value) DESC LIMIT 3"
+check "off-CPU: the waits in time.sleep have their Python frames below it" \
+	awk -v c="$napping" -v t="$waited" 'BEGIN { exit !(t > 1e9 && c >= 0.5 * t) }'
+check_eq "off-CPU: no wait has other Python frames" 0 "$other"
 
 # --- pyenv's 3.12: a shared libpython, the entry frames of 3.12
 if [ -n "${chain312_pid:-}" ]; then
