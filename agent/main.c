@@ -25,6 +25,7 @@
 #include "process.h"
 #include "objfile.h"
 #include "profiler.h"
+#include "python.h"
 #include "relabel.h"
 #include "sampler.h"
 #include "util.h"
@@ -61,12 +62,14 @@
 
 /*
  * The caches' bound (--cache-size) is shared (see docs/agent.md,
- * "Caches"): the files (symbols, CFI), the metastore copy, and the labels
- * shared by processes (executable paths, cgroups).
+ * "Caches"): the files (symbols, CFI), the metastore copy, the labels
+ * shared by processes (executable paths, cgroups) and the Python code
+ * objects read.
  */
 #define FILES_SHARE 0.75
 #define METASTORE_SHARE 0.1875
-#define LABELS_SHARE 0.0625
+#define LABELS_SHARE 0.03125
+#define PYTHON_SHARE 0.03125
 
 /*
  * Unwinding reads the CFI of the programs it walks through where it lies,
@@ -311,12 +314,12 @@ log_summary(const char *when)
 	writer_stats(&ws);
 	log_msg(LOG_INFO, "%s: %" PRIu64 " samples (%" PRIu64 " complete, %" PRIu64
 			" truncated, %" PRIu64 " failed, %" PRIu64 " kernel only, %" PRIu64
-			" lost in a full ring buffer, %" PRIu64 " idle skipped, %" PRIu64
+			" with Python frames, %" PRIu64 " lost in a full ring buffer, %" PRIu64 " idle skipped, %" PRIu64
 			" dropped by rules); written %" PRIu64
 			" in %" PRIu64 " batches; dropped %" PRIu64 " in %" PRIu64
 			" batches; backlog %d batches",
 			when, ps->samples, ps->complete, ps->truncated, ps->failed, ps->kernel_only,
-			bpf_counters.lost, bpf_counters.idle, ps->dropped, ws.values_written, ws.batches_written,
+			ps->python, bpf_counters.lost, bpf_counters.idle, ps->dropped, ws.values_written, ws.batches_written,
 			ws.values_dropped, ws.batches_dropped, ws.backlog_batches);
 	if (bpf_counters.off_cpu_waits > 0 || bpf_counters.off_cpu_probability > 0)
 		log_msg(LOG_INFO, "%s: off-CPU: %" PRIu64 " waits of %" PRIu64 " sampled (%" PRIu64
@@ -327,9 +330,10 @@ log_summary(const char *when)
 		log_msg(LOG_INFO, "%s: debug information uploaded for %" PRIu64 " build ids", when,
 				ws.uploads);
 	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
-			"metastore %.1f MB, processes %zu", when, resident_memory(false) / 1048576.0,
-			peak_resident_bytes() / 1048576.0, objfile_cache_bytes() / 1048576.0,
-			ms_bytes() / 1048576.0, process_count());
+			"metastore %.1f MB, Python code %.1f MB, processes %zu", when,
+			resident_memory(false) / 1048576.0, peak_resident_bytes() / 1048576.0,
+			objfile_cache_bytes() / 1048576.0, ms_bytes() / 1048576.0,
+			python_cache_bytes() / 1048576.0, process_count());
 }
 
 /* What the command line asks for. */
@@ -609,6 +613,7 @@ flush_window(const AgentOptions *o, uint64_t window_ns)
 	ms_trim((size_t) (o->cache_size * METASTORE_SHARE));
 	objfile_end_flush((size_t) (o->cache_size * FILES_SHARE));
 	process_sweep((size_t) (o->cache_size * LABELS_SHARE));
+	python_trim((size_t) (o->cache_size * PYTHON_SHARE));
 }
 
 /* Samples until signalled or --duration has passed, flushing every interval. */

@@ -769,14 +769,15 @@ find_function(ObjFile *f, const char *name, uint64_t *addr, uint64_t *size)
 	return false;
 }
 
-/* The file's bytes at a virtual address, through its PT_LOAD segments. */
-static const unsigned char *
-code_at(ObjFile *f, uint64_t vaddr, size_t len)
+const void *
+objfile_bytes(ObjFile *f, uint64_t vaddr, size_t len)
 {
 	size_t		size;
-	const unsigned char *base = (const unsigned char *) elf_rawfile(f->elf, &size);
+	const unsigned char *base;
 
-	for (int i = 0; base && i < f->nsegs; i++)
+	if (f->elf == NULL || (base = (const unsigned char *) elf_rawfile(f->elf, &size)) == NULL)
+		return NULL;
+	for (int i = 0; i < f->nsegs; i++)
 	{
 		const Segment *s = &f->segs[i];
 
@@ -785,6 +786,30 @@ code_at(ObjFile *f, uint64_t vaddr, size_t len)
 			return base + s->offset + (vaddr - s->vaddr);
 	}
 	return NULL;
+}
+
+bool
+objfile_dynamic_symbol(ObjFile *f, const char *name, uint64_t *addr, uint64_t *size)
+{
+	GElf_Shdr	shdr;
+	Elf_Scn    *scn = f->elf ? find_symtab(f->elf, SHT_DYNSYM, &shdr) : NULL;
+	Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
+
+	for (size_t i = 1; data && i < shdr.sh_size / shdr.sh_entsize; i++)
+	{
+		GElf_Sym	sym;
+		const char *s;
+
+		if (gelf_getsym(data, (int) i, &sym) != NULL && sym.st_shndx != SHN_UNDEF &&
+			(s = elf_strptr(f->elf, shdr.sh_link, sym.st_name)) != NULL &&
+			strcmp(s, name) == 0)
+		{
+			*addr = sym.st_value;
+			*size = sym.st_size;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -814,7 +839,7 @@ read_go_runtime(ObjFile *f)
 	if (parca_elf_section(f->elf, ".go.buildinfo", &shdr) == NULL ||
 		(!find_function(f, "runtime.systemstack.abi0", &addr, &size) &&
 		 !find_function(f, "runtime.systemstack", &addr, &size)) ||
-		size < 32 || size > 4096 || (c = code_at(f, addr, size)) == NULL)
+		size < 32 || size > 4096 || (c = objfile_bytes(f, addr, size)) == NULL)
 		return;
 	if (memcmp(c + 5, "\x64\x48\x8b\x04\x25", 5) != 0 ||
 		memcmp(c + 14, "\x48\x8b\x58\x30", 4) != 0)

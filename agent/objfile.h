@@ -45,6 +45,20 @@ extern const char *objfile_build_id(const ObjFile *f);
 /* The ELF virtual address of a file offset, through the PT_LOAD segments. */
 extern bool objfile_vaddr(const ObjFile *f, uint64_t offset, uint64_t *vaddr);
 
+/*
+ * The file's bytes at ELF virtual address vaddr, len of them, as its
+ * PT_LOAD segments map them from the file; NULL if they are not all there.
+ * Valid until the next objfile_end_flush().
+ */
+extern const void *objfile_bytes(ObjFile *f, uint64_t vaddr, size_t len);
+
+/*
+ * The value (ELF virtual address) and size of the symbol called name that
+ * the file defines in .dynsym, functions and data alike; false if none.
+ */
+extern bool objfile_dynamic_symbol(ObjFile *f, const char *name, uint64_t *addr,
+								   uint64_t *size);
+
 /* The file's CFI: .eh_frame, else .debug_frame; NULL if none. */
 extern Dwarf_CFI *objfile_cfi(ObjFile *f);
 

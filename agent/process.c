@@ -107,6 +107,7 @@ free_process(Process *p)
 	free(p->cgroup);
 	free(p->systemd_unit);
 	free(p->container_id);
+	free(p->python);
 	free(p);
 }
 

@@ -58,6 +58,7 @@ typedef struct Process
 	uint64_t	read_ns;		/* when the process was first seen */
 	bool		seen;			/* sampled since the last sweep */
 	bool		go_checked;		/* whether it is a Go program was asked */
+	struct ProcessPython *python;	/* agent/python.c's, NULL until a frame is looked at */
 } Process;
 
 /* Find out whether this kernel has PROCMAP_QUERY and a unified cgroup tree. */

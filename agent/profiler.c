@@ -23,13 +23,15 @@
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
+#include "python.h"
 #include "relabel.h"
 #include "ids/ids.h"
 #include "unwind.h"
 #include "util.h"
 #include "writer.h"
 
-#define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + 1)
+#define MAX_FRAMES (SAMPLE_MAX_KERNEL_FRAMES + SAMPLE_MAX_USER_FRAMES + \
+					SAMPLE_MAX_PY_FRAMES + 1)
 
 /*
  * Symbolization reads DWARF where it lies in the mapped file and libdw
@@ -189,11 +191,16 @@ is_stack_bottom(uint64_t location_id)
  * The user frames of the pcs (leaf first): the location of each, until
  * one lies outside the process's mappings (then false).  When
  * return_addresses, the pcs after the first are return addresses and the
- * frame names the call before each.
+ * frame names the call before each.  In a CPython process, a frame in the
+ * interpreter's evaluation function becomes the Python frames that call
+ * of it ran (the sample's, in order; *py_next is the first not placed
+ * yet), as long as there are.  A process's first frames in its executable
+ * and in a libpython find out whether it is CPython (python_check).
  */
 static bool
-add_user_frames(Process *p, const uint64_t *pcs, int npcs, bool return_addresses,
-				uint64_t *frames, int *n)
+add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
+				const uint64_t *pcs, int npcs, bool return_addresses,
+				uint64_t *frames, int *n, int *py_next)
 {
 	for (int i = 0; i < npcs; i++)
 	{
@@ -202,10 +209,14 @@ add_user_frames(Process *p, const uint64_t *pcs, int npcs, bool return_addresses
 
 		if (m == NULL)
 			return false;
+		python_check(sampler, p, m);
 		offset = pcs[i] - m->start + m->pgoff;
 		if (i > 0 && return_addresses)
 			offset--;
-		frames[(*n)++] = user_location(p, m, offset)->id;
+		if (*py_next < (int) s->py_nframes && python_is_eval_frame(p, m, offset))
+			python_add_frames(p, s, py_next, false, frames, n);
+		else
+			frames[(*n)++] = user_location(p, m, offset)->id;
 	}
 	return true;
 }
@@ -215,18 +226,25 @@ add_user_frames(Process *p, const uint64_t *pcs, int npcs, bool return_addresses
  * returns the outcome's name, the sample's "unwind" label.
  */
 static const char *
-user_frames_cfi(Process *p, const struct parca_sample *s, uint64_t *frames, int *n)
+user_frames_cfi(Sampler *sampler, Process *p, const struct parca_sample *s,
+				uint64_t *frames, int *n)
 {
 	uint64_t	pcs[SAMPLE_MAX_USER_FRAMES];
 	int			npcs;
+	int			py_next = 0;
 	UnwindOutcome outcome = unwind_stack(p, s, pcs, SAMPLE_MAX_USER_FRAMES, &npcs);
 
-	if (!add_user_frames(p, pcs, npcs, false, frames, n))
+	if (!add_user_frames(sampler, p, s, pcs, npcs, false, frames, n, &py_next))
 		outcome = UNWIND_FAILED;
 	if (outcome == UNWIND_COMPLETE)
 		stats.complete++;
 	else
 	{
+		/*
+		 * The Python frames whose evaluation calls the walk did not reach
+		 * go at its root end (a complete walk's have no place: left out).
+		 */
+		python_add_frames(p, s, &py_next, true, frames, n);
 		frames[(*n)++] = truncated_location();
 		if (outcome == UNWIND_TRUNCATED)
 			stats.truncated++;
@@ -242,12 +260,14 @@ user_frames_cfi(Process *p, const struct parca_sample *s, uint64_t *frames, int 
  * at the flush (profiler_decide).
  */
 static void
-user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *n)
+user_frames_fp(Sampler *sampler, Process *p, const struct parca_sample *s,
+			   uint64_t *frames, int *n)
 {
 	int			nuser = s->nuser < SAMPLE_MAX_USER_FRAMES ? s->nuser : SAMPLE_MAX_USER_FRAMES;
 	int			first_user = *n;
-	bool		ok = add_user_frames(p, (const uint64_t *) s->ustack, nuser, true,
-								   frames, n);
+	int			py_next = 0;
+	bool		ok = add_user_frames(sampler, p, s, (const uint64_t *) s->ustack, nuser, true,
+								   frames, n, &py_next);
 
 	if (ok && s->unwind_end != UNWIND_END_DEPTH && *n > first_user &&
 		!ms_get_location(frames[*n - 1])->symbolized)
@@ -257,6 +277,7 @@ user_frames_fp(Process *p, const struct parca_sample *s, uint64_t *frames, int *
 		stats.complete++;
 	else
 	{
+		python_add_frames(p, s, &py_next, true, frames, n);	/* (as above) */
 		frames[(*n)++] = truncated_location();
 		stats.truncated++;
 	}
@@ -368,9 +389,11 @@ profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 	if (s->unwind_end == UNWIND_END_NONE)
 		stats.kernel_only++;
 	else if (s->stack_len > 0)
-		outcome = user_frames_cfi(p, s, frames, &n);
+		outcome = user_frames_cfi(sampler, p, s, frames, &n);
 	else
-		user_frames_fp(p, s, frames, &n);
+		user_frames_fp(sampler, p, s, frames, &n);
+	if (s->py_nframes > 0)
+		stats.python++;
 
 	if (outcome && keep_unwind_label)
 		labelset_add(&set, "unwind", outcome);

@@ -22,6 +22,7 @@ typedef struct ProfilerStats
 	uint64_t	truncated;		/* user stack cut (depth, stack copy) */
 	uint64_t	failed;			/* user stack unwinding failed */
 	uint64_t	dropped;		/* dropped by the --relabel rules */
+	uint64_t	python;			/* with Python frames (CPython processes) */
 } ProfilerStats;
 
 /*

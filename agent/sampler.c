@@ -28,6 +28,7 @@ struct Sampler
 	struct bpf_link **links;
 	struct bpf_link *on_switch;	/* --off-cpu */
 	struct bpf_link *on_sys_exit;
+	bool		python;			/* the programs that walk CPython frames are loaded */
 	SampleHandler handler;
 	void	   *arg;
 
@@ -164,9 +165,17 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 	 * busy machine would otherwise send a burst at start.
 	 */
 	s->skel->data->off_cpu_threshold = OFF_CPU_ALWAYS / OFF_CPU_START;
-	/* Without --off-cpu, nothing of it is loaded (its map needs Linux 5.12). */
+	/*
+	 * Without --off-cpu, nothing of it is loaded (its map needs Linux
+	 * 5.12).  The variants that walk CPython frames call bpf_loop (Linux
+	 * 5.17); without it, the others.
+	 */
+	s->python = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	bpf_program__set_autoload(s->skel->progs.on_sample, !s->python);
+	bpf_program__set_autoload(s->skel->progs.on_sample_python, s->python);
 	bpf_program__set_autoload(s->skel->progs.on_switch, cfg->off_cpu);
-	bpf_program__set_autoload(s->skel->progs.on_sys_exit, cfg->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.on_sys_exit, cfg->off_cpu && !s->python);
+	bpf_program__set_autoload(s->skel->progs.on_sys_exit_python, cfg->off_cpu && s->python);
 	bpf_map__set_autocreate(s->skel->maps.off_cpu_waits, cfg->off_cpu);
 	rc = profile_bpf__load(s->skel);
 	if (rc != 0)
@@ -211,7 +220,8 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 			goto fail;
 		}
 		s->fds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		s->links[cpu] = bpf_program__attach_perf_event(s->python ? s->skel->progs.on_sample_python :
+													   s->skel->progs.on_sample, fd);
 		if (s->links[cpu] == NULL)
 		{
 			snprintf(err, errlen, "cannot attach the BPF program on CPU %d: %s",
@@ -226,7 +236,9 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 	if (cfg->off_cpu)
 	{
 		s->on_switch = bpf_program__attach(s->skel->progs.on_switch);
-		s->on_sys_exit = s->on_switch ? bpf_program__attach(s->skel->progs.on_sys_exit) : NULL;
+		s->on_sys_exit = s->on_switch ?
+			bpf_program__attach(s->python ? s->skel->progs.on_sys_exit_python :
+								s->skel->progs.on_sys_exit) : NULL;
 		if (s->on_sys_exit == NULL)
 		{
 			snprintf(err, errlen, "--off-cpu: cannot attach to the sched_switch and "
@@ -245,8 +257,9 @@ sampler_start(const SamplerConfig *cfg, SampleHandler handler, void *arg,
 		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	log_msg(LOG_INFO, "sampling %d CPUs at %d Hz%s", nonline, cfg->frequency,
-			cfg->off_cpu ? ", and waits off the CPU" : "");
+	log_msg(LOG_INFO, "sampling %d CPUs at %d Hz%s%s", nonline, cfg->frequency,
+			cfg->off_cpu ? ", and waits off the CPU" : "",
+			s->python ? "" : "; Python frames are not read (the kernel has no bpf_loop: Linux 5.17)");
 	return s;
 
 fail:
@@ -338,6 +351,15 @@ sampler_add_go_process(Sampler *s, uint32_t pid, uint64_t start_time, int64_t tl
 	struct go_process go = {.tls_g = tls_g, .m_curg = m_curg, .start_time = start_time};
 
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.go_procs), &pid, &go, BPF_ANY);
+}
+
+bool
+sampler_add_python_process(Sampler *s, uint32_t pid, const struct python_process *py)
+{
+	if (!s->python)
+		return false;
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &pid, py, BPF_ANY);
+	return true;
 }
 
 void

@@ -66,6 +66,15 @@ extern void sampler_counters(Sampler *sampler, SamplerCounters *out);
 extern void sampler_add_go_process(Sampler *sampler, uint32_t pid, uint64_t start_time,
 								   int64_t tls_g, uint64_t m_curg);
 
+/*
+ * Tell the BPF program that pid is a CPython process (py: where its
+ * _PyRuntime is and the structure offsets of its version); its samples
+ * then carry the sampled thread's Python frames (see sample.h).  False if
+ * the kernel cannot (no bpf_loop: before Linux 5.17).
+ */
+extern bool sampler_add_python_process(Sampler *sampler, uint32_t pid,
+									   const struct python_process *py);
+
 extern void sampler_stop(Sampler *sampler);
 
 #endif							/* AGENT_SAMPLER_H */

@@ -7,7 +7,11 @@
 # docs/agent.md).  Reports each run's CPU time as a share of one core and
 # its peak resident memory, the agent's samples written per second and the
 # series it created (and at that rate, per hour: an upper bound where the
-# series stop growing once every program has its own).  Needs root.
+# series stop growing once every program has its own), and the BPF
+# program's time per sample (kernel BPF statistics: charged to the sampled
+# programs, not to the agent).  PARCA_AGENT_BENCH_BASELINE=PATH adds a run
+# of another build of the agent (default labels) in the same conditions,
+# e.g. the one before a change.  Needs root.
 # Targets: <= 0.5 % of one core, <= 32 MB.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,10 +27,12 @@ command -v perf >/dev/null || { echo "bench/agent.sh: perf is missing (scripts/d
 start_cluster "${PARCA_AGENT_BENCH_PORT:-54444}"
 tmp=$(mktemp -d)
 busy_pids=()
+stats_before=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	rm -f "$tmp/busy"			# the compile loops end after their compile
 	for p in "${busy_pids[@]}"; do [ "$load" = compile ] || kill "$p" 2>/dev/null; done
 	wait "${busy_pids[@]}" 2>/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$stats_before"
 	rm -rf "$tmp"
 	stop_cluster
 }
@@ -34,6 +40,7 @@ trap cleanup EXIT
 gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/workload" "$repo/test/agent/workload.c"
 gcc -O2 -o "$tmp/forkexec" "$here/forkexec.c"
 q "CREATE ROLE agent_bench LOGIN IN ROLE parca_agent" >/dev/null
+sysctl -qw kernel.bpf_stats_enabled=1
 
 # Both cores busy for the three runs (two agent runs and perf's):
 #   spin      a program spinning on each core;
@@ -42,14 +49,19 @@ q "CREATE ROLE agent_bench LOGIN IN ROLE parca_agent" >/dev/null
 #   forkexec  200 fork+exec a second, each child spinning 8 ms of CPU
 #             time: nearly every sample comes from a process the agent has
 #             not seen (the rate achieved is printed: a loaded machine
-#             starves the parent).
+#             starves the parent);
+#   python    a Python service on each core (Debian's python3.11 running
+#             test/python/chain.py: pure Python and zlib), whose samples
+#             the agent unwinds as Python.
 touch "$tmp/busy"
 busy_seconds=$((4 * seconds))
 case $load in
-spin | compile)
+spin | compile | python)
 	for i in 1 2; do
 		if [ "$load" = spin ]; then
 			"$tmp/workload" spin $busy_seconds >/dev/null &
+		elif [ "$load" = python ]; then
+			/usr/bin/python3.11 "$repo/test/python/chain.py" $busy_seconds >/dev/null &
 		else
 			(end=$((SECONDS + busy_seconds))
 			 while [ -e "$tmp/busy" ] && [ $SECONDS -lt $end ]; do
@@ -63,7 +75,7 @@ forkexec)
 	"$tmp/forkexec" 200 $busy_seconds "$tmp/workload" spin 0.008 >"$tmp/forkexec.out" &
 	busy_pids+=($!)
 	;;
-*) echo "bench/agent.sh: PARCA_AGENT_BENCH_LOAD is spin, compile or forkexec" >&2; exit 2 ;;
+*) echo "bench/agent.sh: PARCA_AGENT_BENCH_LOAD is spin, compile, forkexec or python" >&2; exit 2 ;;
 esac
 sleep 1
 
@@ -90,13 +102,14 @@ series() {
 	q "SELECT count(*) FROM parca.series WHERE profile_type LIKE 'parca_agent:%'"
 }
 
-# run_agent NAME [OPTION]...: one agent run; its CPU, memory, samples and series.
+# run_agent NAME [OPTION]...: one agent run ($agent_binary, default
+# $agent); its CPU, memory, samples and series.
 run_agent() {
 	local name=$1; shift
-	local before after wrapper agent_pid t10 tend values rows
+	local before after wrapper agent_pid t10 tend values rows bpf
 	before=$(series)
 	q "TRUNCATE parca.samples" >/dev/null
-	python3 "$here/rusage.py" "$tmp/agent.rusage" "$agent" "$@" \
+	python3 "$here/rusage.py" "$tmp/agent.rusage" "${agent_binary:-$agent}" "$@" \
 		--dsn "host=127.0.0.1 port=$PGPORT user=agent_bench dbname=postgres" \
 		--duration "$seconds" 2>"$tmp/agent.log" &
 	wrapper=$!
@@ -109,6 +122,7 @@ run_agent() {
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
 	sleep $((seconds - 15))
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
+	bpf=$(bpf_ns "$agent_pid")
 	wait $wrapper
 	after=$(series)
 	report "parca-agent, $name" "$tmp/agent.rusage"
@@ -119,12 +133,17 @@ run_agent() {
 	awk -v v="$values" -v r="$rows" -v t="$seconds" -v s=$((after - before)) 'BEGIN {
 		printf "  wrote %d samples (%.1f/s) as %d rows (%.1f/s); created %d series (%.0f an hour at that rate)\n",
 			v, v / t, r, r / t, s, s * 3600 / t }'
+	awk -v bpf="$bpf" 'BEGIN { split(bpf, x, " ");
+		printf "  BPF %.1f us per sample\n", (x[2] > 0 ? x[1] / x[2] / 1000 : 0) }'
 	grep -o "done:.*" "$tmp/agent.log" | sed 's/^/  /'
 }
 
 echo "both cores busy ($load), 19 Hz per CPU, $seconds s per run"
 run_agent "default labels"
 run_agent "--label-drop=pid,thread_id" --label-drop=pid,thread_id
+if [ -n "${PARCA_AGENT_BENCH_BASELINE:-}" ]; then
+	agent_binary=$PARCA_AGENT_BENCH_BASELINE run_agent "baseline, default labels"
+fi
 python3 "$here/rusage.py" "$tmp/perf.rusage" \
 	perf record -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
 python3 "$here/rusage.py" "$tmp/report.rusage" \

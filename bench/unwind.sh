@@ -39,15 +39,6 @@ for i in 1 2; do
 done
 sleep 1
 
-# bpf_ns PID: run time (ns) and count of the BPF program PID loaded.
-bpf_ns() {
-	local id
-	id=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2; exit }')
-	bpftool prog show id "${id:-0}" -j 2>/dev/null |
-		python3 -c 'import json, sys; p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' ||
-		echo 0 0
-}
-
 # run NAME [AGENT OPTION]...: one 60 s run, and its line of figures.
 run() {
 	local name=$1; shift

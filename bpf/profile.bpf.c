@@ -73,6 +73,15 @@ struct
 	__type(value, struct go_process);
 }			go_procs SEC(".maps");
 
+/* CPython processes (see struct python_process), by pid; written by the agent. */
+struct
+{
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct python_process);
+}			python_procs SEC(".maps");
+
 struct
 {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -307,15 +316,127 @@ copy_go_stacks(struct sample_buf *b, struct task_struct *task, __u32 pid, __u64 
 	return true;
 }
 
+/* Most thread states looked at for the sampled thread's. */
+#define PY_MAX_THREADS 64
+
+/*
+ * The walk's state, for its bpf_loop() callbacks: loops the verifier
+ * checks once, whatever the count (an open-coded loop of frames made it
+ * explore every count of frames read, past its million instructions).
+ */
+struct py_walk
+{
+	struct parca_sample *s;
+	struct python_process *py;
+	__u64		self;			/* the thread's pthread_self() */
+	__u64		at;				/* the thread state, then the frame, looked at */
+	__u32		n;				/* frames recorded */
+};
+
+/* bpf_loop callback: stop at the thread state of the sampled thread. */
+static long
+py_find_thread(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+
+	if (read_user_word(w->at + w->py->thread_id) == w->self)
+		return 1;
+	w->at = read_user_word(w->at + w->py->thread_next);
+	return w->at == 0;
+}
+
+/* bpf_loop callback: record one frame, move to its caller. */
+static long
+py_walk_frame(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+	struct parca_sample *s = w->s;
+	struct python_process *py = w->py;
+	__u64		code;
+	__u64		tail[2];		/* prev_instr, then the word holding is_entry and owner */
+	__u8		owner;
+
+	if (w->at == 0)
+	{
+		s->py_end = PY_END_CLEAN;
+		return 1;
+	}
+	if (w->n >= SAMPLE_MAX_PY_FRAMES)
+		return 1;
+	if (bpf_probe_read_user(&code, sizeof(code), (void *) (w->at + py->frame_code)) != 0 ||
+		bpf_probe_read_user(tail, sizeof(tail), (void *) (w->at + py->frame_prev_instr)) != 0)
+	{
+		s->py_end = PY_END_BROKEN;
+		return 1;
+	}
+	owner = (__u8) (tail[1] >> (((py->frame_owner - py->frame_prev_instr - 8) & 7) * 8));
+	if (py->owner_cstack >= 0 && owner == (__u8) py->owner_cstack)
+	{
+		/* 3.12's entry shim: the frame before it was its call's first */
+		if (w->n > 0)
+			s->py_code[(w->n - 1) & (SAMPLE_MAX_PY_FRAMES - 1)] |= PY_FRAME_ENTRY;
+	}
+	else
+	{
+		if (py->frame_is_entry >= 0 &&
+			((tail[1] >> (((py->frame_is_entry - py->frame_prev_instr - 8) & 7) * 8)) & 0xff) != 0)
+			code |= PY_FRAME_ENTRY;
+		s->py_code[w->n & (SAMPLE_MAX_PY_FRAMES - 1)] = code;
+		/* code units of 2 bytes; (an arithmetic shift: BPF has no signed division) */
+		s->py_lasti[w->n & (SAMPLE_MAX_PY_FRAMES - 1)] =
+			(__s32) ((__s64) (tail[0] - (code & ~(__u64) PY_FRAME_ENTRY) - py->code_bytecode) >> 1);
+		w->n++;
+	}
+	w->at = read_user_word(w->at + py->frame_previous);
+	return 0;
+}
+
+/*
+ * CPython: the sampled thread's Python frames (see struct python_process).
+ * Its thread state is the one of the main interpreter's whose thread_id
+ * is the thread's pthread_self(), the thread pointer (fs base) on x86-64,
+ * which needs no pid namespace translation; its frames are the chain from
+ * cframe->current_frame through previous (3.12's entry shims, which are
+ * not Python frames, are given room: 8 more steps).
+ */
+static __always_inline void
+read_python_stack(struct parca_sample *s, struct task_struct *task, __u32 pid)
+{
+	struct python_process *py = bpf_map_lookup_elem(&python_procs, &pid);
+	struct py_walk w = {.s = s};
+	__u64		interp;
+
+	if (py == NULL ||
+		py->start_time != BPF_CORE_READ(task, group_leader, start_time))
+		return;
+	w.py = py;
+	s->py_end = PY_END_NO_THREAD;
+	w.self = BPF_CORE_READ(task, thread.fsbase);
+	interp = read_user_word(py->runtime + py->runtime_interpreters_head);
+	w.at = interp ? read_user_word(interp + py->interpreter_threads_head) : 0;
+	if (w.at == 0)
+		return;
+	bpf_loop(PY_MAX_THREADS, py_find_thread, &w, 0);
+	if (w.at == 0 || read_user_word(w.at + py->thread_id) != w.self)
+		return;
+	w.at = read_user_word(w.at + py->thread_cframe);
+	w.at = w.at ? read_user_word(w.at + py->cframe_current_frame) : 0;
+	s->py_end = PY_END_DEPTH;
+	bpf_loop(SAMPLE_MAX_PY_FRAMES + 8, py_walk_frame, &w, 0);
+	s->py_nframes = w.n;
+}
+
 /*
  * Build and send a sample of the current thread: ctx is the program's
  * context (for the kernel stack, unless wait gives it), ip/sp/bp the user
  * registers when they are known, else (ip 0) those saved on kernel entry
- * are read; wait is the off-CPU wait it stands for, or NULL.
+ * are read; wait is the off-CPU wait it stands for, or NULL; python: walk
+ * a CPython thread's frames (the program variants that call bpf_loop,
+ * loaded where the kernel has it: Linux 5.17).
  */
 static __always_inline int
 send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
-			struct off_cpu_wait *wait)
+			struct off_cpu_wait *wait, bool python)
 {
 	__u64		id = bpf_get_current_pid_tgid();
 	__u32		pid = id >> 32;
@@ -361,6 +482,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	s->stack_len = 0;
 	s->go_stack_len = 0;
 	s->go_g = 0;
+	s->py_end = PY_END_NONE;
+	s->py_nframes = 0;
 	if (tid != 0 && BPF_CORE_READ(task, mm) != NULL)
 	{
 		if (ip == 0)
@@ -384,6 +507,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 		s->usp = sp;
 		s->ubp = bp;
 		unwind_user(s, ip, sp, bp);
+		if (python)
+			read_python_stack(s, task, pid);
 		if (copy_stack && !copy_go_stacks(b, task, pid, sp))
 			copy_user_stack(b, sp, stack_top(task, pid, tid));
 	}
@@ -411,9 +536,8 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	return 0;
 }
 
-SEC("perf_event")
-int
-on_sample(struct bpf_perf_event_data *ctx)
+static __always_inline int
+sample_on_cpu(struct bpf_perf_event_data *ctx, bool python)
 {
 	__u32		tid = (__u32) bpf_get_current_pid_tgid();
 
@@ -424,8 +548,23 @@ on_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* User addresses have the top bit clear (x86-64 canonical halves). */
 	if ((__s64) ctx->regs.ip > 0)
-		return send_sample(ctx, SAMPLE_ON_CPU, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, NULL);
-	return send_sample(ctx, SAMPLE_ON_CPU, 0, 0, 0, NULL);
+		return send_sample(ctx, SAMPLE_ON_CPU, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp,
+						   NULL, python);
+	return send_sample(ctx, SAMPLE_ON_CPU, 0, 0, 0, NULL, python);
+}
+
+SEC("perf_event")
+int
+on_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample_on_cpu(ctx, false);
+}
+
+SEC("perf_event")
+int
+on_sample_python(struct bpf_perf_event_data *ctx)
+{
+	return sample_on_cpu(ctx, true);
 }
 
 /*
@@ -509,9 +648,8 @@ BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int
-BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int
+sample_sys_exit(void *ctx, bool python)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct off_cpu_wait *w = bpf_task_storage_get(&off_cpu_waits, task, 0, 0);
@@ -525,8 +663,22 @@ BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		BPF_CORE_READ(user, ip) == w->ip && BPF_CORE_READ(user, sp) == w->sp)
 	{
 		count(COUNTER_OFF_CPU_WAITS);
-		rc = send_sample(ctx, SAMPLE_OFF_CPU, 0, 0, 0, w);
+		rc = send_sample(ctx, SAMPLE_OFF_CPU, 0, 0, 0, w, python);
 	}
 	w->threshold = 0;			/* (free for the next call) */
 	return rc;
+}
+
+SEC("tp_btf/sys_exit")
+int
+BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	return sample_sys_exit(ctx, false);
+}
+
+SEC("tp_btf/sys_exit")
+int
+BPF_PROG(on_sys_exit_python, struct pt_regs *regs, long ret)
+{
+	return sample_sys_exit(ctx, true);
 }

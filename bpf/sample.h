@@ -29,6 +29,23 @@
  */
 #define SAMPLE_STACK_COPY	16384
 
+/* Deepest Python stack kept (interpreter frames of a CPython thread). */
+#define SAMPLE_MAX_PY_FRAMES 64
+
+/* How the walk of a Python thread's frames ended (py_end). */
+#define PY_END_NONE		0		/* not a Python process the agent registered */
+#define PY_END_CLEAN	1		/* reached the thread's first frame */
+#define PY_END_NO_THREAD 2		/* no thread state for this thread (not running Python) */
+#define PY_END_DEPTH	3		/* SAMPLE_MAX_PY_FRAMES reached */
+#define PY_END_BROKEN	4		/* a frame could not be read */
+
+/*
+ * Low bit of py_code[i]: the frame is the first that its
+ * _PyEval_EvalFrameDefault call ran (code objects are 8-aligned), so the
+ * frames after it belong to the next evaluation call up the native stack.
+ */
+#define PY_FRAME_ENTRY	1
+
 struct parca_sample
 {
 	__u32		pid;			/* process (tgid) */
@@ -95,6 +112,17 @@ struct parca_sample
 	__u64		go_pc;
 	__u64		go_sp;
 	__u64		go_g0_sp;
+
+	/*
+	 * CPython (see struct python_process): the sampled thread's Python
+	 * frames, innermost first: each frame's code object (| PY_FRAME_ENTRY)
+	 * and its last instruction's index in the code's bytecode (code units;
+	 * -1 before the first).
+	 */
+	__u32		py_end;			/* PY_END_* */
+	__u32		py_nframes;
+	__u64		py_code[SAMPLE_MAX_PY_FRAMES];
+	__s32		py_lasti[SAMPLE_MAX_PY_FRAMES];
 	/* __u8 stack[stack_len], then __u8 go_stack[go_stack_len] follow */
 };
 
@@ -109,6 +137,38 @@ struct go_process
 	__s64		tls_g;
 	__u64		m_curg;
 	__u64		start_time;
+};
+
+/*
+ * A CPython process, as the agent tells the BPF program (map
+ * python_procs, by pid): where _PyRuntime is, and the offsets of the
+ * fields the walk reads, for the interpreter's version (agent/python.c):
+ * _PyRuntime.interpreters.head, then the interpreter's threads.head, each
+ * thread state's next, thread_id (pthread_self(), the thread pointer on
+ * x86-64) and cframe; cframe's current_frame; each frame's f_code,
+ * previous, prev_instr, is_entry (3.11; -1 if none) and owner; the code
+ * object's bytecode (co_code_adaptive).  A frame whose owner is
+ * owner_cstack (3.12's entry shim; -1 if none) is not a Python frame but
+ * marks the frame before it as an entry.
+ */
+struct python_process
+{
+	__u64		start_time;
+	__u64		runtime;
+	__u32		runtime_interpreters_head;
+	__u32		interpreter_threads_head;
+	__u32		thread_next;
+	__u32		thread_id;
+	__u32		thread_cframe;
+	__u32		cframe_current_frame;
+	__u32		frame_code;
+	__u32		frame_previous;
+	__u32		frame_prev_instr;
+	__s32		frame_is_entry;
+	__u32		frame_owner;
+	__s32		owner_cstack;
+	__u32		code_bytecode;
+	__u32		pad;
 };
 
 /*

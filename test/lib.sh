@@ -195,6 +195,16 @@ best_of_3() {
 	done
 	echo "$best"
 }
+# bpf_ns PID: run time (ns) and count of the (first) BPF program process
+# PID loaded, from the kernel's BPF statistics (for bench/: they count only
+# while kernel.bpf_stats_enabled is 1)
+bpf_ns() {
+	local id
+	id=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2; exit }')
+	bpftool prog show id "${id:-0}" -j 2>/dev/null |
+		python3 -c 'import json, sys; p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' ||
+		echo 0 0
+}
 # finish: print the suite's counts; exit status says whether all passed.
 finish() {
 	echo "$pass_count passed, $fail_count failed"
