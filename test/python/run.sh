@@ -188,12 +188,15 @@ check "non-ASCII function names are read in every string layout" \
 # handles one of the process's samples (it looks at its interpreter then)
 # have native frames only, and a loaded machine may keep the agent from
 # running for a second: half of the 3 s waited is asked for, and that
-# every wait with Python frames has the right ones.
+# every wait with Python frames has the right ones.  The chain is anchored
+# at libc's clock_nanosleep: time.sleep's own C function (time_sleep) is a
+# local symbol that Debian's python3.11 names only with python3.11-dbg
+# installed, and "?" without.
 off_cpu_of_sleeper="FROM (SELECT sm.value, $(stack_names sm.stack user) AS names
                             FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id
                            WHERE se.profile_type LIKE 'parca_agent:off_cpu:%'
                              AND se.labels->>'pid' = '$sleeper_pid') x"
-napping_chain="names ~ '(^|;)time_sleep[^;]*;([^;]*;)*sleeper\\.napper;sleeper\\.outer;sleeper\\.<module>;PyEval_EvalCode;'"
+napping_chain="names ~ '(^|;)clock_nanosleep[^;]*;([^;]*;)*sleeper\\.napper;sleeper\\.outer;sleeper\\.<module>;PyEval_EvalCode;'"
 waited=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper")
 napping=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper WHERE $napping_chain")
 other=$(q "SELECT coalesce(sum(value), 0) $off_cpu_of_sleeper WHERE names ~ 'sleeper\\.' AND NOT $napping_chain")
