@@ -257,7 +257,8 @@ columnar_read_total_rows(ColumnarReadState *rs)
 static void
 read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 {
-	Size		stored_size = (Size) Max(ch->size, 0);
+	/* a size past the stripe's end is refused by columnar_chunk_read */
+	Size		stored_size = (Size) Max(Min(ch->size, s->data_size), 0);
 
 	if (ch->rawsize == 0)
 		columnar_scratch_reserve(rs->scratch, &rs->raw, stored_size);

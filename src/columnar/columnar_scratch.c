@@ -23,7 +23,7 @@
 
 #include "columnar/columnar_internal.h"
 
-/* Smaller buffers are rounded up to this, so that they are reused too. */
+/* Buffers are allocated in multiples of this, so that close sizes share them. */
 #define SCRATCH_MIN_BYTES (64 * 1024)
 /* At most this many buffers are kept. */
 #define SCRATCH_MAX_KEPT 64
@@ -34,7 +34,6 @@ struct ColumnarScratch
 	StringInfo *held;			/* the buffers registered, in cxt */
 	int			nheld;
 	int			maxheld;
-	MemoryContext cxt;
 };
 
 typedef struct KeptBuffer
@@ -135,7 +134,6 @@ columnar_scratch_create(MemoryContext cxt)
 {
 	ColumnarScratch *sc = MemoryContextAllocZero(cxt, sizeof(ColumnarScratch));
 
-	sc->cxt = cxt;
 	sc->maxheld = 8;
 	sc->held = MemoryContextAlloc(cxt, sizeof(StringInfo) * sc->maxheld);
 	sc->callback.func = give_back_held;
@@ -146,9 +144,7 @@ columnar_scratch_create(MemoryContext cxt)
 
 /*
  * Make buf (zeroed before its first use) an empty buffer with room for
- * size bytes, from the buffers kept.  What it held is not kept.  Larger
- * sizes than a StringInfo may have are left to enlargeStringInfo(), which
- * refuses them.
+ * size bytes, from the buffers kept.  What it held is not kept.
  */
 void
 columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size)
@@ -161,7 +157,10 @@ columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size)
 		return;
 	}
 	if (size >= MaxAllocSize)
-		return;
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a columnar scan buffer of %zu bytes is larger than the maximum allocation size",
+						size)));
 	if (buf->data == NULL)
 	{
 		if (sc->nheld == sc->maxheld)
