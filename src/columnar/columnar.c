@@ -22,6 +22,7 @@ int			columnar_chunk_group_rows = 10000;
 int			columnar_compression_level = 3;
 int			columnar_write_memory_kb = 256 * 1024;
 int			columnar_inline_stripe_bytes = 256 * 1024;
+int			columnar_scan_cache_kb = 32 * 1024;
 bool		columnar_enable_custom_scan = true;
 bool		columnar_enable_aggregate = true;
 
@@ -79,6 +80,11 @@ columnar_init(void)
 							NULL,
 							&columnar_inline_stripe_bytes, 256 * 1024, 0, 64 * 1024 * 1024,
 							PGC_USERSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("parca.columnar_scan_cache",
+							"Memory a backend keeps from one columnar scan to the next.",
+							"Buffers of chunk bytes, dictionaries and chunk groups that scans gave back; 0 keeps none.",
+							&columnar_scan_cache_kb, 32 * 1024, 0, INT_MAX / 1024,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("parca.columnar_enable_custom_scan",
 							 "Use the Columnar Scan node (column projection, chunk skipping).",
 							 NULL,

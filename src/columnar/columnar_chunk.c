@@ -228,37 +228,37 @@ columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *
 	return columnar_read_pages(rel, stripe->first_block, chunk->offset, chunk->size, out);
 }
 
-/* The bytes of a chunk, decompressed, into raw; returns pages read. */
+/*
+ * The bytes of a chunk, decompressed, into raw (stored: room for the
+ * compressed bytes); returns pages read.
+ */
 int
-columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, StringInfo raw)
+columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, StringInfo raw,
+					StringInfo stored)
 {
-	StringInfoData stored;
 	int			pages;
 
 	if (chunk->rawsize == 0)
 		return columnar_chunk_read_stored(rel, stripe, chunk, raw);
-	initStringInfo(&stored);
-	pages = columnar_chunk_read_stored(rel, stripe, chunk, &stored);
+	pages = columnar_chunk_read_stored(rel, stripe, chunk, stored);
 	resetStringInfo(raw);
 	enlargeStringInfo(raw, chunk->rawsize);
-	columnar_decompress(stored.data, stored.len, chunk->rawsize, raw->data);
+	columnar_decompress(stored->data, stored->len, chunk->rawsize, raw->data);
 	raw->len = chunk->rawsize;
-	pfree(stored.data);
 	return pages;
 }
 
 /*
- * n values stored as (varint length, bytes): rebuild them as datums of a
- * type of length typlen, each MAXALIGNed, in cxt.
+ * The bytes that n values stored as (varint length, bytes) take as datums
+ * of a type of length typlen, each MAXALIGNed, after an array of n
+ * pointers to them (values_fill); checks every length.
  */
-static char **
-decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cxt)
+static Size
+values_size(const char *raw, int rawlen, int n, int16 typlen)
 {
 	const char *p = raw;
 	const char *end = raw + rawlen;
-	Size		total = 0;
-	char	  **out = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
-	char	   *arena;
+	Size		total = MAXALIGN(sizeof(char *) * Max(n, 1));
 
 	for (int i = 0; i < n; i++)
 	{
@@ -275,8 +275,18 @@ decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cx
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("columnar chunk has trailing bytes")));
-	arena = MemoryContextAllocHuge(cxt, Max(total, 1));
-	p = raw;
+	return total;
+}
+
+/* Rebuild the n values checked by values_size into space; their pointers. */
+static char **
+values_fill(const char *raw, int rawlen, int n, int16 typlen, char *space)
+{
+	const char *p = raw;
+	const char *end = raw + rawlen;
+	char	  **out = (char **) space;
+	char	   *arena = space + MAXALIGN(sizeof(char *) * Max(n, 1));
+
 	for (int i = 0; i < n; i++)
 	{
 		uint64		len = columnar_get_varint(&p, end);
@@ -298,18 +308,17 @@ decode_values(const char *raw, int rawlen, int n, int16 typlen, MemoryContext cx
 /*
  * Decode the raw bytes of a chunk of n rows (not ENC_ALL_NULL, which has
  * none), of a column of type length typlen: nulls[n], and the values of
- * the non-NULL rows in order, palloc'd: *ints for the integer encodings
- * and ENC_DICT (the dictionary indexes), *values (datums) for ENC_PLAIN.
- * Returns the number of values.
+ * the non-NULL rows in order: into ints[n] for the integer encodings and
+ * ENC_DICT (the dictionary indexes), as datums palloc'd into *values for
+ * ENC_PLAIN.  Returns the number of values.
  */
 int
 columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
-					  int16 typlen, bool *nulls, int64 **ints, char ***values)
+					  int16 typlen, bool *nulls, int64 *ints, char ***values)
 {
 	const char *p = raw;
 	int			nv;
 
-	*ints = NULL;
 	*values = NULL;
 	if (chunk->nnulls < 0 || chunk->nnulls > n)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
@@ -331,21 +340,31 @@ columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int 
 	nv = n - chunk->nnulls;
 	if (chunk->encoding == ENC_PLAIN)
 	{
-		*values = decode_values(p, len, nv, typlen, CurrentMemoryContext);
+		*values = values_fill(p, len, nv, typlen,
+							  MemoryContextAllocHuge(CurrentMemoryContext,
+													 values_size(p, len, nv, typlen)));
 		return nv;
 	}
-	*ints = palloc(sizeof(int64) * Max(nv, 1));
 	columnar_decode_ints(chunk->encoding == ENC_DICT ? chunk->index_encoding : chunk->encoding,
-						 p, len, *ints, nv);
+						 p, len, ints, nv);
 	return nv;
 }
 
-/* The ndict values of a dictionary chunk's raw bytes, as datums, in cxt. */
-char	  **
-columnar_chunk_decode_dictionary(const char *raw, int len, int ndict, int16 typlen,
-								 MemoryContext cxt)
+/* The bytes that the ndict values of a dictionary chunk's raw bytes take decoded. */
+Size
+columnar_chunk_dictionary_size(const char *raw, int len, int ndict, int16 typlen)
 {
-	return decode_values(raw, len, ndict, typlen, cxt);
+	return values_size(raw, len, ndict, typlen);
+}
+
+/*
+ * The ndict values of a dictionary chunk's raw bytes, as datums, in space
+ * (columnar_chunk_dictionary_size bytes, MAXALIGNed).
+ */
+char	  **
+columnar_chunk_decode_dictionary(const char *raw, int len, int ndict, int16 typlen, char *space)
+{
+	return values_fill(raw, len, ndict, typlen, space);
 }
 
 /* ---- the directory ---- */

@@ -45,6 +45,8 @@
  *							that lists them, encoded and decoded side by side
  *	columnar_encode.c		integer encodings, varints, zstd
  *	columnar_storage.c		the relation's blocks: metapage, data pages
+ *	columnar_scratch.c		the buffers of scans, kept from one scan to
+ *							the next
  *	columnar_catalog.c		parca.columnar_stripes, parca.columnar_options,
  *							the compaction lock
  */
@@ -71,6 +73,7 @@ extern int	columnar_chunk_group_rows;
 extern int	columnar_compression_level;
 extern int	columnar_write_memory_kb;
 extern int	columnar_inline_stripe_bytes;
+extern int	columnar_scan_cache_kb;
 extern bool columnar_enable_custom_scan;
 extern bool columnar_enable_aggregate;
 
@@ -286,6 +289,13 @@ extern void columnar_delete_storage(Oid relid, int64 storage_id);
 extern void columnar_delete_options(Oid relid);
 extern int	columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts);
 
+/* ---- columnar_scratch.c: the buffers of scans, kept between scans ---- */
+
+typedef struct ColumnarScratch ColumnarScratch;
+
+extern ColumnarScratch *columnar_scratch_create(MemoryContext cxt);
+extern void columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size);
+
 /* ---- columnar_encode.c: integer encodings, varints, zstd ---- */
 
 extern Datum columnar_int_to_datum(int64 v, int16 typlen);
@@ -391,11 +401,12 @@ extern pg_crc32c columnar_chunk_crc(const char *data, int len);
 extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
 									   ColumnarChunk *chunk, StringInfo out);
 extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-								StringInfo raw);
+								StringInfo raw, StringInfo stored);
 extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
-								  int16 typlen, bool *nulls, int64 **ints, char ***values);
+								  int16 typlen, bool *nulls, int64 *ints, char ***values);
+extern Size columnar_chunk_dictionary_size(const char *raw, int len, int ndict, int16 typlen);
 extern char **columnar_chunk_decode_dictionary(const char *raw, int len, int ndict,
-											   int16 typlen, MemoryContext cxt);
+											   int16 typlen, char *space);
 
 extern bytea *columnar_directory_build(const ColumnarStripe *s);
 extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count,

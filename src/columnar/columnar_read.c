@@ -8,7 +8,8 @@
  * A scan decodes one chunk group at a time, only for the columns it
  * needs; the values it returns point into that decoded group and stay
  * valid until the next group is decoded.  Dictionaries are decoded once
- * per stripe.
+ * per stripe.  The chunks' bytes, the dictionaries and the decoded groups
+ * are in buffers kept from one scan to the next (columnar_scratch.c).
  */
 #include "postgres.h"
 
@@ -44,9 +45,13 @@ struct ColumnarReadState
 	bool	   *needed;			/* [natts] */
 	List	   *predicates;
 	MemoryContext cxt;
-	MemoryContext dict_cxt;		/* dictionaries of dict_stripe */
-	MemoryContext prev_dict_cxt;	/* those of the stripe before */
-	MemoryContext group_cxt;	/* the decoded group */
+	ColumnarScratch *scratch;	/* the buffers below, given back with cxt */
+	StringInfoData *dict_space; /* [natts] dictionaries of dict_stripe */
+	StringInfoData *prev_dict_space;	/* those of the stripe before */
+	MemoryContext dict_cxt;		/* dictionaries too big for a buffer */
+	MemoryContext prev_dict_cxt;
+	MemoryContext group_cxt;	/* the decoded group's plain values */
+	StringInfoData *group_space;	/* [natts] the decoded group's columns */
 	/* position */
 	int			cur_stripe;
 	int			cur_group;		/* -1: before the first */
@@ -63,7 +68,8 @@ struct ColumnarReadState
 	Datum	  **vals;			/* [natts][group rows] */
 	bool	  **nulls;
 	int64	  **dict_index;		/* [natts] dictionary chunks without NULLs: indexes */
-	StringInfoData raw;
+	StringInfoData raw;			/* a chunk's bytes, decompressed */
+	StringInfoData stored;		/* and as stored */
 	/* fetch by row number */
 	RowMapEntry *map;
 	int			nmap;
@@ -108,6 +114,10 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->desc = RelationGetDescr(rel);
 	rs->natts = rs->desc->natts;
 	rs->cxt = cxt;
+	rs->scratch = columnar_scratch_create(cxt);
+	rs->dict_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
+	rs->prev_dict_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
+	rs->group_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
 	rs->dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
 	rs->prev_dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
 	rs->group_cxt = AllocSetContextCreate(cxt, "chunk group", ALLOCSET_DEFAULT_SIZES);
@@ -122,7 +132,6 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->dict_sizes = palloc0(sizeof(int) * Max(rs->natts, 1));
 	rs->dict_stripe = -1;
 	rs->loaded_stripe = -1;
-	initStringInfo(&rs->raw);
 	MemoryContextSwitchTo(old);
 	columnar_read_rescan(rs);
 	return rs;
@@ -244,33 +253,68 @@ columnar_read_total_rows(ColumnarReadState *rs)
 	return rs->cumulative[rs->nstripes];
 }
 
+/* The bytes of chunk ch of stripe s, decompressed, into rs->raw. */
+static void
+read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
+{
+	/* a size past the stripe's end is refused by columnar_chunk_read */
+	Size		stored_size = (Size) Max(Min(ch->size, s->data_size), 0);
+
+	if (ch->rawsize == 0)
+		columnar_scratch_reserve(rs->scratch, &rs->raw, stored_size);
+	else
+	{
+		columnar_scratch_reserve(rs->scratch, &rs->stored, stored_size);
+		columnar_scratch_reserve(rs->scratch, &rs->raw, (Size) Max(ch->rawsize, 0));
+	}
+	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw, &rs->stored);
+}
+
 static void
 load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
 	if (rs->dict_stripe != rs->cur_stripe)
 	{
 		if (rs->keep_dicts)
-			rs->dicts = MemoryContextAllocZero(rs->dict_cxt, sizeof(char **) * rs->natts);
+		{
+			/* registered buffers live in rs->cxt itself (columnar_scratch_create) */
+			rs->dicts = MemoryContextAllocZero(rs->cxt, sizeof(char **) * rs->natts);
+			rs->dict_space = MemoryContextAllocZero(rs->cxt, sizeof(StringInfoData) * rs->natts);
+		}
 		else
 		{
 			MemoryContext older = rs->prev_dict_cxt;
+			StringInfoData *older_space = rs->prev_dict_space;
 
 			/* the previous stripe's stay valid until the next stripe's load */
 			rs->prev_dict_cxt = rs->dict_cxt;
 			rs->dict_cxt = older;
 			MemoryContextReset(rs->dict_cxt);
+			rs->prev_dict_space = rs->dict_space;
+			rs->dict_space = older_space;
 			memset(rs->dicts, 0, sizeof(char **) * rs->natts);
 		}
 		rs->dict_stripe = rs->cur_stripe;
 	}
 	if (rs->dicts[att] == NULL)
 	{
-		rs->blocks_read += columnar_chunk_read(rs->rel, s, &s->columns[att].dict, &rs->raw);
-		rs->dicts[att] = columnar_chunk_decode_dictionary(rs->raw.data, rs->raw.len,
-														  s->columns[att].ndict,
-														  TupleDescAttr(rs->desc, att)->attlen,
-														  rs->dict_cxt);
-		rs->dict_sizes[att] = s->columns[att].ndict;
+		int			ndict = s->columns[att].ndict;
+		int16		typlen = TupleDescAttr(rs->desc, att)->attlen;
+		Size		size;
+		char	   *space;
+
+		read_chunk(rs, s, &s->columns[att].dict);
+		size = columnar_chunk_dictionary_size(rs->raw.data, rs->raw.len, ndict, typlen);
+		if (size < MaxAllocSize)
+		{
+			columnar_scratch_reserve(rs->scratch, &rs->dict_space[att], size);
+			space = rs->dict_space[att].data;
+		}
+		else
+			space = MemoryContextAllocHuge(rs->dict_cxt, size);
+		rs->dicts[att] = columnar_chunk_decode_dictionary(rs->raw.data, rs->raw.len, ndict,
+														  typlen, space);
+		rs->dict_sizes[att] = ndict;
 	}
 }
 
@@ -283,7 +327,8 @@ dict_index_out_of_range(void)
 
 /*
  * Decode column a of chunk group g (n rows) of stripe s into rs->vals[a]
- * and rs->nulls[a], in the group's memory.
+ * and rs->nulls[a], in the column's buffer (and plain values in the
+ * group's memory).
  */
 static void
 decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
@@ -295,10 +340,15 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	int64	   *ints;
 	char	  **values;
 	int			k = 0;
+	int			rows = Max(n, 1);
 
+	/* datums, decoded integers and NULL flags, each MAXALIGNed */
+	columnar_scratch_reserve(rs->scratch, &rs->group_space[a],
+							 (sizeof(Datum) + sizeof(int64)) * rows + MAXALIGN(rows));
+	vals = rs->vals[a] = (Datum *) rs->group_space[a].data;
+	ints = (int64 *) (vals + rows);
+	nulls = rs->nulls[a] = (bool *) (ints + rows);
 	rs->dict_index[a] = NULL;
-	vals = rs->vals[a] = palloc(sizeof(Datum) * Max(n, 1));
-	nulls = rs->nulls[a] = palloc(sizeof(bool) * Max(n, 1));
 	if (a >= s->natts)
 	{
 		/* a column added after the stripe was written */
@@ -327,8 +377,8 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	if (ch->encoding == ENC_DICT && !s->columns[a].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
-	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw);
-	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, nulls, &ints, &values);
+	read_chunk(rs, s, ch);
+	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, nulls, ints, &values);
 	if (ch->encoding == ENC_PLAIN)
 	{
 		for (int r = 0; r < n; r++)
@@ -350,7 +400,7 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 					dict_index_out_of_range();
 				vals[r] = PointerGetDatum(dict[ints[r]]);
 			}
-			rs->dict_index[a] = ints;	/* freed with the group */
+			rs->dict_index[a] = ints;
 			return;
 		}
 		for (int r = 0; r < n; r++)
@@ -369,7 +419,6 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	else if (ch->nnulls == 0 && att->attlen == sizeof(int64))
 	{
 		/* 8-byte integers passed by value are their own datums: no copy */
-		pfree(vals);
 		rs->vals[a] = (Datum *) ints;
 		return;
 	}
@@ -379,7 +428,6 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		for (int r = 0; r < n; r++)
 			vals[r] = nulls[r] ? (Datum) 0 : columnar_int_to_datum(ints[k++], att->attlen);
 	}
-	pfree(ints);
 }
 
 /* Decode group g of the current stripe for the needed columns. */

@@ -313,6 +313,21 @@ reader_client() {
 		client_psql -c "SELECT count(*), sum(value) FROM parca.samples" >/dev/null 2>>"$work/err.reader" || true
 		client_psql -c "SELECT count(*) FROM (SELECT stack, sum(value) FROM parca.samples
 			WHERE time >= '2024-01-01' GROUP BY stack) g" >/dev/null 2>>"$work/err.reader" || true
+		# a parca_query cancelled half way (or not), then in the same
+		# session one that must merge what SQL sums: the cancelled scans'
+		# buffers, which the backend keeps for the next scans, come back
+		# whole and unshared (columnar_scratch.c)
+		out=$(client_psql -v ON_ERROR_STOP=0 -c "SET statement_timeout = '$((RANDOM % 20 + 1))ms'" \
+			-c "SELECT parca_query('stress:alloc:bytes:space:bytes{stress=\"copy\"}', '-infinity', 'infinity') IS NULL" \
+			-c "RESET statement_timeout" -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SET LOCAL parca.rollups = off" \
+			-c "SELECT coalesce(parca_profile_total(parca_query('stress:alloc:bytes:space:bytes{stress=\"copy\"}',
+				'-infinity', 'infinity')), 0) = coalesce(sum(value), 0)
+				FROM parca.samples WHERE series_id IN ($copies)" \
+			-c "COMMIT" 2>>"$work/err.reader") || continue
+		if [ "$(tail -n 1 <<<"$out")" != t ]; then
+			echo "$(date +%T) after a cancel: $out" | tr '\n' ' ' >> "$work/bad_reads"
+			echo >> "$work/bad_reads"
+		fi
 		echo x >> "$work/reads"
 	done
 }
