@@ -33,8 +33,8 @@ COMMENT ON FUNCTION parca_profile(text) IS
 
 -- A function over time: per step bucket (aligned as in parca_query_range)
 -- the flat and cum of each function whose name matches, from the bucket's
--- merged profile (parca_query over exactly the bucket's samples), and the
--- bucket's total.  A matching function absent from a bucket has 0 there.
+-- merged profile (parca_query over exactly the bucket's samples, so
+-- from rollups where it can), and the bucket's total.  A matching function absent from a bucket has 0 there.
 CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop timestamptz, step interval,
                                      function_name text, match text DEFAULT 'equal')
     RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
@@ -50,10 +50,9 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH buckets AS MATERIALIZED (
-        SELECT DISTINCT date_bin(step, x.time, CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END) AS b
-        FROM parca.samples x
-        WHERE x.series_id = ANY (@extschema@.parca_series_ids(selector))
-          AND x.time >= start AND x.time <= stop
+        -- the buckets with profiles, as parca_query_range finds them (from
+        -- the sums of rolled-up hours where it can)
+        SELECT r.time AS b FROM @extschema@.parca_query_range(selector, start, stop, step, '{}') r
     ), profiles AS MATERIALIZED (
         -- the bucket [b, b + step) within [start, stop], both ends inclusive
         SELECT k.b, @extschema@.parca_query(selector, greatest(k.b, start),
