@@ -113,10 +113,15 @@ hourly_rows=$(q "SELECT count(*) FROM parca.samples_hourly")
 hourly_bytes=$(bytes parca.samples_hourly)
 day_rows=$(q "SELECT count(*) FROM parca.samples_daily")
 day_bytes=$(bytes parca.samples_daily)
-printf 'space of the %s hours: raw %s rows, %.1f MB; hourly %s rows (%s per series and hour), %.1f MB (%.1f %% of raw); the day %s rows (%s per series), %.1f MB\n' \
+sums_bytes=$(q "SELECT pg_total_relation_size('parca.profiles_hourly')")
+# a row of the hours' sums as stored: its columns, tuple header and line
+# pointer (28 bytes), its primary key's index entry (16 + 16 bytes)
+sums_row_bytes=$(q "SELECT round(avg(pg_column_size(p.*)) + 28 + 32) FROM parca.profiles_hourly p")
+printf 'space of the %s hours: raw %s rows, %.1f MB; hourly %s rows (%s per series and hour), %.1f MB (%.1f %% of raw); the day %s rows (%s per series), %.1f MB; the hours'"'"' sums %s rows, %.0f kB\n' \
 	"$HOURS" "$raw_rows" "$(calc %f "$raw_bytes / 1e6")" "$hourly_rows" "$(( hourly_rows / HOURS / SERIES ))" \
 	"$(calc %f "$hourly_bytes / 1e6")" "$(calc %f "100 * $hourly_bytes / $raw_bytes")" \
-	"$day_rows" "$(( day_rows / SERIES ))" "$(calc %f "$day_bytes / 1e6")"
+	"$day_rows" "$(( day_rows / SERIES ))" "$(calc %f "$day_bytes / 1e6")" \
+	"$(q "SELECT count(*) FROM parca.profiles_hourly")" "$(calc %f "$sums_bytes / 1e3")"
 
 sel='cpu:samples:count:cpu:nanoseconds:delta'
 row() { printf '%-44s %10s %10s %8s  %s\n' "$@"; }
@@ -202,8 +207,9 @@ echo "(~: scaled from the loaded hours' raw time by the hours read, not measured
 
 daily_bytes=$(bytes parca.samples_daily)
 weekly_bytes=$(bytes parca.samples_weekly)
-printf 'space for the month of %s series: raw %.0f MB (scaled); hourly %.0f MB (scaled); daily %.0f MB; weekly %.0f MB (%s rows per series and week)\n' \
+printf 'space for the month of %s series: raw %.0f MB (scaled); hourly %.0f MB (scaled); hour sums %s rows, %.1f MB (%s bytes a row); daily %.0f MB; weekly %.0f MB (%s rows per series and week)\n' \
 	"$SERIES" "$(calc %f "$raw_bytes * 720 / $HOURS / 1e6")" "$(calc %f "$hourly_bytes * 720 / $HOURS / 1e6")" \
+	"$(( SERIES * 720 ))" "$(calc %f "$SERIES * 720 * $sums_row_bytes / 1e6")" "$sums_row_bytes" \
 	"$(calc %f "$daily_bytes / 1e6")" "$(calc %f "$weekly_bytes / 1e6")" "$(( weekly_rows / 4 / SERIES ))"
 printf 'worker CPU to keep them for %s series: %.2f %% of one core (hours and days, from the loaded hours) + %.4f %% (weeks)\n' \
 	"$SERIES" "$(calc %f "$roll_cpu * 100 / ($HOURS * 3600)")" "$(calc %f "$week_cpu * 100 / (30 * 86400)")"
