@@ -68,7 +68,9 @@ BEGIN
             UNION ALL
             SELECT partition, false FROM parca.partition_ranges('parca.samples_hourly')
             UNION ALL
-            SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')) r
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_weekly')) r
         JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
     DELETE FROM parca.partition_references_cache c
     WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.raw AND g.partition = c.partition);

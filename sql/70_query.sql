@@ -124,36 +124,69 @@ $$;
 -- 2000-01-01 when start is -infinity) and series,
 -- the total value (samples:count in the period unit when it is known) and, for delta types,
 -- the value per second of profiled time.  With sum_by, series are summed
--- by those labels.
+-- by those labels.  The rolled-up hours wholly within the range and
+-- within one step are read from parca.profiles_hourly (the same sums, per
+-- hour: parca.range_hours), the rest from raw rows, part by part.
 CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timestamptz,
                                   step interval, sum_by text[] DEFAULT NULL)
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
     LANGUAGE sql STABLE AS $$
     WITH sel AS (
-        SELECT s.id, s.profile_type,
+        SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
+               pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
+               AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count' AS scaled,
                CASE WHEN sum_by IS NULL THEN s.labels
                     ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
                           FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
         FROM @extschema@.parca_series(selector) s
+    ), ids AS (
+        -- (as arrays: the planner sees a few series, not a table of them)
+        SELECT pg_catalog.array_agg(sel.id) AS id, pg_catalog.array_agg(sel.scaled) AS scaled FROM sel
+    ), origin AS (
+        SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o
+    ), hours AS MATERIALIZED (
+        SELECT h.* FROM origin, parca.range_hours((SELECT ids.id FROM ids), start, stop, step, origin.o) h
+    ), raw_parts AS (
+        -- [start, stop] less the hours read from their sums, each part as
+        -- [lo, hi] (to the microsecond, as timestamps go)
+        SELECT CASE WHEN pg_catalog.lower_inc(r) THEN pg_catalog.lower(r)
+                    ELSE pg_catalog.lower(r) OPERATOR(pg_catalog.+) interval '1 microsecond' END AS lo,
+               CASE WHEN pg_catalog.upper_inc(r) THEN pg_catalog.upper(r)
+                    ELSE pg_catalog.upper(r) OPERATOR(pg_catalog.-) interval '1 microsecond' END AS hi
+        FROM pg_catalog.unnest(
+            pg_catalog.tstzmultirange(pg_catalog.tstzrange(start, stop, '[]'))
+            OPERATOR(pg_catalog.-) (SELECT coalesce(pg_catalog.range_agg(pg_catalog.tstzrange(h.hour, h.hour OPERATOR(pg_catalog.+) interval '1 hour')),
+                                                    '{}')
+                                    FROM hours h WHERE h.series_id IS NULL)) r
+        WHERE start OPERATOR(pg_catalog.<=) stop
     ), per_profile AS (
-        SELECT pg_catalog.date_bin(step, x.time,
-                                   CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket,
-               sel.key, x.series_id, x.time,
-               pg_catalog.sum(CASE WHEN pg_catalog.split_part(sel.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
-                                    AND pg_catalog.split_part(sel.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count'
-                                    AND x.period OPERATOR(pg_catalog.>) 0  -- 0: unknown, the count stays
-                                   THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
-               pg_catalog.max(x.duration) AS d,
-               pg_catalog.bool_or(sel.profile_type OPERATOR(pg_catalog.~~) '%:delta') AS is_delta
-        FROM parca.samples x JOIN sel ON sel.id OPERATOR(pg_catalog.=) x.series_id
-        WHERE x.time OPERATOR(pg_catalog.>=) start AND x.time OPERATOR(pg_catalog.<=) stop
-        GROUP BY 1, 2, 3, 4
-    ), per_series AS (
-        SELECT p.bucket, p.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
-               pg_catalog.bool_and(p.is_delta) AS is_delta, pg_catalog.count(*) AS profiles
+        -- (a part at a time: its bounds reach the scan of its partitions)
+        SELECT x.* FROM raw_parts p CROSS JOIN LATERAL (
+            SELECT pg_catalog.date_bin(step, x.time, (SELECT o FROM origin)) AS bucket,
+                   x.series_id, x.time,
+                   pg_catalog.sum(CASE WHEN s.scaled AND x.period OPERATOR(pg_catalog.>) 0  -- 0: unknown, the count stays
+                                       THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
+                   pg_catalog.max(x.duration) AS d
+            FROM parca.samples x
+            JOIN ROWS FROM (pg_catalog.unnest((SELECT ids.id FROM ids)),
+                            pg_catalog.unnest((SELECT ids.scaled FROM ids))) AS s(id, scaled)
+                ON s.id OPERATOR(pg_catalog.=) x.series_id
+            WHERE x.time OPERATOR(pg_catalog.>=) p.lo AND x.time OPERATOR(pg_catalog.<=) p.hi
+            GROUP BY 1, 2, 3) x
+    ), per_part AS (
+        SELECT p.bucket, p.series_id, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
+               pg_catalog.count(*) AS profiles
         FROM per_profile p
-        GROUP BY p.bucket, p.key, p.series_id
+        GROUP BY p.bucket, p.series_id
+        UNION ALL
+        SELECT pg_catalog.date_bin(step, h.hour, (SELECT o FROM origin)), h.series_id, h.value, h.duration, h.profiles
+        FROM hours h WHERE h.series_id IS NOT NULL
+    ), per_series AS (
+        SELECT p.bucket, sel.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
+               pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.sum(p.profiles) AS profiles
+        FROM per_part p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
+        GROUP BY p.bucket, sel.key, p.series_id
     )
     SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
            -- the aggregate runs whatever CASE decides: it must not divide by 0
@@ -202,8 +235,10 @@ COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
 
 -- The unit of the values parca_query returns for these arguments (the
 -- third field of its profile type): for samples:count the period unit
--- when the samples in the range have a period, else count.  Cheap: it
--- stops at the first sample with a period.  For Grafana's unit.
+-- when the samples in the range have a period (raw rows, or the rollups
+-- parca_query reads: after parca.retention only they are left), else
+-- count.  Cheap: it stops at the first sample with a period.  For
+-- Grafana's unit.
 CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestamptz)
     RETURNS text
     LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
@@ -214,6 +249,7 @@ CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestam
         THEN CASE WHEN EXISTS (SELECT FROM parca.samples x
                                WHERE x.series_id = ANY (array_agg(s.id))
                                  AND x.time BETWEEN start AND stop AND x.period > 0)
+                       OR parca.rollups_have_period(array_agg(s.id), start, stop)
                   THEN split_part(min(s.profile_type), ':', 5) ELSE 'count' END
         ELSE split_part(min(s.profile_type), ':', 3)
     END

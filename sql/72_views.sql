@@ -42,8 +42,8 @@ COMMENT ON FUNCTION parca_function_values(profile, text, text) IS
 
 -- A function over time: per step bucket (aligned as in parca_query_range)
 -- the flat and cum of each function whose name matches, from the bucket's
--- merged profile (parca_query over exactly the bucket's samples), and the
--- bucket's total.  A matching function absent from a bucket has 0 there.
+-- merged profile (parca_query over exactly the bucket's samples, so
+-- from rollups where it can), and the bucket's total.  A matching function absent from a bucket has 0 there.
 CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop timestamptz, step interval,
                                      function_name text, match text DEFAULT 'equal')
     RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
@@ -59,10 +59,9 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH buckets AS MATERIALIZED (
-        SELECT DISTINCT date_bin(step, x.time, CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END) AS b
-        FROM parca.samples x
-        WHERE x.series_id = ANY (@extschema@.parca_series_ids(selector))
-          AND x.time >= start AND x.time <= stop
+        -- the buckets with profiles, as parca_query_range finds them (from
+        -- the sums of rolled-up hours where it can)
+        SELECT r.time AS b FROM @extschema@.parca_query_range(selector, start, stop, step, '{}') r
     ), tops AS MATERIALIZED (
         -- each bucket's profile is merged once (OFFSET 0 keeps the planner
         -- from copying the call into each use) and never kept: only its

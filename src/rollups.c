@@ -1,6 +1,6 @@
 /*
  * rollups.c
- *		The settings of the hourly and daily rollups of parca.samples.
+ *		The settings of the hourly, daily and weekly rollups of parca.samples.
  *
  * What is done lives in SQL (sql/46_rollups.sql): the maintenance worker
  * (src/partitions.c) calls parca_maintain_rollups() every round, and
@@ -30,7 +30,7 @@ void
 rollups_init(void)
 {
 	DefineCustomBoolVariable("parca.rollups",
-							 "Whether hourly and daily rollups of parca.samples are kept and read.",
+							 "Whether hourly, daily and weekly rollups of parca.samples are kept and read.",
 							 "Off in the server's configuration, the maintenance worker writes none; off in a session, its queries read raw rows only.",
 							 &parca_rollups, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
@@ -40,8 +40,8 @@ rollups_init(void)
 							&rollup_retention_min, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
 	DefineCustomIntVariable("parca.rollup_daily_retention",
-							"Age past which daily rollups are dropped; 0 keeps them.",
-							"A 28 days' partition of parca.samples_daily goes once its whole range is older.",
+							"Age past which daily and weekly rollups are dropped; 0 keeps them.",
+							"A 28 days' partition of parca.samples_daily or parca.samples_weekly goes once its whole range is older.",
 							&rollup_daily_retention_min, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
 	DefineCustomIntVariable("parca.rollup_late_window",

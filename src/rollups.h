@@ -1,7 +1,7 @@
 /*
  * rollups.h
- *		Settings of the hourly and daily rollups of parca.samples (sql/46_rollups.sql,
- *		docs/rollups.md).
+ *		Settings of the hourly, daily and weekly rollups of parca.samples
+ *		(sql/46_rollups.sql, docs/rollups.md).
  */
 #ifndef PARCA_ROLLUPS_H
 #define PARCA_ROLLUPS_H

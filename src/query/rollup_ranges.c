@@ -1,16 +1,18 @@
 /*
  * rollup_ranges.c
- *		Which parts of a query's time range are read from the daily or
- *		hourly rollups and which from raw sample rows.
+ *		Which parts of a query's time range are read from the weekly, daily
+ *		or hourly rollups and which from raw sample rows.
  *
  * An hour listed in parca.rollup_hours has its merge in
  * parca.samples_hourly (sql/46_rollups.sql), exactly: rows per series,
  * stack and period whose values add up to the hour's raw values; a day
  * listed in parca.rollup_days has in parca.samples_daily the sums of its
- * hours' rollup rows.  So a range is read day by day from the daily
- * rollups where it covers whole rolled-up days, hour by hour from the
- * hourly ones where it covers whole rolled-up hours, and from raw rows
- * elsewhere, and the sum is the raw merge of the range.  The lists are
+ * hours' rollup rows, and a week listed in parca.rollup_weeks has in
+ * parca.samples_weekly those of its days.  So a range is read week by
+ * week from the weekly rollups where it covers whole rolled-up weeks, day
+ * by day from the daily ones where it covers whole rolled-up days, hour
+ * by hour from the hourly ones where it covers whole rolled-up hours, and
+ * from raw rows elsewhere, and the sum is the raw merge of the range.  The lists are
  * read under the caller's snapshot, as are the rows, so a period being
  * rolled up while the query runs is read from one side only.
  */
@@ -41,7 +43,7 @@ typedef struct Level
 	Oid			relid;			/* InvalidOid: not read */
 } Level;
 
-#define NLEVELS 2
+#define NLEVELS 3
 
 static List *
 add_range(List *ranges, TimestampTz start, TimestampTz stop, const Level *level)
@@ -145,7 +147,7 @@ check_retention(List *ranges, const char *caller)
 			ereport(NOTICE,
 					(errmsg("%s: part of the range is older than parca.retention and not in rollups: its raw samples may have been dropped",
 							caller),
-					 errdetail("parca.retention keeps raw samples for %s; from %s the range is read from raw samples, not from whole hours or days kept in rollups.",
+					 errdetail("parca.retention keeps raw samples for %s; from %s the range is read from raw samples, not from whole hours, days or weeks kept in rollups.",
 							   GetConfigOptionByName("parca.retention", NULL, false),
 							   timestamptz_to_str(r->start)),
 					 errhint("Ranges that start and end on whole hours are read from the rollups, which parca.rollup_retention and parca.rollup_daily_retention keep.")));
@@ -180,6 +182,8 @@ rollup_ranges(TimestampTz start, TimestampTz stop, const char *caller)
 {
 	Oid			raw = samples_table_relid();
 	Level		levels[NLEVELS + 1] = {
+		{"parca.samples_weekly", "parca.rollup_weeks", 7 * USECS_PER_DAY,
+		readable_rollups(raw, "samples_weekly", "rollup_weeks")},
 		{"parca.samples_daily", "parca.rollup_days", USECS_PER_DAY,
 		readable_rollups(raw, "samples_daily", "rollup_days")},
 		{"parca.samples_hourly", "parca.rollup_hours", USECS_PER_HOUR,

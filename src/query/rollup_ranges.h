@@ -1,7 +1,7 @@
 /*
  * rollup_ranges.h
- *		Which parts of a query's time range are read from the daily or
- *		hourly rollups and which from raw sample rows (docs/rollups.md).
+ *		Which parts of a query's time range are read from the weekly, daily
+ *		or hourly rollups and which from raw sample rows (docs/rollups.md).
  */
 #ifndef PARCA_QUERY_ROLLUP_RANGES_H
 #define PARCA_QUERY_ROLLUP_RANGES_H
@@ -17,14 +17,16 @@ typedef struct QueryRange
 	TimestampTz start;
 	TimestampTz stop;
 	Oid			relid;
-	const char *table;			/* parca.samples, parca.samples_hourly or _daily */
+	const char *table;			/* parca.samples, parca.samples_hourly, _daily or _weekly */
 	bool		raw;			/* parca.samples */
 } QueryRange;
 
 /*
- * [start, stop] cut into parts, in time order: each run of whole days
- * that are rolled up (parca.rollup_days) read from parca.samples_daily,
- * within the rest each run of whole hours rolled up (parca.rollup_hours)
+ * [start, stop] cut into parts, in time order: each run of whole weeks
+ * that are rolled up (parca.rollup_weeks) read from parca.samples_weekly,
+ * within the rest each run of whole days rolled up (parca.rollup_days)
+ * from parca.samples_daily, within the rest each run of whole hours
+ * rolled up (parca.rollup_hours)
  * from parca.samples_hourly, the rest (the ragged edges, what is not
  * rolled up yet) from parca.samples; one part of parca.samples when
  * parca.rollups is off.  Raises a NOTICE, naming caller, when a part read

@@ -142,7 +142,8 @@ check_eq "the rollups' rows resolve after a collection without raw rows: series,
 	             LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL)")"
 check "and some are there to resolve" test "$(q "SELECT count(*) FROM parca.samples_hourly")" -gt 0
 # ids a collection removed come back when a profile names them again
-q "TRUNCATE parca.samples_hourly, parca.samples_daily, parca.rollup_hours, parca.rollup_days"
+q "TRUNCATE parca.samples_hourly, parca.samples_daily, parca.samples_weekly, parca.rollup_hours,
+	parca.rollup_days, parca.rollup_weeks, parca.profiles_hourly"
 q "SELECT * FROM parca_metastore_gc()" >/dev/null
 check_eq "after everything is collected, the metastore is empty" "0|0|0|0" \
 	"$(q "SELECT (SELECT count(*) FROM parca.series) || '|' || (SELECT count(*) FROM parca.locations)

@@ -486,6 +486,10 @@ for sel in 'stress:alloc:bytes:space:bytes' 'stress:alloc:bytes:space:bytes{stre
 	check_eq "through rollups, caught up, $sel is the raw merge" \
 		"$(q "SET parca.rollups = off; SELECT md5(parca_query('$sel', '-infinity', 'infinity')::text)")" \
 		"$(q "SELECT md5(parca_query('$sel', '-infinity', 'infinity')::text)")"
+	# and its time series, by hour from the hours' sums
+	range="SELECT md5(string_agg(r::text, ',' ORDER BY r.time, r.series)) FROM parca_query_range('$sel', '-infinity', 'infinity', '1 hour') r"
+	check_eq "through the hours' sums, caught up, $sel's time series is the raw one" \
+		"$(q "SET parca.rollups = off; $range")" "$(q "$range")"
 done
 check "the readers read (consistency reads: $(wc -l < "$work/reads" 2>/dev/null || echo 0))" \
 	test -s "$work/reads"

@@ -80,47 +80,6 @@ CREATE OR REPLACE FUNCTION parca_labels_text(labels jsonb) RETURNS text
     FROM pg_catalog.jsonb_each_text(labels)
 $$;
 
-CREATE OR REPLACE FUNCTION parca_query_range(selector text, start timestamptz, stop timestamptz,
-                                  step interval, sum_by text[] DEFAULT NULL)
-    RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
-                  per_second double precision, profiles bigint)
-    LANGUAGE sql STABLE AS $$
-    WITH sel AS (
-        SELECT s.id, s.profile_type,
-               CASE WHEN sum_by IS NULL THEN s.labels
-                    ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                          FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
-        FROM @extschema@.parca_series(selector) s
-    ), per_profile AS (
-        SELECT pg_catalog.date_bin(step, x.time,
-                                   CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket,
-               sel.key, x.series_id, x.time,
-               pg_catalog.sum(CASE WHEN pg_catalog.split_part(sel.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
-                                    AND pg_catalog.split_part(sel.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count'
-                                    AND x.period OPERATOR(pg_catalog.>) 0  -- 0: unknown, the count stays
-                                   THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
-               pg_catalog.max(x.duration) AS d,
-               pg_catalog.bool_or(sel.profile_type OPERATOR(pg_catalog.~~) '%:delta') AS is_delta
-        FROM parca.samples x JOIN sel ON sel.id OPERATOR(pg_catalog.=) x.series_id
-        WHERE x.time OPERATOR(pg_catalog.>=) start AND x.time OPERATOR(pg_catalog.<=) stop
-        GROUP BY 1, 2, 3, 4
-    ), per_series AS (
-        SELECT p.bucket, p.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
-               pg_catalog.bool_and(p.is_delta) AS is_delta, pg_catalog.count(*) AS profiles
-        FROM per_profile p
-        GROUP BY p.bucket, p.key, p.series_id
-    )
-    SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
-           -- the aggregate runs whatever CASE decides: it must not divide by 0
-           CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
-                THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9))
-                         FILTER (WHERE p.d OPERATOR(pg_catalog.>) 0) END,
-           pg_catalog.sum(p.profiles)::bigint
-    FROM per_series p
-    GROUP BY p.bucket, p.key
-    ORDER BY 1, 2
-$$;
-
 CREATE FUNCTION parca_selector(profile_type text, label text DEFAULT NULL,
                                label_values text[] DEFAULT NULL, matchers text DEFAULT '')
     RETURNS text
@@ -145,22 +104,3 @@ $$;
 
 COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
     'a selector from a profile type, one label with a list of values and more matchers, each value quoted';
-
-CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestamptz)
-    RETURNS text
-    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE
-        WHEN count(DISTINCT s.profile_type) <> 1 THEN NULL
-        WHEN split_part(min(s.profile_type), ':', 2) = 'samples'
-             AND split_part(min(s.profile_type), ':', 3) = 'count'
-        THEN CASE WHEN EXISTS (SELECT FROM parca.samples x
-                               WHERE x.series_id = ANY (array_agg(s.id))
-                                 AND x.time BETWEEN start AND stop AND x.period > 0)
-                  THEN split_part(min(s.profile_type), ':', 5) ELSE 'count' END
-        ELSE split_part(min(s.profile_type), ':', 3)
-    END
-    FROM @extschema@.parca_series(selector) s
-$$;
-
-COMMENT ON FUNCTION parca_query_unit(text, timestamptz, timestamptz) IS
-    'the unit of the values parca_query returns for these arguments (nanoseconds, bytes, count, ...)';

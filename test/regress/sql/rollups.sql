@@ -1,5 +1,6 @@
 -- Rollups (sql/46_rollups.sql, docs/rollups.md): parca_query reads whole
--- rolled-up days from parca.samples_daily, whole rolled-up hours from
+-- rolled-up weeks from parca.samples_weekly, whole rolled-up days from
+-- parca.samples_daily, whole rolled-up hours from
 -- parca.samples_hourly and the rest from raw rows; every answer must
 -- equal the raw merge, stack for stack, which compare() checks by running
 -- the same query with parca.rollups off.
@@ -43,6 +44,25 @@ BEGIN
 END
 $$;
 
+-- parca_query_range with rollups and without: its rows, its profiles,
+-- and whether every row is the same (values to the last bit)
+CREATE FUNCTION pg_temp.compare_range(sel text, a timestamptz, b timestamptz, step interval,
+                                      sum_by text[] DEFAULT NULL)
+    RETURNS TABLE(rows integer, profiles numeric, same boolean) LANGUAGE plpgsql AS $$
+DECLARE
+    r text[];
+    raw text[];
+    n numeric;
+BEGIN
+    PERFORM set_config('parca.rollups', 'on', true);
+    r := ARRAY(SELECT q::text FROM parca_query_range(sel, a, b, step, sum_by) q);
+    PERFORM set_config('parca.rollups', 'off', true);
+    SELECT array_agg(q::text), sum(q.profiles) INTO raw, n FROM parca_query_range(sel, a, b, step, sum_by) q;
+    PERFORM set_config('parca.rollups', 'on', true);
+    RETURN QUERY SELECT cardinality(raw), n, r = raw;
+END
+$$;
+
 -- two CPU series and a memory one, then copies of their rows every 7
 -- minutes over 6 hours, with values, periods (also 0: unknown) and
 -- seconds varied, copies exactly on the hour (a range's stop is
@@ -72,33 +92,41 @@ SELECT count(*) AS hours FROM parca.rollup_hours;
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity');
 
 -- the worker's round rolls up every complete hour with rows, oldest
--- first, then every day whose hours are all rolled up
+-- first, then every day whose hours are all rolled up, then every week
+-- (from Thursday 00:00 UTC) whose days all are
 SELECT * FROM parca_maintain_rollups(max_hours => 2);
 SELECT * FROM parca_maintain_rollups(max_hours => 20);
 SELECT * FROM parca_maintain_rollups();
 SELECT * FROM parca_maintain_rollups();
 SELECT start, source_rows FROM parca.rollup_hours ORDER BY start;
 SELECT start, source_rows FROM parca.rollup_days ORDER BY start;
+SELECT start, source_rows FROM parca.rollup_weeks ORDER BY start;
 SELECT level, partition, range_start, range_end, periods FROM parca.rollups ORDER BY level, range_start;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 WHERE c.oid = 'parca.samples_hourly_20170928'::regclass;
--- fewer rows than raw: one per hour (day), series, stack and period
-SELECT (SELECT count(*) FROM parca.samples_daily) AS daily_rows,
+-- fewer rows than raw: one per hour (day, week), series, stack and period
+SELECT (SELECT count(*) FROM parca.samples_weekly) AS weekly_rows,
+       (SELECT count(*) FROM parca.samples_daily) AS daily_rows,
        (SELECT count(*) FROM parca.samples_hourly) AS hourly_rows,
        (SELECT count(*) FROM parca.samples) AS raw_rows;
--- the sums are those of the raw rows, per hour, series and period
-SELECT count(*) AS differing FROM (
-    SELECT date_bin('1 hour', time, '2000-01-01') AS h, series_id, period, sum(value) AS v
-    FROM parca.samples GROUP BY 1, 2, 3) r
-FULL JOIN (SELECT time AS h, series_id, period, sum(value) AS v FROM parca.samples_hourly GROUP BY 1, 2, 3) u
-    USING (h, series_id, period)
-WHERE r.v IS DISTINCT FROM u.v;
-SELECT count(*) AS differing FROM (
-    SELECT date_bin('1 day', time, '2000-01-01 00:00+00') AS d, series_id, period, sum(value) AS v
-    FROM parca.samples_hourly GROUP BY 1, 2, 3) r
-JOIN (SELECT time AS d, series_id, period, sum(value) AS v FROM parca.samples_daily GROUP BY 1, 2, 3) u
-    USING (d, series_id, period)
-WHERE r.v IS DISTINCT FROM u.v;
+-- the sums are those of the raw rows, per hour, series and period, and
+-- each level's those of the level below, per its periods
+CREATE FUNCTION pg_temp.differing(source regclass, target regclass, width interval) RETURNS bigint
+    LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM (
+                        SELECT date_bin($1, time, ''1970-01-01 00:00+00'') AS t, series_id, period, sum(value) AS v
+                        FROM %s GROUP BY 1, 2, 3) r
+                    FULL JOIN (SELECT time AS t, series_id, period, sum(value) AS v FROM %s GROUP BY 1, 2, 3) u
+                        USING (t, series_id, period)
+                    WHERE r.v IS DISTINCT FROM u.v', source, target) INTO n USING width;
+    RETURN n;
+END
+$$;
+SELECT v AS level, pg_temp.differing(l.source, l.target, l.width) AS differing
+FROM unnest(ARRAY['hour', 'day', 'week']) v, parca.rollup_level(v) l;
 
 -- whole hours, ragged edges, a range within one hour, stops on the hour
 -- (inclusive), the whole range
@@ -113,6 +141,22 @@ SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-0
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:30+00', '2017-10-02 22:30+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-30 00:00+00', '2017-09-30 23:59:59+00');
 SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '2017-09-29 12:00+00', '2017-10-03 12:00+00', '{job}');
+-- weeks: whole (Thursday to Wednesday), with days, hours and raw edges
+-- around them
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-28 00:00+00', '2017-10-04 23:59:59.999999+00');
+SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-27 10:30+00', '2017-10-06 01:30+00');
+SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '2017-09-27 00:00+00', '2017-10-05 00:00+00', '{job}');
+-- parca_query_range: steps of whole hours from the hours' sums
+-- (parca.profiles_hourly), steps that cut hours from raw rows, ragged
+-- edges, grouping, other types
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:00+00', '2017-09-30 06:00+00', '1 hour');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity', '1 day');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:00+00', '2017-09-30 06:00+00', '90 minutes');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:13+00', '2017-09-30 02:00+00', '20 minutes');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:30+00', '2 hours', '{job}');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta{job="b"}', '2017-09-29 21:00+00', '2017-09-30 02:30+00', '1 hour', '{}');
+SELECT * FROM pg_temp.compare_range('cpu:cpu:nanoseconds:cpu:nanoseconds:delta', '2017-09-29 18:00+00', '2017-09-30 06:00+00', '6 hours');
+SELECT * FROM pg_temp.compare_range('mem:alloc_space:bytes:space:bytes', '2017-09-29 00:00+00', '2017-10-01 00:00+00', '1 day');
 -- other types: not a count (no scaling), memory
 SELECT * FROM pg_temp.compare('cpu:cpu:nanoseconds:cpu:nanoseconds:delta', '2017-09-29 20:30+00', '2017-09-30 03:00+00');
 SELECT * FROM pg_temp.compare('mem:alloc_space:bytes:space:bytes', '2017-09-29 20:30+00', '2017-09-30 03:00+00');
@@ -157,6 +201,7 @@ SELECT start, source_rows FROM parca.rollup_hours WHERE start = '2017-09-29 22:0
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 00:00+00', '2017-10-03 23:59:59.999999+00');
+SELECT * FROM pg_temp.compare_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:00+00', '2017-09-30 02:00+00', '1 hour');
 -- by hand, over them: nothing left to do
 SELECT * FROM parca_rollup_hours('2017-09-29 22:00+00', '2017-09-29 23:00+00');
 SELECT * FROM parca_rollup_hours('2017-09-30 00:00+00', '2017-10-03 00:00+00');
@@ -179,15 +224,37 @@ SELECT * FROM parca_rollup_hours(now() - interval '10 minutes', 'infinity');
 -- still there, and a range whose edges reach past parca.retention says so
 CREATE TEMP TABLE before AS
 SELECT parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00') AS p;
+CREATE TEMP TABLE range_before AS
+SELECT q::text AS r FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour', '{job}') q;
+CREATE TEMP TABLE function_before AS
+SELECT f::text AS r FROM parca_function_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '2 hours', 'main', 'contains') f;
 TRUNCATE parca.samples;
 SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 SELECT pg_temp.icicle(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00'))
        = pg_temp.icicle(p) AS same_without_raw FROM before;
+-- parca_query_range (and parca_function_range, through it and
+-- parca_query) from the sums of whole hours: the same rows
+SELECT count(*) AS rows, count(*) FILTER (WHERE q.r IS NULL OR b.r IS NULL) AS differing
+FROM (SELECT q::text AS r FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour', '{job}') q) q
+FULL JOIN range_before b USING (r);
+SELECT count(*) AS rows, count(*) FILTER (WHERE f.r IS NULL OR b.r IS NULL) AS differing
+FROM (SELECT f::text AS r FROM parca_function_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '2 hours', 'main', 'contains') f) f
+FULL JOIN function_before b USING (r);
+-- the unit, from the rollups' periods
+SELECT parca_query_unit('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00') AS unit;
+SET parca.rollups = off;
+SELECT parca_query_unit('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00') AS unit_raw_only;
+SELECT count(*) AS range_raw_only FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour');
+RESET parca.rollups;
+-- steps that cut hours are read from raw rows
+SELECT count(*) AS range_cut_hours FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '25 minutes');
 SET parca.retention = '30d';
 SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00'))
        = parca_profile_total(p) AS whole_hours_quiet FROM before;
 SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:30+00', '2017-09-30 03:00+00'))
        = parca_profile_total(p) AS ragged_says_so FROM before;
+SELECT count(*) AS range_whole_hours_quiet FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour');
+SELECT count(*) AS range_ragged_says_so FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 20:30+00', '2017-09-30 03:00+00', '1 hour');
 SET parca.rollups = off;
 SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00')) AS raw_only;
 RESET parca.rollups;
@@ -206,8 +273,8 @@ SELECT * FROM parca_rollup_hours('-infinity', '-infinity');
 SELECT * FROM parca_maintain_rollups(max_hours => -1);
 SELECT * FROM parca_maintain_rollups(NULL);
 SELECT parca.create_rollup_partition('hour', 'infinity');
-SELECT parca.create_rollup_partition('week', '2017-01-01 00:00+00');
-SELECT * FROM parca.rollup_candidates('week', '-infinity', 'infinity');
+SELECT parca.create_rollup_partition('month', '2017-01-01 00:00+00');
+SELECT * FROM parca.rollup_candidates('month', '-infinity', 'infinity');
 SELECT parca.rollup_period('hour', NULL);
 SELECT parca.rollup_period('year', now());
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', 'infinity', '-infinity')) AS reversed;
@@ -223,11 +290,15 @@ SET ROLE regress_parca_rollups;
 SELECT * FROM parca_rollup_hours('-infinity', 'infinity');
 SELECT * FROM parca_maintain_rollups();
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00')) AS stacks;
+SELECT count(*) AS range_rows FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour');
+SELECT parca_query_unit('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00') AS unit;
 RESET ROLE;
-GRANT SELECT ON parca.samples_hourly, parca.rollup_hours, parca.samples_daily, parca.rollup_days
+GRANT SELECT ON parca.samples_hourly, parca.rollup_hours, parca.samples_daily, parca.rollup_days, parca.profiles_hourly
     TO regress_parca_rollups;
 SET ROLE regress_parca_rollups;
 SELECT parca_profile_stacks(parca_query('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00')) AS stacks;
+SELECT count(*) AS range_rows FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00', '1 hour');
+SELECT parca_query_unit('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 02:59:59.999999+00') AS unit;
 RESET ROLE;
 DROP OWNED BY regress_parca_rollups;
 DROP ROLE regress_parca_rollups;
@@ -237,10 +308,12 @@ DROP ROLE regress_parca_rollups;
 SET parca.rollup_retention = '30d';
 SELECT * FROM parca_maintain_rollups();
 SELECT level, count(*) AS partitions FROM parca.rollups GROUP BY 1;
-SELECT (SELECT count(*) FROM parca.rollup_hours) AS hours, (SELECT count(*) FROM parca.rollup_days) AS days;
+SELECT (SELECT count(*) FROM parca.rollup_hours) AS hours, (SELECT count(*) FROM parca.rollup_days) AS days,
+       (SELECT count(*) FROM parca.rollup_weeks) AS weeks, (SELECT count(*) FROM parca.profiles_hourly) AS hour_sums;
 SET parca.rollup_daily_retention = '30d';
 SELECT * FROM parca_maintain_rollups();
-SELECT count(*) AS partitions, (SELECT count(*) FROM parca.rollup_days) AS days FROM parca.rollups;
+SELECT count(*) AS partitions, (SELECT count(*) FROM parca.rollup_days) AS days,
+       (SELECT count(*) FROM parca.rollup_weeks) AS weeks FROM parca.rollups;
 RESET parca.rollup_retention;
 RESET parca.rollup_daily_retention;
 SHOW parca.rollups;
