@@ -90,6 +90,11 @@ every() {
 	   FROM stacks WHERE labels->>'pid' = '$1' AND NOT ($outside) AND NOT coalesce($2, false)
 	   GROUP BY labels->>'unwind', nuser, names ORDER BY sum(value) DESC LIMIT 5"
 	echo "#   $good of $all samples (of $(samples "$1") in all) match"
+	# none left to judge: show what the samples held (all counted outside)
+	[ "$all" -gt 0 ] || q "SELECT '#   outside: ' || sum(value) || ' x ' || coalesce(labels->>'comm', '-') || ', '
+	          || coalesce(labels->>'unwind', '-') || ', ' || nuser || ' user frames: ' || left(coalesce(names, ''), 300)
+	   FROM stacks WHERE labels->>'pid' = '$1'
+	   GROUP BY labels->>'comm', labels->>'unwind', nuser, names ORDER BY sum(value) DESC LIMIT 5"
 	{ [ "$all" -gt 0 ] || [ -n "${3:-}" ]; } && [ "$good" = "$all" ]
 }
 # more_than_half PART TOTAL
