@@ -49,6 +49,16 @@ agent_sampling() {
 	return 1
 }
 
+# require_agent: sets agent to the built parca-agent; exits (a failed
+# suite) unless it is there
+require_agent() {
+	agent=$REPO_ROOT/agent/parca-agent
+	if [ ! -x "$agent" ]; then
+		echo "FAIL - $agent is not built"
+		exit 1
+	fi
+}
+
 # require_fixtures: exits (a failed suite) unless ../shared/testdata/pprof is there
 require_fixtures() {
 	if [ -z "$SHARED_TESTDATA" ] || [ ! -d "$SHARED_TESTDATA/pprof" ]; then

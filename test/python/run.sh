@@ -12,11 +12,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-agent=$REPO_ROOT/agent/parca-agent
-if [ ! -x "$agent" ]; then
-	echo "FAIL - $agent is not built"
-	exit 1
-fi
+require_agent
 python311=/usr/bin/python3.11
 python312=/root/.pyenv/versions/3.12.1/bin/python3.12
 python310=/root/.pyenv/versions/3.10.13/bin/python3.10

@@ -12,11 +12,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-agent=$REPO_ROOT/agent/parca-agent
-if [ ! -x "$agent" ]; then
-	echo "FAIL - $agent is not built"
-	exit 1
-fi
+require_agent
 start_cluster "${PARCA_UNWIND_TEST_PORT:-54451}"
 tmp=$(mktemp -d)
 cleanup() {
