@@ -17,8 +17,11 @@
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "catalog/partition.h"
 #include "commands/sequence.h"
 #include "storage/lmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -41,6 +44,7 @@
 #define Anum_options_stripe_rows 2
 #define Anum_options_chunk_group_rows 3
 #define Anum_options_compression_level 4
+#define Anum_options_sort_by	5
 
 Oid
 columnar_namespace(void)
@@ -74,6 +78,83 @@ columnar_new_storage_id(void)
 	return nextval_internal(columnar_relid("columnar_storage_seq", false), false);
 }
 
+/*
+ * The sort columns named by a sort_by array, as columns of the table
+ * relid: names that are no column of it, or not of a pass-by-value type,
+ * are left out (set_options checks them, but columns change).
+ */
+static void
+resolve_sort_by(Oid relid, ArrayType *names, ColumnarOptions *o)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	o->nsort = 0;
+	for (int i = 0; i < n && o->nsort < COLUMNAR_MAX_SORT_COLUMNS; i++)
+	{
+		char	   *name;
+		AttrNumber	attno;
+
+		if (nulls[i])
+			continue;
+		name = TextDatumGetCString(elems[i]);
+		attno = get_attnum(relid, name);
+		if (attno > 0 && get_typbyval(get_atttype(relid, attno)))
+			o->sort_by[o->nsort++] = attno;
+		pfree(name);
+	}
+}
+
+/*
+ * The options row of relid: true if it has one, each set option put in
+ * *o; *sort_by_set tells whether it sets sort_by.
+ */
+static bool
+read_options(Relation optrel, Oid relid, ColumnarOptions *o, bool *sort_by_set)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found;
+
+	*sort_by_set = false;
+	ScanKeyInit(&key, Anum_options_relid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(optrel, columnar_relid("columnar_options_pkey", false),
+							  true, GetLatestSnapshot(), 1, &key);
+	found = (tup = systable_getnext(scan)) != NULL;
+	if (found)
+	{
+		TupleDesc	desc = RelationGetDescr(optrel);
+		bool		isnull;
+		Datum		d;
+
+		d = heap_getattr(tup, Anum_options_stripe_rows, desc, &isnull);
+		if (!isnull)
+			o->stripe_rows = DatumGetInt32(d);
+		d = heap_getattr(tup, Anum_options_chunk_group_rows, desc, &isnull);
+		if (!isnull)
+			o->chunk_group_rows = DatumGetInt32(d);
+		d = heap_getattr(tup, Anum_options_compression_level, desc, &isnull);
+		if (!isnull)
+			o->compression_level = DatumGetInt32(d);
+		/* (a catalog of 0.1 has no sort_by yet, until ALTER EXTENSION UPDATE) */
+		if (desc->natts >= Anum_options_sort_by)
+		{
+			d = heap_getattr(tup, Anum_options_sort_by, desc, &isnull);
+			if (!isnull)
+			{
+				resolve_sort_by(relid, DatumGetArrayTypeP(d), o);
+				*sort_by_set = true;
+			}
+		}
+	}
+	systable_endscan(scan);
+	return found;
+}
+
 ColumnarOptions
 columnar_get_options(Oid relid)
 {
@@ -83,33 +164,37 @@ columnar_get_options(Oid relid)
 	o.stripe_rows = columnar_stripe_rows;
 	o.chunk_group_rows = columnar_chunk_group_rows;
 	o.compression_level = columnar_compression_level;
+	o.nsort = 0;
 	if (OidIsValid(optrel))
 	{
 		Relation	rel = table_open(optrel, AccessShareLock);
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
+		bool		sort_by_set;
 
-		ScanKeyInit(&key, Anum_options_relid, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(relid));
-		scan = systable_beginscan(rel, columnar_relid("columnar_options_pkey", false),
-								  true, GetLatestSnapshot(), 1, &key);
-		if ((tup = systable_getnext(scan)) != NULL)
+		(void) read_options(rel, relid, &o, &sort_by_set);
+
+		/*
+		 * A partition without a sort order of its own has its partitioned
+		 * table's (by column name), so that one setting on parca.samples
+		 * reaches the partitions the worker makes.
+		 */
+		if (!sort_by_set && get_rel_relispartition(relid))
 		{
-			bool		isnull;
-			Datum		d;
+			ColumnarOptions parent = o;
+			Oid			parent_relid = get_partition_parent(relid, true);
 
-			d = heap_getattr(tup, Anum_options_stripe_rows, RelationGetDescr(rel), &isnull);
-			if (!isnull)
-				o.stripe_rows = DatumGetInt32(d);
-			d = heap_getattr(tup, Anum_options_chunk_group_rows, RelationGetDescr(rel), &isnull);
-			if (!isnull)
-				o.chunk_group_rows = DatumGetInt32(d);
-			d = heap_getattr(tup, Anum_options_compression_level, RelationGetDescr(rel), &isnull);
-			if (!isnull)
-				o.compression_level = DatumGetInt32(d);
+			if (read_options(rel, parent_relid, &parent, &sort_by_set) && sort_by_set)
+			{
+				/* the parent's columns, by name, in the partition */
+				for (int k = 0; k < parent.nsort; k++)
+				{
+					char	   *name = get_attname(parent_relid, parent.sort_by[k], true);
+					AttrNumber	attno = name ? get_attnum(relid, name) : InvalidAttrNumber;
+
+					if (attno > 0)
+						o.sort_by[o.nsort++] = attno;
+				}
+			}
 		}
-		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 	}
 	if (o.chunk_group_rows > o.stripe_rows)

@@ -131,7 +131,7 @@ columnar_chunk_encode_ints(ColumnarChunkWriter *w, const int64 *values, const bo
 	for (int r = 0; r < n; r++)
 		if (!nulls[r])
 			vals[nv++] = values[r];
-	chunk->encoding = columnar_encode_ints(vals, nv, &w->raw, true);
+	chunk->encoding = columnar_encode_ints(vals, nv, &w->raw);
 	if (order)
 	{
 		int64		min = vals[0],
@@ -165,7 +165,7 @@ columnar_chunk_encode_indexes(ColumnarChunkWriter *w, const uint32 *indexes, con
 		if (!nulls[r])
 			vals[nv++] = indexes[r];
 	chunk->encoding = ENC_DICT;
-	chunk->index_encoding = columnar_encode_ints(vals, nv, &w->raw, false);
+	chunk->index_encoding = columnar_encode_ints(vals, nv, &w->raw);
 	put_chunk(w, chunk);
 }
 

@@ -10,7 +10,13 @@
  * inline in its parca.columnar_stripes row; bigger ones are on pages.
  * Merged stripes are read back (columnar_read.c) and written again as one
  * stripe (columnar_write.c) under the same row numbers, so indexes stay
- * valid.  The concurrency rules are below and in docs/columnar.md
+ * valid.  VACUUM of a table without indexes writes the rows of a merged
+ * stripe in the order of the table's sort columns (parca.columnar_options
+ * sort_by; parca.samples: series, then time), so that a query for some
+ * series skips the chunk groups of the others; its row numbers then name
+ * other rows, which nothing can refer to: no index, and VACUUM's lock
+ * keeps one from being built meanwhile (CREATE INDEX, even CONCURRENTLY,
+ * waits for it).  The concurrency rules are below and in docs/columnar.md
  * ("Concurrency").
  */
 #include "postgres.h"
@@ -22,6 +28,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
+#include "utils/relcache.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
@@ -86,14 +93,15 @@ merge_target_rows(Relation rel, ColumnarOptions opts)
 
 /*
  * Merge stripes (loaded under the compaction lock, in row number order)
- * into stripes of up to merge_target_rows rows, keeping row numbers and
- * the order of the rows; their rows are deleted.  The chunk groups of one
+ * into stripes of up to merge_target_rows rows, keeping row numbers, and
+ * the order of the rows unless reorder (see the top of this file); their
+ * rows are deleted.  The chunk groups of one
  * stripe at a time are decoded and the rows go into one write buffer, so
  * the memory is that of one merged stripe, and its dictionaries hold each
  * stack once.
  */
 static void
-merge_stripes(Relation rel, List *stripes, ColumnarOptions opts)
+merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 {
 	ColumnarWriteBuffer *buf;
 	ListCell   *lc;
@@ -113,6 +121,8 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts)
 
 	/* a compaction that fails in a subtransaction gives its buffers back */
 	buf = columnar_buffer_create(rel, CurTransactionContext);
+	if (reorder)
+		columnar_buffer_order_rows(buf);
 	values = palloc(sizeof(Datum) * natts);
 	isnull = palloc(sizeof(bool) * natts);
 	for (int i = 0; i < natts; i++)
@@ -176,7 +186,7 @@ load_stripes_under_lock(Relation rel, bool inline_only, Snapshot *snapshot)
  * stripes were merged.
  */
 static int64
-merge_inline_class(Relation rel, int class, ColumnarOptions opts)
+merge_inline_class(Relation rel, int class, ColumnarOptions opts, bool reorder)
 {
 	Snapshot	snapshot;
 	List	   *stripes = load_stripes_under_lock(rel, true, &snapshot);
@@ -192,7 +202,7 @@ merge_inline_class(Relation rel, int class, ColumnarOptions opts)
 			small = lappend(small, s);
 	}
 	if (list_length(small) >= 2)
-		merge_stripes(rel, small, opts);
+		merge_stripes(rel, small, opts, reorder);
 	UnregisterSnapshot(snapshot);
 	return list_length(small) >= 2 ? list_length(small) : 0;
 }
@@ -207,7 +217,7 @@ compact_class(Relation rel, int class, bool wait)
 {
 	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
-	return merge_inline_class(rel, class, columnar_get_options(RelationGetRelid(rel)));
+	return merge_inline_class(rel, class, columnar_get_options(RelationGetRelid(rel)), false);
 }
 
 /*
@@ -259,7 +269,7 @@ plan_runs(List *stripes, int64 target)
  * newer ones together: there are at most log2(merge_target_rows) + 1.
  */
 static int64
-merge_partial_stripes(Relation rel, ColumnarOptions opts)
+merge_partial_stripes(Relation rel, ColumnarOptions opts, bool reorder)
 {
 	int64		target = merge_target_rows(rel, opts);
 	int64		merged = 0;
@@ -273,7 +283,7 @@ merge_partial_stripes(Relation rel, ColumnarOptions opts)
 
 		foreach(lc, runs)
 		{
-			merge_stripes(rel, lfirst(lc), opts);
+			merge_stripes(rel, lfirst(lc), opts, reorder);
 			merged += list_length(lfirst(lc));
 			list_free(lfirst(lc));
 		}
@@ -289,19 +299,22 @@ merge_partial_stripes(Relation rel, ColumnarOptions opts)
 /*
  * Compact rel now (VACUUM, parca_columnar_compact): merge all small inline
  * stripes, then partial stripes of every kind by size ratio.  Without
- * wait, nothing happens while another transaction compacts rel.  Returns
- * how many stripes were merged.
+ * wait, nothing happens while another transaction compacts rel.  reorder:
+ * the caller holds a lock that keeps indexes from being built (VACUUM's),
+ * and merged stripes of a table without indexes may be written in the
+ * order of its sort columns.  Returns how many stripes were merged.
  */
 int64
-columnar_compact(Relation rel, bool wait)
+columnar_compact(Relation rel, bool wait, bool reorder)
 {
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
 	int64		merged;
 
 	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
-	merged = merge_inline_class(rel, COMPACT_ALL_CLASSES, opts);
-	merged += merge_partial_stripes(rel, opts);
+	reorder = reorder && opts.nsort > 0 && RelationGetIndexList(rel) == NIL;
+	merged = merge_inline_class(rel, COMPACT_ALL_CLASSES, opts, reorder);
+	merged += merge_partial_stripes(rel, opts, reorder);
 	return merged;
 }
 

@@ -260,12 +260,13 @@ stats_run(IntStats *st, int64 value, int64 len)
 
 /*
  * Encode n >= 1 values the smallest way; append to out, return the
- * encoding.  allow_delta is false for dictionary indexes (order-free).
- * The sizes of all encodings are computed in one pass; only the smallest
- * is written.
+ * encoding.  The sizes of all encodings are computed in one pass; only the
+ * smallest is written.  (Dictionary indexes too: a stripe whose rows VACUUM
+ * ordered numbers its entries as the rows first use them, so that a
+ * profile's new stacks take consecutive indexes, runs of delta 1.)
  */
 int
-columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delta)
+columnar_encode_ints(const int64 *values, int n, StringInfo out)
 {
 	IntStats	plain,
 				delta,
@@ -327,13 +328,13 @@ columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delt
 
 	sizes[ENC_FOR] = for_size(plain.min, plain.max, n);
 	sizes[ENC_RLE] = plain.rle;
-	if (allow_delta && n > 2)
+	if (n > 2)
 	{
 		sizes[ENC_DELTA_FOR] = 8 + for_size(delta.min, delta.max, n - 1);
 		sizes[ENC_DELTA_RLE] = 8 + delta.rle;
 		sizes[ENC_DOD_FOR] = 16 + for_size(dod.min, dod.max, n - 2);
 	}
-	for (int e = ENC_RLE; e <= (allow_delta && n > 2 ? ENC_DOD_FOR : ENC_RLE); e++)
+	for (int e = ENC_RLE; e <= (n > 2 ? ENC_DOD_FOR : ENC_RLE); e++)
 		if (sizes[e] < sizes[best])
 			best = e;
 

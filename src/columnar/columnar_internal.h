@@ -78,11 +78,16 @@ extern bool columnar_enable_custom_scan;
 extern bool columnar_enable_aggregate;
 
 /* Per-table options (parca.columnar_options, else the settings). */
+#define COLUMNAR_MAX_SORT_COLUMNS 4
+
 typedef struct ColumnarOptions
 {
 	int			stripe_rows;
 	int			chunk_group_rows;
 	int			compression_level;
+	/* the pass-by-value columns VACUUM orders merged stripes by */
+	int			nsort;
+	AttrNumber	sort_by[COLUMNAR_MAX_SORT_COLUMNS];
 } ColumnarOptions;
 
 /* ---- row numbers and TIDs ---- */
@@ -354,7 +359,7 @@ columnar_get_varint(const char **p, const char *end)
 	return 0;
 }
 
-extern int	columnar_encode_ints(const int64 *values, int n, StringInfo out, bool allow_delta);
+extern int	columnar_encode_ints(const int64 *values, int n, StringInfo out);
 extern void columnar_decode_ints(int encoding, const char *data, int len, int64 *values, int n);
 extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
 extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
@@ -418,6 +423,7 @@ extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count
 typedef struct ColumnarWriteBuffer ColumnarWriteBuffer;
 
 extern ColumnarWriteBuffer *columnar_buffer_create(Relation rel, MemoryContext parent);
+extern void columnar_buffer_order_rows(ColumnarWriteBuffer *buf);
 extern void columnar_buffer_free(ColumnarWriteBuffer *buf);
 extern bool columnar_buffer_append(ColumnarWriteBuffer *buf, Datum *values, bool *isnull,
 								   int64 row, CommandId cid);
@@ -441,7 +447,7 @@ extern void columnar_write_state_init(void);
 
 /* ---- columnar_compaction.c ---- */
 
-extern int64 columnar_compact(Relation rel, bool wait);
+extern int64 columnar_compact(Relation rel, bool wait, bool reorder);
 extern void columnar_refresh_free_space(Relation rel);
 extern bool columnar_compaction_pending(Relation rel);
 extern void columnar_compact_at_commit(Oid relid, ColumnarOptions opts);

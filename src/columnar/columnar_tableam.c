@@ -550,7 +550,7 @@ columnar_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy 
 			stop_being_ignored_as_vacuum();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		PushActiveSnapshot(snapshot);
-		merged = columnar_compact(rel, !IsAutoVacuumWorkerProcess());
+		merged = columnar_compact(rel, !IsAutoVacuumWorkerProcess(), true);
 		PopActiveSnapshot();
 		UnregisterSnapshot(snapshot);
 	}
@@ -772,7 +772,8 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = columnar_open_table(relid, RowExclusiveLock);
 	columnar_refresh_free_space(rel);
-	merged = columnar_compact(rel, true);
+	/* not reordered: this lock lets CREATE INDEX CONCURRENTLY run meanwhile */
+	merged = columnar_compact(rel, true, false);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);
 }

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
@@ -112,6 +113,7 @@ struct ColumnarWriteBuffer
 	CommandId  *cids;
 	int		   *cid_rows;
 	int			ncids;
+	bool		order_rows;		/* by opts.sort_by when flushed */
 };
 
 /* ---- buffers ---- */
@@ -391,6 +393,156 @@ columnar_buffer_append(ColumnarWriteBuffer *buf, Datum *values, bool *isnull, in
 		MemoryContextMemAllocated(buf->stripe_cxt, true) >= (Size) columnar_write_memory_kb * 1024;
 }
 
+/*
+ * Have flushes write the rows in the order of the table's sort columns
+ * (opts.sort_by) rather than as they were appended.  The rows' numbers are
+ * then not the ones they were appended with: only for a buffer whose rows
+ * nothing refers to by number (compaction of a table without indexes).
+ */
+void
+columnar_buffer_order_rows(ColumnarWriteBuffer *buf)
+{
+	buf->order_rows = buf->opts.nsort > 0;
+}
+
+/* ---- row order ---- */
+
+typedef struct RowOrder
+{
+	const ColumnBuffer *keys[COLUMNAR_MAX_SORT_COLUMNS];
+	int			nkeys;
+} RowOrder;
+
+/* Rows by their keys' values (signed), NULLs last, then as appended. */
+static inline int
+compare_rows(int32 a, int32 b, const RowOrder *order)
+{
+	for (int k = 0; k < order->nkeys; k++)
+	{
+		const ColumnBuffer *c = order->keys[k];
+
+		if (c->nulls[a] != c->nulls[b])
+			return c->nulls[a] ? 1 : -1;
+		if (!c->nulls[a] && c->ints[a] != c->ints[b])
+			return c->ints[a] < c->ints[b] ? -1 : 1;
+	}
+	return (a > b) - (a < b);
+}
+
+#define ST_SORT sort_row_positions
+#define ST_ELEMENT_TYPE int32
+#define ST_COMPARE(a, b, arg) compare_rows(*(a), *(b), arg)
+#define ST_COMPARE_ARG_TYPE const RowOrder
+#define ST_SCOPE static
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/*
+ * Put the buffered rows in the order of the sort columns, and number each
+ * dictionary's entries in the order the reordered rows first use them, as
+ * if the rows had arrived so (runs of consecutive indexes encode small).
+ * The row number ranges stay: the stripe holds the same numbers.
+ */
+static void
+order_buffered_rows(ColumnarWriteBuffer *buf)
+{
+	RowOrder	order;
+	int			n = buf->nrows;
+	int32	   *pos;
+	bool		sorted = true;
+
+	order.nkeys = 0;
+	for (int k = 0; k < buf->opts.nsort; k++)
+	{
+		const ColumnBuffer *c = &buf->cols[buf->opts.sort_by[k] - 1];
+
+		if (c->kind == COLUMNAR_KIND_INT && !c->dropped)
+			order.keys[order.nkeys++] = c;
+	}
+	if (order.nkeys == 0 || n < 2)
+		return;
+	pos = palloc(sizeof(int32) * n);
+	for (int r = 0; r < n; r++)
+	{
+		pos[r] = r;
+		if (r > 0 && sorted && compare_rows(r - 1, r, &order) > 0)
+			sorted = false;
+	}
+	if (sorted)
+	{
+		pfree(pos);
+		return;
+	}
+	sort_row_positions(pos, n, &order);
+
+	for (int a = 0; a < buf->natts; a++)
+	{
+		ColumnBuffer *c = &buf->cols[a];
+		bool	   *nulls = MemoryContextAllocHuge(buf->stripe_cxt, sizeof(bool) * buf->cap);
+
+		for (int r = 0; r < n; r++)
+			nulls[r] = c->nulls[pos[r]];
+		if (c->kind == COLUMNAR_KIND_INT)
+		{
+			int64	   *ints = MemoryContextAllocHuge(buf->stripe_cxt, sizeof(int64) * buf->cap);
+
+			for (int r = 0; r < n; r++)
+				ints[r] = c->ints[pos[r]];
+			pfree(c->ints);
+			c->ints = ints;
+		}
+		else
+		{
+			uint32	   *idx = MemoryContextAllocHuge(buf->stripe_cxt, sizeof(uint32) * buf->cap);
+			uint32	   *renumber = palloc(sizeof(uint32) * Max(c->ndict, 1));
+			char	  **dict_ptr = MemoryContextAllocHuge(buf->stripe_cxt,
+														  sizeof(char *) * c->dict_cap);
+			uint32	   *dict_len = MemoryContextAllocHuge(buf->stripe_cxt,
+														  sizeof(uint32) * c->dict_cap);
+			uint32		next = 0;
+
+			memset(renumber, 0xff, sizeof(uint32) * Max(c->ndict, 1));
+			for (int r = 0; r < n; r++)
+			{
+				uint32		old;
+
+				if (nulls[r])
+				{
+					idx[r] = 0;
+					continue;
+				}
+				old = c->idx[pos[r]];
+				if (renumber[old] == PG_UINT32_MAX)
+					renumber[old] = next++;
+				idx[r] = renumber[old];
+			}
+			/* entries no row uses (none, as buffers are flushed whole) last */
+			for (int i = 0; i < c->ndict; i++)
+				if (renumber[i] == PG_UINT32_MAX)
+					renumber[i] = next++;
+			for (int i = 0; i < c->ndict; i++)
+			{
+				dict_ptr[renumber[i]] = c->dict_ptr[i];
+				dict_len[renumber[i]] = c->dict_len[i];
+			}
+			/* the hash table's indexes are stale: no row is added after this */
+			c->last_idx = -1;
+			pfree(renumber);
+			pfree(c->idx);
+			pfree(c->dict_ptr);
+			pfree(c->dict_len);
+			c->idx = idx;
+			c->dict_ptr = dict_ptr;
+			c->dict_len = dict_len;
+		}
+		pfree(c->nulls);
+		c->nulls = nulls;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(pos);
+}
+
 /* ---- stripes ---- */
 
 /*
@@ -512,6 +664,9 @@ columnar_buffer_flush(Relation rel, ColumnarWriteBuffer *buf, bool for_good, int
 	if (buf->nrows == 0)
 		return;
 	cid = buf->cids[0];
+	/* rows of one command only: rows_before finds a command's rows by position */
+	if (buf->order_rows && buf->ncids == 1)
+		order_buffered_rows(buf);
 	old = MemoryContextSwitchTo(buf->cxt);
 	initStringInfo(&data);
 
