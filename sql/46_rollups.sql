@@ -32,6 +32,9 @@ CREATE TABLE parca.samples_daily (LIKE parca.samples) PARTITION BY RANGE (time);
 COMMENT ON TABLE parca.samples_daily IS 'daily rollups of parca.samples, from parca.samples_hourly: per day, series, stack and period, the summed value';
 CREATE TABLE parca.samples_weekly (LIKE parca.samples) PARTITION BY RANGE (time);
 COMMENT ON TABLE parca.samples_weekly IS 'weekly rollups of parca.samples (weeks from Thursday 00:00 UTC), from parca.samples_daily: per week, series, stack and period, the summed value';
+-- VACUUM writes their merged stripes by series, then time, as parca.samples'
+INSERT INTO parca.columnar_options (relid, sort_by)
+SELECT t, '{series_id,time}' FROM unnest('{parca.samples_hourly,parca.samples_daily,parca.samples_weekly}'::regclass[]) t;
 
 -- Every hour (day, week) rolled up, with the rows its source had then
 -- (raw rows for an hour, rows of parca.samples_hourly for a day, of
