@@ -164,26 +164,28 @@ selector="$type{job=\"big\"}"
 ids=$(q "SELECT parca_series_ids('$selector')")
 report() {
 	local label=$1 wal=$2 generic=$3
-	local rows bytes live qrows ms stripes inline blocks relblocks dead
+	local rows bytes live qrows ms session_ms stripes inline blocks relblocks dead
 	rows=$(q "SELECT count(*) FROM parca.samples")
 	bytes=$(table_bytes)
 	live=$(live_bytes)
 	qrows=$(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$ids')")
 	ms=$(best_ms "SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))")
+	session_ms=$(best_ms_session "SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))")
 	read -r stripes inline blocks <<<"$(q "SELECT sum(stripes), sum(inline_stripes), sum(data_blocks)
 		FROM $leaves t, parca_columnar_check(t.relid)" | tr '|' ' ')"
 	relblocks=$(q "SELECT sum(pg_relation_size(relid) / 8192 - 1) FROM $leaves t")
 	dead=$(q "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'parca.columnar_stripes'::regclass")
-	printf '%-24s %10d %7.2f %7.2f %9s %8s %7s %7s %6s %8.1f %8.1f\n' "$label" "$rows" \
+	printf '%-24s %10d %7.2f %7.2f %9s %9s %8s %7s %7s %6s %8.1f %8.1f\n' "$label" "$rows" \
 		"$(awk -v b="$bytes" -v r="$rows" 'BEGIN { print b / r }')" \
 		"$(awk -v b="$live" -v r="$rows" 'BEGIN { print b / r }')" "$(per_second "$qrows" "$ms")" \
+		"$(per_second "$qrows" "$session_ms")" \
 		"$stripes" "$inline" "$((relblocks - blocks))" "$dead" \
 		"$(awk -v w="$wal" 'BEGIN { print w / 1048576 }')" "$(awk -v w="$generic" 'BEGIN { print w / 1048576 }')"
 }
 generic=$(generic_wal_bytes "$lsn0" "$lsn1")
 wal=$(wal_bytes "$lsn0" "$lsn1")
 echo
-printf '%-24s %10s %7s %7s %9s %8s %7s %7s %6s %8s %8s\n' "" rows "B/row" "live" "Mrows/s" stripes inline \
+printf '%-24s %10s %7s %7s %9s %9s %8s %7s %7s %6s %8s %8s\n' "" rows "B/row" "live" "Mrows/s" "(pooled)" stripes inline \
 	unused dead "WAL MB" "page MB"
 report "profile by profile" "$wal" "$generic"
 if $gc; then
@@ -204,7 +206,8 @@ q "ANALYZE parca.samples" >/dev/null
 report "bulk-loaded (one COPY)" "$(wal_bytes "$lsn2" "$lsn3")" "$(generic_wal_bytes "$lsn2" "$lsn3")"
 bulk=$(live_bytes)
 echo "(rows ingested: $ingested.  B/row: the table's files (with indexes and TOAST) and its stripe rows; live:"
-echo " without unused pages; Mrows/s: parca_query over the big profiles' samples/count (best of 3); unused:"
+echo " without unused pages; Mrows/s: parca_query over the big profiles' samples/count (best of 3), each in a"
+echo " new connection, and (pooled) in one connection after a first query (as a pool's); unused:"
 echo " data pages no stripe uses (listed for reuse); dead: rows of parca.columnar_stripes; WAL MB: all WAL"
 echo " written, page MB: of it the columnar pages' (generic WAL); load average $(cut -d' ' -f1 /proc/loadavg)"
 echo " on $(nproc) cores)"
