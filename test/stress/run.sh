@@ -66,8 +66,11 @@ q "ALTER TABLE parca.columnar_stripes SET ($eager,
 	toast.autovacuum_vacuum_insert_threshold = 1, toast.autovacuum_vacuum_insert_scale_factor = 0)"
 # compaction keeps row numbers: an index must keep finding every row
 q "CREATE INDEX samples_series_time ON parca.samples (series_id, time)"
-# another columnar table, truncated now and then while it is written and compacted
+# another columnar table, truncated now and then while it is written and
+# compacted; without an index, so VACUUM writes its merged stripes in the
+# order of a (sort_by): each row's b must still be its a's
 q "CREATE TABLE stress.side (a bigint, b text) USING parca_columnar"
+q "SELECT parca_columnar_set_options('stress.side', sort_by => '{a}')" >/dev/null
 
 # fixtures: the small ones most of the time, now and then a large one
 small_fixtures=(parca/fib.pb.gz parca/labels.pb.gz parca/profile-with-labels.pb.gz
@@ -398,6 +401,8 @@ check_storage() {
 		                                      AND s.time >= q.range_start AND s.time < q.range_end)")"
 	check_eq "$label: parca_columnar_check of the truncated side table, and its rows" \
 		"$(qv "SELECT count(*) FROM stress.side")" "$(qv "SELECT rows FROM parca_columnar_check('stress.side')")"
+	check_eq "$label: the side table's rows whole after VACUUM reordered them" 0 \
+		"$(qv "SELECT count(*) FROM stress.side WHERE b IS DISTINCT FROM 'row ' || a")"
 }
 
 # Client errors other than a crash's: none expected.  (A compaction
