@@ -307,20 +307,28 @@ profile_time(const PprofMessage *m)
 		(TimestampTz) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
 }
 
+/*
+ * The rows of the samples, sample type by sample type: each type is a
+ * series of its own, and a stripe whose rows come series by series lets a
+ * query for one type skip the other types' chunk groups, and numbers its
+ * stacks in the same order for every type (runs of consecutive dictionary
+ * indexes), before VACUUM orders merged stripes (docs/columnar.md).
+ */
 static int64
 write_samples(IngestState *st, const uint64 *location_ids)
 {
 	const PprofMessage *m = st->p->msg;
 	uint64	   *frames = palloc(Max(STACKTRACE_MAX_FRAMES, 1) * sizeof(uint64));
+	Size		n = Max(m->n_sample, 1);
+	const int64 **series_ids = palloc(n * sizeof(int64 *));
+	Datum	   *num_labels = palloc(n * sizeof(Datum));
+	Datum	   *stacks = palloc0(n * sizeof(Datum));
 	SamplesInsert *si = samples_insert_begin(profile_time(m), m->period,
 											 Max(m->duration_nanos, 0));
 
 	for (size_t i = 0; i < m->n_sample; i++)
 	{
 		const Perftools__Profiles__Sample *s = m->sample[i];
-		const int64 *series_ids;
-		Datum		sample_num_labels;
-		Datum		stack = (Datum) 0;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -329,21 +337,26 @@ write_samples(IngestState *st, const uint64 *location_ids)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("sample %zu has %zu frames, more than the limit of %d",
 							i, s->n_location_id, STACKTRACE_MAX_FRAMES)));
-		series_ids = series_of(st, s);
-		sample_num_labels = num_labels_of(st, s);
-		for (size_t t = 0; t < m->n_sample_type; t++)
+		series_ids[i] = series_of(st, s);
+		num_labels[i] = num_labels_of(st, s);
+	}
+	for (size_t t = 0; t < m->n_sample_type; t++)
+		for (size_t i = 0; i < m->n_sample; i++)
 		{
+			const Perftools__Profiles__Sample *s = m->sample[i];
+
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
 			if (s->value[t] == 0)
 				continue;
-			if (stack == (Datum) 0)
+			if (stacks[i] == (Datum) 0)
 			{
 				for (size_t j = 0; j < s->n_location_id; j++)
 					frames[j] = location_ids[pprof_id_lookup(st->p->locations, s->location_id[j])];
-				stack = PointerGetDatum(stacktrace_from_frames(frames, (int) s->n_location_id));
+				stacks[i] = PointerGetDatum(stacktrace_from_frames(frames, (int) s->n_location_id));
 			}
-			samples_insert_add(si, series_ids[t], stack, s->value[t], sample_num_labels);
+			samples_insert_add(si, series_ids[i][t], stacks[i], s->value[t], num_labels[i]);
 		}
-	}
 	return samples_insert_end(si);
 }
 

@@ -118,7 +118,9 @@ RESET parca.columnar_enable_custom_scan;
 DROP INDEX parca.samples_series_idx;
 -- a CHECK constraint refuses the profile and nothing of it stays
 ALTER TABLE parca.samples ADD CONSTRAINT small_values CHECK (value < 1000000) NOT VALID;
+\set VERBOSITY terse
 SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'checked');
+\set VERBOSITY default
 ALTER TABLE parca.samples DROP CONSTRAINT small_values;
 SELECT count(*) AS checked_rows FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
 WHERE se.profile_type LIKE 'checked:%';

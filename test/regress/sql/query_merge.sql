@@ -12,9 +12,10 @@ SELECT parca_columnar_set_options('parca.samples', chunk_group_rows => 1000);
 SELECT parca_ingest_pprof(pg_read_binary_file(:'fib'), 'qmerge', '{"run": "a"}') > 0 AS stored;
 SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'qmerge', '{"run": "a"}') > 0 AS stored;
 SELECT parca_ingest_pprof(pg_read_binary_file(:'alloc'), 'qmerge', '{"run": "b"}') > 0 AS stored;
--- copies of those rows a second apart, in a stripe of their own
+-- copies of those rows a second apart, in a stripe of their own, the
+-- sample types of a stack side by side
 INSERT INTO parca.samples
-SELECT '2024-05-01 00:00+00'::timestamptz + (row_number() OVER ()) * interval '1 s',
+SELECT '2024-05-01 00:00+00'::timestamptz + (row_number() OVER (ORDER BY s.stack, s.series_id, s.value)) * interval '1 s',
        s.series_id, s.stack, s.value + 1, s.period, s.duration, s.num_labels
 FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
 WHERE se.profile_type LIKE 'qmerge:%';
