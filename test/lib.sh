@@ -192,7 +192,7 @@ best_ms() {
 # first one, in milliseconds: a connection that has served queries before,
 # as a pool's (Grafana's) does (for bench/)
 best_ms_session() {
-	{ echo "SET jit = off"; echo '\timing on'; for _ in 1 2 3 4; do echo "$1;"; done; } |
+	{ echo "SET jit = off;"; echo '\timing on'; for _ in 1 2 3 4; do echo "$1;"; done; } |
 		psql -X -qAt | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 3 | sort -g | head -n 1
 }
 # seconds SQL: the wall time of one run of SQL, in seconds (for bench/)
