@@ -297,24 +297,93 @@ merge_partial_stripes(Relation rel, ColumnarOptions opts, bool reorder)
 }
 
 /*
+ * The stripe on pages to move down, or NULL: the last one (by first
+ * block), when a free run before it can hold it and the table has at least
+ * as many free data pages as used ones.  A time partition that is written
+ * no more keeps the pages of the stripes its last merge merged, which lie
+ * before the merged stripe; columnar_refresh_free_space gives back only a
+ * free tail.  Moved down (written again, as a merge of one stripe: the
+ * writer takes the first free run that holds it), its old pages become the
+ * tail that a later VACUUM gives back.  The rule of half the pages keeps a
+ * table that is written to from rewriting its last stripe at every VACUUM.
+ */
+static ColumnarStripe *
+stripe_to_move_down(Relation rel, List *stripes)
+{
+	ColumnarStripe *last = NULL;
+	ColumnarBlockRun *free;
+	int			nfree = columnar_free_runs(rel, &free);
+	int64		used = 0;
+	int64		free_pages = 0;
+	int64		pages;
+	bool		fits = false;
+	ListCell   *lc;
+
+	foreach(lc, stripes)
+	{
+		ColumnarStripe *s = lfirst(lc);
+
+		if (s->first_block < 0)
+			continue;
+		used += (s->data_size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
+		if (last == NULL || s->first_block > last->first_block)
+			last = s;
+	}
+	if (last != NULL)
+	{
+		pages = (last->data_size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
+		for (int i = 0; i < nfree; i++)
+		{
+			free_pages += free[i].count;
+			if (free[i].count >= pages && free[i].first + pages <= last->first_block)
+				fits = true;
+		}
+	}
+	pfree(free);
+	return fits && free_pages >= used ? last : NULL;
+}
+
+/*
+ * Move rel's last stripe down (stripe_to_move_down), if it should be;
+ * the caller holds the compaction lock.  Returns the stripes merged: 1 or 0.
+ */
+static int64
+move_last_stripe_down(Relation rel, ColumnarOptions opts, bool reorder)
+{
+	Snapshot	snapshot;
+	List	   *stripes = load_stripes_under_lock(rel, false, &snapshot);
+	ColumnarStripe *s = stripe_to_move_down(rel, stripes);
+
+	if (s != NULL)
+		merge_stripes(rel, list_make1(s), opts, reorder);
+	UnregisterSnapshot(snapshot);
+	list_free_deep(stripes);
+	return s != NULL ? 1 : 0;
+}
+
+/*
  * Compact rel now (VACUUM, parca_columnar_compact): merge all small inline
  * stripes, then partial stripes of every kind by size ratio.  Without
- * wait, nothing happens while another transaction compacts rel.  reorder:
- * the caller holds a lock that keeps indexes from being built (VACUUM's),
- * and merged stripes of a table without indexes may be written in the
- * order of its sort columns.  Returns how many stripes were merged.
+ * wait, nothing happens while another transaction compacts rel.
+ * in_vacuum: called by VACUUM, whose lock keeps indexes from being built,
+ * so that merged stripes of a table without indexes may be written in the
+ * order of its sort columns; and the last stripe is moved down if free
+ * pages before it can hold it.  Returns how many stripes were merged.
  */
 int64
-columnar_compact(Relation rel, bool wait, bool reorder)
+columnar_compact(Relation rel, bool wait, bool in_vacuum)
 {
 	ColumnarOptions opts = columnar_get_options(RelationGetRelid(rel));
+	bool		reorder;
 	int64		merged;
 
 	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
-	reorder = reorder && opts.nsort > 0 && RelationGetIndexList(rel) == NIL;
+	reorder = in_vacuum && opts.nsort > 0 && RelationGetIndexList(rel) == NIL;
 	merged = merge_inline_class(rel, COMPACT_ALL_CLASSES, opts, reorder);
 	merged += merge_partial_stripes(rel, opts, reorder);
+	if (in_vacuum)
+		merged += move_last_stripe_down(rel, opts, reorder);
 	return merged;
 }
 
@@ -400,7 +469,8 @@ partial_row_counts(Relation rel, bool inline_only, int64 rows, int64 **counts)
 
 /*
  * Whether rel has stripes that columnar_compact might merge: two partial
- * ones (it merges them if their sizes make a run).
+ * ones (it merges them if their sizes make a run), or a last stripe to
+ * move down.
  */
 bool
 columnar_compaction_pending(Relation rel)
@@ -411,6 +481,14 @@ columnar_compaction_pending(Relation rel)
 									   &counts);
 
 	pfree(counts);
+	if (n < 2)
+	{
+		List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id,
+													GetLatestSnapshot(), false);
+
+		n = stripe_to_move_down(rel, stripes) != NULL ? 2 : 0;
+		list_free_deep(stripes);
+	}
 	return n >= 2;
 }
 

@@ -772,7 +772,7 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = columnar_open_table(relid, RowExclusiveLock);
 	columnar_refresh_free_space(rel);
-	/* not reordered: this lock lets CREATE INDEX CONCURRENTLY run meanwhile */
+	/* not as VACUUM: this lock lets CREATE INDEX CONCURRENTLY run meanwhile */
 	merged = columnar_compact(rel, true, false);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(merged);

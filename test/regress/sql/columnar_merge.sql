@@ -1,7 +1,8 @@
 -- parca_columnar: merging stripes written on pages (VACUUM,
 -- parca_columnar_compact): by size ratio, with their rows and row
 -- numbers; stripes cut short by the write memory left alone; the pages of
--- merged-away and rolled-back stripes reused, a free tail given back.
+-- merged-away and rolled-back stripes reused, a free tail given back, a
+-- last stripe moved down into free pages before it.
 -- (Against other sessions: test/isolation; under load and crashes:
 -- test/stress.)
 SET parca.columnar_inline_stripe_bytes = 0;  -- every stripe on pages, as a big ingest
@@ -106,6 +107,35 @@ VACUUM parca.columnar_stripes;
 VACUUM col_mg;
 SELECT pg_relation_size('col_mg') = bytes AS given_back FROM col_mg_size;
 SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_mg');
+
+-- the pages a last merge freed before its merged stripe (as in a time
+-- partition written no more): VACUUM moves the stripe down into them, and
+-- a later VACUUM gives the old pages, now the tail, back
+TRUNCATE col_mg;
+DO $$ BEGIN FOR i IN 0..5 LOOP
+    INSERT INTO col_mg SELECT i * 1000 + g, repeat(md5((i * 1000 + g)::text), 2), g
+    FROM generate_series(1, 1000) g;
+    COMMIT;
+END LOOP; END $$;
+VACUUM col_mg;
+SELECT count(*) AS stripes, sum(row_count) AS rows FROM col_mg_stripes();
+UPDATE col_mg_size SET bytes = pg_relation_size('col_mg');
+CREATE TEMP TABLE col_mg_sums AS SELECT count(*) AS n, sum(v) AS v, sum(t) AS t, count(DISTINCT s) AS s FROM col_mg;
+VACUUM parca.columnar_stripes;
+VACUUM col_mg;
+VACUUM parca.columnar_stripes;
+VACUUM col_mg;
+SELECT pg_relation_size('col_mg') < bytes / 2 AS given_back FROM col_mg_size;
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_mg');
+SELECT (SELECT count(*) AS n FROM col_mg) = n AS same_rows,
+       (SELECT sum(v) FROM col_mg) = v AND (SELECT sum(t) FROM col_mg) = t AS same_sums,
+       (SELECT count(DISTINCT s) FROM col_mg) = s AS same_strings
+FROM col_mg_sums;
+-- and no further VACUUM moves it again
+UPDATE col_mg_size SET bytes = pg_relation_size('col_mg');
+VACUUM parca.columnar_stripes;
+VACUUM col_mg;
+SELECT pg_relation_size('col_mg') = bytes AS same_size, count(*) AS stripes FROM col_mg_size, col_mg_stripes() GROUP BY bytes;
 
 DROP TABLE col_mg;
 DROP FUNCTION col_mg_stripes();
