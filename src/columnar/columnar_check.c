@@ -236,7 +236,9 @@ parca_columnar_chunks(PG_FUNCTION_ARGS)
 
 				if (g < 0 && !s->columns[a].has_dict)
 					continue;
-				if (g < 0)
+				if (g < 0 && ch->encoding == ENC_WORDS)
+					enc = "dictionary(words)";
+				else if (g < 0)
 					enc = "dictionary";
 				else if (ch->encoding == ENC_DICT)
 					enc = psprintf("dict(%s)", columnar_encoding_names[ch->index_encoding]);

@@ -15,8 +15,17 @@
  *			the integer encoding index_encoding;
  *		ENC_PLAIN: each value as (varint length, bytes): a varlena's data
  *			without its header, a cstring with its NUL, or typlen bytes.
- *	A dictionary chunk is a value list like ENC_PLAIN, one entry per
- *	distinct value, without null bitmap.
+ *	A dictionary chunk holds the distinct values of a column in a stripe,
+ *	without null bitmap, as (ColumnarColumn.dict.encoding):
+ *		ENC_PLAIN: a value list as above;
+ *		ENC_WORDS (format version 2), for values of whole 8-byte words
+ *			(stacks): varint nwords, varint total (the words of all
+ *			values: it gives their decoded size), the table of the nwords
+ *			distinct words (8 bytes each, as in the values), a varint word
+ *			count per value, then each value's words as indexes into the
+ *			table, little-endian, of 1, 2, 3 or 4 bytes as nwords needs.
+ *			Whole bytes, so that zstd still finds stacks' repeated frames;
+ *			the values decode straight from the table, in one pass.
  * The bytes are then compressed with zstd, unless that does not shrink
  * them (rawsize 0), and the CRC-32C of what is stored is kept.
  *
@@ -29,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/memutils.h"
 
 #include "columnar/columnar_internal.h"
@@ -195,15 +205,150 @@ columnar_chunk_encode_plain(ColumnarChunkWriter *w, const uint32 *indexes, const
 	put_chunk(w, chunk);
 }
 
-/* The dictionary chunk of a column: its ndict distinct values. */
+/* Bytes of an index into a word table of nwords words. */
+static inline int
+word_index_width(uint64 nwords)
+{
+	return nwords <= (1 << 8) ? 1 : nwords <= (1 << 16) ? 2 : nwords <= (1 << 24) ? 3 : 4;
+}
+
+typedef struct WordEntry
+{
+	uint64		word;
+	uint32		index;
+	char		status;
+} WordEntry;
+
+#define SH_PREFIX words
+#define SH_ELEMENT_TYPE WordEntry
+#define SH_KEY_TYPE uint64
+#define SH_KEY word
+#define SH_HASH_KEY(tb, k) murmurhash32((uint32) ((k) ^ ((k) >> 32)))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * The dictionary as ENC_WORDS into w->raw, if that is smaller than the
+ * value list (ENC_PLAIN) it replaces; false, with nothing written, if not.
+ * Only values of whole 8-byte words qualify (stacks: location ids), and
+ * pay when few distinct words make them up (stacks share their frames).
+ * No cstrings: their terminating NUL is not checked when read.
+ */
+static bool
+encode_words(ColumnarChunkWriter *w, char *const *dict, const uint32 *dict_len, int ndict,
+			 int16 typlen)
+{
+	uint64		plain_size = 0;
+	uint64		total_words = 0;
+	uint64		counts_size = 0;
+	uint64		words_size;
+	uint32	   *indexes;
+	uint64	   *table;
+	uint32		nwords = 0;
+	words_hash *hash;
+	int			width;
+	uint64		k = 0;
+	bool		smaller = false;
+
+	if (typlen == -2)
+		return false;
+	for (int i = 0; i < ndict; i++)
+	{
+		if (dict_len[i] % sizeof(uint64) != 0)
+			return false;
+		plain_size += columnar_varint_size(dict_len[i]) + dict_len[i];
+		total_words += dict_len[i] / sizeof(uint64);
+		counts_size += columnar_varint_size(dict_len[i] / sizeof(uint64));
+	}
+	if (total_words == 0)
+		return false;
+
+	/*
+	 * Each value's words as indexes into the table of distinct words, in
+	 * the order first seen; given up as soon as the table alone and one
+	 * byte per word make it no smaller than the value list.
+	 */
+	indexes = palloc_extended(sizeof(uint32) * total_words, MCXT_ALLOC_HUGE);
+	table = palloc(sizeof(uint64) * 256);
+	hash = words_create(CurrentMemoryContext, 256, NULL);
+	for (int i = 0; i < ndict; i++)
+	{
+		const char *p = dict[i];
+
+		for (uint32 j = 0; j < dict_len[i] / sizeof(uint64); j++)
+		{
+			uint64		word;
+			WordEntry  *e;
+			bool		found;
+
+			memcpy(&word, p + j * sizeof(uint64), sizeof(uint64));
+			e = words_insert(hash, word, &found);
+			if (!found)
+			{
+				if ((nwords & (nwords - 1)) == 0 && nwords >= 256)
+					table = repalloc_huge(table, sizeof(uint64) * nwords * 2);
+				e->index = nwords;
+				table[nwords++] = word;
+				if (sizeof(uint64) * (uint64) nwords + total_words >= plain_size)
+					goto done;
+			}
+			indexes[k++] = e->index;
+		}
+	}
+	width = word_index_width(nwords);
+	words_size = columnar_varint_size(nwords) + columnar_varint_size(total_words) +
+		sizeof(uint64) * (uint64) nwords + counts_size + width * total_words;
+	if (words_size < plain_size)
+	{
+		char	   *out;
+
+		smaller = true;
+		resetStringInfo(&w->raw);
+		enlargeStringInfo(&w->raw, (int) words_size);
+		out = w->raw.data;
+		out += columnar_varint_write(out, nwords);
+		out += columnar_varint_write(out, total_words);
+		memcpy(out, table, sizeof(uint64) * nwords);
+		out += sizeof(uint64) * nwords;
+		for (int i = 0; i < ndict; i++)
+			out += columnar_varint_write(out, dict_len[i] / sizeof(uint64));
+		/* little-endian, byte by byte: the same on every machine */
+		for (uint64 i = 0; i < total_words; i++)
+			for (int b = 0; b < width; b++)
+				*out++ = (char) (indexes[i] >> (8 * b));
+		w->raw.len = out - w->raw.data;
+		w->raw.data[w->raw.len] = '\0';
+		Assert(w->raw.len == words_size);
+	}
+done:
+	words_destroy(hash);
+	pfree(table);
+	pfree(indexes);
+	return smaller;
+}
+
+/*
+ * The dictionary chunk of a column of type length typlen: its ndict
+ * distinct values, as ENC_WORDS when that is smaller, else as a value list
+ * (ENC_PLAIN).
+ */
 void
 columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
-								 const uint32 *dict_len, int ndict, ColumnarChunk *chunk)
+								 const uint32 *dict_len, int ndict, int16 typlen,
+								 ColumnarChunk *chunk)
 {
-	resetStringInfo(&w->raw);
-	for (int i = 0; i < ndict; i++)
-		put_value(&w->raw, dict[i], dict_len[i]);
-	chunk->encoding = ENC_PLAIN;
+	if (encode_words(w, dict, dict_len, ndict, typlen))
+		chunk->encoding = ENC_WORDS;
+	else
+	{
+		resetStringInfo(&w->raw);
+		for (int i = 0; i < ndict; i++)
+			put_value(&w->raw, dict[i], dict_len[i]);
+		chunk->encoding = ENC_PLAIN;
+	}
 	put_chunk(w, chunk);
 }
 
@@ -350,11 +495,168 @@ columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int 
 	return nv;
 }
 
-/* The bytes that the ndict values of a dictionary chunk's raw bytes take decoded. */
-Size
-columnar_chunk_dictionary_size(const char *raw, int len, int ndict, int16 typlen)
+/*
+ * An ENC_WORDS dictionary chunk's parts, as its header gives them and
+ * checked against its bytes.
+ */
+typedef struct WordsLayout
 {
-	return values_size(raw, len, ndict, typlen);
+	uint32		nwords;
+	uint64		total;			/* words of all values */
+	const char *table;			/* nwords 8-byte words */
+	const char *counts;			/* ndict varints: each value's words */
+	const char *indexes;		/* width bytes for each word of each value */
+	int			width;
+} WordsLayout;
+
+static pg_noinline void
+words_corrupted(const char *what)
+{
+	ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+					errmsg("columnar word dictionary %s", what)));
+}
+
+/*
+ * The parts of the raw bytes of an ENC_WORDS dictionary of ndict values of
+ * a type of length typlen, from its header; the counts and indexes are
+ * checked as they are read (words_fill).
+ */
+static void
+words_layout(const char *raw, int rawlen, int ndict, int16 typlen, WordsLayout *l)
+{
+	const char *p = raw;
+	const char *end = raw + rawlen;
+	uint64		nwords;
+
+	if (typlen == -2)
+		words_corrupted("is of a cstring column");
+	nwords = columnar_get_varint(&p, end);
+	l->total = columnar_get_varint(&p, end);
+	if (nwords > (uint64) (end - p) / sizeof(uint64))
+		words_corrupted("is truncated");
+	l->nwords = (uint32) nwords;
+	l->width = word_index_width(nwords);
+	l->table = p;
+	l->counts = p + sizeof(uint64) * nwords;
+	/* a count takes a byte at least */
+	if (l->total > (uint64) (end - l->counts) / l->width ||
+		(uint64) ndict > (uint64) (end - l->counts) - l->total * l->width)
+		words_corrupted("is truncated");
+	l->indexes = end - l->total * l->width;
+}
+
+StaticAssertDecl(sizeof(uint64) % MAXIMUM_ALIGNOF == 0, "words keep values MAXALIGNed");
+
+/*
+ * The bytes that the values take decoded, laid out as values_size: each
+ * value's length (a multiple of 8) plus its header, MAXALIGNed, is its
+ * words' bytes plus MAXALIGN(VARHDRSZ), so the total word count gives it.
+ */
+static Size
+words_size(const WordsLayout *l, int ndict)
+{
+	return MAXALIGN(sizeof(char *) * Max(ndict, 1)) + sizeof(uint64) * l->total +
+		(Size) ndict * MAXALIGN(VARHDRSZ);
+}
+
+/*
+ * Copy count words to dst from the table, by their indexes of width bytes
+ * at idx (width a constant where this is inlined: one loop per width).
+ */
+static pg_attribute_always_inline void
+copy_words(char *dst, const uint8 *idx, uint64 count, int width, const char *table,
+		   uint32 nwords)
+{
+	for (uint64 j = 0; j < count; j++, idx += width)
+	{
+		uint32		x = idx[0];
+
+		if (width > 1)
+			x |= (uint32) idx[1] << 8;
+		if (width > 2)
+			x |= (uint32) idx[2] << 16;
+		if (width > 3)
+			x |= (uint32) idx[3] << 24;
+		if (unlikely(x >= nwords))
+			words_corrupted("has a word index out of range");
+		memcpy(dst + sizeof(uint64) * j, table + sizeof(uint64) * x, sizeof(uint64));
+	}
+}
+
+/*
+ * The values of an ENC_WORDS dictionary into space (words_size bytes) as
+ * values_fill lays them out; their pointers.  Each value's word count is
+ * checked before its words are written.
+ */
+static char **
+words_fill(const WordsLayout *l, int ndict, int16 typlen, char *space)
+{
+	const char *counts = l->counts;
+	const uint8 *idx = (const uint8 *) l->indexes;
+	uint64		left = l->total;
+	char	  **out = (char **) space;
+	char	   *arena = space + MAXALIGN(sizeof(char *) * Max(ndict, 1));
+
+	for (int i = 0; i < ndict; i++)
+	{
+		uint64		count = columnar_get_varint(&counts, l->indexes);
+		char	   *dst = arena;
+
+		if (count > left || (typlen > 0 && count * sizeof(uint64) != (uint64) typlen))
+			words_corrupted("has a bad value length");
+		left -= count;
+		out[i] = arena;
+		if (typlen == -1)
+		{
+			SET_VARSIZE(arena, sizeof(uint64) * count + VARHDRSZ);
+			dst = VARDATA(arena);
+		}
+		switch (l->width)
+		{
+			case 1:
+				copy_words(dst, idx, count, 1, l->table, l->nwords);
+				break;
+			case 2:
+				copy_words(dst, idx, count, 2, l->table, l->nwords);
+				break;
+			case 3:
+				copy_words(dst, idx, count, 3, l->table, l->nwords);
+				break;
+			default:
+				copy_words(dst, idx, count, 4, l->table, l->nwords);
+				break;
+		}
+		idx += l->width * count;
+		arena += sizeof(uint64) * count + MAXALIGN(VARHDRSZ);
+	}
+	if (left != 0 || counts != l->indexes)
+		words_corrupted("has trailing bytes");
+	return out;
+}
+
+static void
+check_dictionary_encoding(const ColumnarChunk *chunk)
+{
+	if (chunk->encoding != ENC_PLAIN && chunk->encoding != ENC_WORDS)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar dictionary chunk has encoding %d", chunk->encoding)));
+}
+
+/*
+ * The bytes that the ndict values of a dictionary chunk's raw bytes take
+ * decoded (of ENC_WORDS: from its header alone); checks what it reads.
+ */
+Size
+columnar_chunk_dictionary_size(const ColumnarChunk *chunk, const char *raw, int len, int ndict,
+							   int16 typlen)
+{
+	WordsLayout l;
+
+	check_dictionary_encoding(chunk);
+	if (chunk->encoding == ENC_PLAIN)
+		return values_size(raw, len, ndict, typlen);
+	words_layout(raw, len, ndict, typlen, &l);
+	return words_size(&l, ndict);
 }
 
 /*
@@ -362,9 +664,16 @@ columnar_chunk_dictionary_size(const char *raw, int len, int ndict, int16 typlen
  * (columnar_chunk_dictionary_size bytes, MAXALIGNed).
  */
 char	  **
-columnar_chunk_decode_dictionary(const char *raw, int len, int ndict, int16 typlen, char *space)
+columnar_chunk_decode_dictionary(const ColumnarChunk *chunk, const char *raw, int len,
+								 int ndict, int16 typlen, char *space)
 {
-	return values_fill(raw, len, ndict, typlen, space);
+	WordsLayout l;
+
+	check_dictionary_encoding(chunk);
+	if (chunk->encoding == ENC_PLAIN)
+		return values_fill(raw, len, ndict, typlen, space);
+	words_layout(raw, len, ndict, typlen, &l);
+	return words_fill(&l, ndict, typlen, space);
 }
 
 /* ---- the directory ---- */

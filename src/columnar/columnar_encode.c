@@ -24,7 +24,8 @@
 #include "columnar/columnar_internal.h"
 
 const char *const columnar_encoding_names[ENC_COUNT] = {
-	"all_null", "for", "rle", "delta_for", "delta_rle", "dod_for", "dict", "plain"
+	"all_null", "for", "rle", "delta_for", "delta_rle", "dod_for", "dict", "plain",
+	"words"
 };
 
 static inline uint64
@@ -209,19 +210,6 @@ decode_rle(const char *p, const char *end, int64 *v, int n)
 	}
 }
 
-static inline int
-varint_size(uint64 v)
-{
-	int			n = 1;
-
-	while (v >= 0x80)
-	{
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* Bytes of encode_for() over n values spanning [min, max]. */
 static int64
 for_size(int64 min, int64 max, int n)
@@ -255,7 +243,7 @@ stats_init(IntStats *st, int64 first)
 static inline void
 stats_run(IntStats *st, int64 value, int64 len)
 {
-	st->rle += varint_size(zigzag(value)) + varint_size((uint64) len);
+	st->rle += columnar_varint_size(zigzag(value)) + columnar_varint_size((uint64) len);
 }
 
 /*

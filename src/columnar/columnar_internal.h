@@ -131,7 +131,10 @@ columnar_tid_to_row(ItemPointer tid)
  * A new column encoding: see "Adding a column encoding" in
  * docs/development.md.
  */
-#define COLUMNAR_FORMAT_VERSION 1
+#define COLUMNAR_FORMAT_VERSION 2
+
+/* The first format version of each addition (older builds refuse it). */
+#define COLUMNAR_VERSION_WORD_DICTIONARY 2	/* ENC_WORDS */
 
 /* Block 0: the metapage. */
 typedef struct ColumnarMetaPage
@@ -161,6 +164,8 @@ typedef enum ColumnarEncoding
 	ENC_DOD_FOR,				/* delta of delta, then FOR */
 	ENC_DICT,					/* indexes into the stripe dictionary */
 	ENC_PLAIN,					/* varlena/bytes values in the chunk */
+	ENC_WORDS,					/* a dictionary as indexes into its 8-byte
+								 * words (format version 2) */
 	ENC_COUNT
 } ColumnarEncoding;
 
@@ -192,7 +197,8 @@ typedef struct ColumnarColumn
 	uint8		has_dict;
 	uint16		pad;
 	int32		ndict;			/* dictionary entries */
-	ColumnarChunk dict;			/* the stripe dictionary, if has_dict */
+	ColumnarChunk dict;			/* the stripe dictionary, if has_dict:
+								 * ENC_PLAIN or ENC_WORDS */
 } ColumnarColumn;
 
 typedef struct ColumnarRowRange
@@ -270,6 +276,7 @@ extern void columnar_init_metapage(Relation rel, SMgrRelation srel, bool wal, in
 extern ColumnarMetaPage columnar_read_metapage(Relation rel);
 extern int64 columnar_read_storage_id(Relation rel);
 extern int64 columnar_reserve_rows(Relation rel, int64 count);
+extern void columnar_require_version(Relation rel, uint32 version);
 extern int64 columnar_write_pages(Relation rel, const char *data, int64 len);
 extern void columnar_set_free_runs(Relation rel, ColumnarBlockRun *runs, int nruns);
 extern int	columnar_free_runs(Relation rel, ColumnarBlockRun **runs);
@@ -324,6 +331,20 @@ columnar_varint_write(char *p, uint64 v)
 		v >>= 7;
 	}
 	p[n++] = (char) v;
+	return n;
+}
+
+/* The bytes of the varint of v. */
+static inline int
+columnar_varint_size(uint64 v)
+{
+	int			n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
 	return n;
 }
 
@@ -399,7 +420,7 @@ extern void columnar_chunk_encode_plain(ColumnarChunkWriter *w, const uint32 *in
 										const bool *nulls, int n, char *const *dict,
 										const uint32 *dict_len, ColumnarChunk *chunk);
 extern void columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
-											 const uint32 *dict_len, int ndict,
+											 const uint32 *dict_len, int ndict, int16 typlen,
 											 ColumnarChunk *chunk);
 
 extern pg_crc32c columnar_chunk_crc(const char *data, int len);
@@ -409,9 +430,10 @@ extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChu
 								StringInfo raw, StringInfo stored);
 extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
 								  int16 typlen, bool *nulls, int64 *ints, char ***values);
-extern Size columnar_chunk_dictionary_size(const char *raw, int len, int ndict, int16 typlen);
-extern char **columnar_chunk_decode_dictionary(const char *raw, int len, int ndict,
-											   int16 typlen, char *space);
+extern Size columnar_chunk_dictionary_size(const ColumnarChunk *chunk, const char *raw, int len,
+											int ndict, int16 typlen);
+extern char **columnar_chunk_decode_dictionary(const ColumnarChunk *chunk, const char *raw,
+											   int len, int ndict, int16 typlen, char *space);
 
 extern bytea *columnar_directory_build(const ColumnarStripe *s);
 extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count,

@@ -304,7 +304,8 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 		char	   *space;
 
 		read_chunk(rs, s, &s->columns[att].dict);
-		size = columnar_chunk_dictionary_size(rs->raw.data, rs->raw.len, ndict, typlen);
+		size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
+											  ndict, typlen);
 		if (size < MaxAllocSize)
 		{
 			columnar_scratch_reserve(rs->scratch, &rs->dict_space[att], size);
@@ -312,8 +313,8 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 		}
 		else
 			space = MemoryContextAllocHuge(rs->dict_cxt, size);
-		rs->dicts[att] = columnar_chunk_decode_dictionary(rs->raw.data, rs->raw.len, ndict,
-														  typlen, space);
+		rs->dicts[att] = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
+														  rs->raw.len, ndict, typlen, space);
 		rs->dict_sizes[att] = ndict;
 	}
 }

@@ -169,6 +169,36 @@ columnar_reserve_rows(Relation rel, int64 count)
 	return first;
 }
 
+/*
+ * Raise rel's metapage version to version (at most this build's), unless
+ * it is there already: called before a stripe that needs that version is
+ * written, so that older builds refuse the table from then on instead of
+ * misreading the stripe.
+ */
+void
+columnar_require_version(Relation rel, uint32 version)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	ColumnarMetaPage *meta;
+
+	Assert(version <= COLUMNAR_FORMAT_VERSION);
+	if (read_metapage(rel, true).version >= version)
+		return;
+	buf = ReadBuffer(rel, 0);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(rel);
+	meta = metapage_contents(rel, GenericXLogRegisterBuffer(state, buf, 0), true);
+	if (meta->version >= version)
+		GenericXLogAbort(state);
+	else
+	{
+		meta->version = version;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(buf);
+}
+
 /* ---- data pages ---- */
 
 /* ---- the free page runs in the metapage ---- */

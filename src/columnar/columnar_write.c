@@ -114,6 +114,8 @@ struct ColumnarWriteBuffer
 	int		   *cid_rows;
 	int			ncids;
 	bool		order_rows;		/* by opts.sort_by when flushed */
+	/* the format version that the stripe last encoded needs */
+	uint32		stripe_version;
 };
 
 /* ---- buffers ---- */
@@ -570,7 +572,11 @@ encode_column(ColumnarWriteBuffer *buf, int a, int nrows, ColumnarChunkWriter *w
 		{
 			col->has_dict = true;
 			col->ndict = c->ndict;
-			columnar_chunk_encode_dictionary(w, c->dict_ptr, c->dict_len, c->ndict, &col->dict);
+			columnar_chunk_encode_dictionary(w, c->dict_ptr, c->dict_len, c->ndict, c->typlen,
+											 &col->dict);
+			if (col->dict.encoding == ENC_WORDS)
+				buf->stripe_version = Max(buf->stripe_version,
+										  COLUMNAR_VERSION_WORD_DICTIONARY);
 		}
 	}
 	for (int g = 0; g < s->ngroups; g++)
@@ -629,6 +635,7 @@ encode_stripe(ColumnarWriteBuffer *buf, int nrows, int level, int flags,
 	s->ngroups = (nrows + s->group_rows - 1) / s->group_rows;
 	s->columns = palloc0(sizeof(ColumnarColumn) * s->natts);
 	s->chunks = palloc0(sizeof(ColumnarChunk) * s->natts * Max(s->ngroups, 1));
+	buf->stripe_version = 1;
 	columnar_chunk_writer_begin(&w, data, level, Min(s->group_rows, nrows));
 	for (int a = 0; a < buf->natts; a++)
 		encode_column(buf, a, nrows, &w, s);
@@ -690,6 +697,8 @@ columnar_buffer_flush(Relation rel, ColumnarWriteBuffer *buf, bool for_good, int
 	else
 		encode_stripe(buf, buf->nrows, buf->opts.compression_level, flags, &s, &directory,
 					  &data);
+	/* older builds are to refuse the table before they could misread it */
+	columnar_require_version(rel, buf->stripe_version);
 	if (data.len <= columnar_inline_stripe_bytes && !for_good)
 	{
 		inline_data = palloc(VARHDRSZ + data.len);

@@ -136,11 +136,11 @@ newer_files=("$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer')")"
 	"$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer_dropped')")")
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
 for f in "${newer_files[@]}"; do
-	printf '\x02\x00\x00\x00' | dd of="$f" bs=1 seek=28 conv=notrunc status=none
+	printf '\x03\x00\x00\x00' | dd of="$f" bs=1 seek=28 conv=notrunc status=none
 done
 restart_cluster
 refused() { ! out=$(psql -X -qAt -c "$1" 2>&1) &&
-	grep -q 'has storage format version 2, newer than this build of parca reads (1)' <<<"$out"; }
+	grep -q 'has storage format version 3, newer than this build of parca reads (2)' <<<"$out"; }
 check "newer format: SELECT is refused" refused "SELECT count(*) FROM newer"
 check "newer format: INSERT is refused" refused "INSERT INTO newer SELECT * FROM s LIMIT 1"
 check "newer format: the integrity check is refused" \
@@ -152,6 +152,37 @@ q "TRUNCATE newer"
 q "INSERT INTO newer SELECT * FROM s LIMIT 10"
 check_eq "newer format: TRUNCATE gives the table storage of this version" "10" \
 	"$(q "SELECT count(*) FROM newer")"
+
+# 7. a table of format version 1, as older builds made it (a new table is
+#    of this build's version: the metapage is set back to 1 by hand, over
+#    stripes of version 1, without word dictionaries), stays at 1 while
+#    what is written into it is of version 1 (text, stacks all NULL), and
+#    is raised to 2 before its first stripe with a word dictionary; its
+#    version-1 stripes still read, and compaction merges both kinds.
+meta_version() {
+	q "CHECKPOINT"
+	od -An -tu4 -j28 -N4 "$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('$1')")" | tr -d ' '
+}
+q "CREATE TABLE older (t text, st stacktrace) USING parca_columnar"
+q "INSERT INTO older SELECT 'row ' || (i % 100), NULL FROM generate_series(1, 3000) i"
+check_eq "a new table is of this build's version" "2" "$(meta_version older)"
+older_file=$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('older')")
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
+printf '\x01\x00\x00\x00' | dd of="$older_file" bs=1 seek=28 conv=notrunc status=none
+restart_cluster
+check_eq "version 1: set by hand" "1" "$(meta_version older)"
+q "INSERT INTO older SELECT 'more ' || (i % 100), NULL FROM generate_series(1, 3000) i"
+check_eq "version 1: stripes without word dictionaries keep it" "1" "$(meta_version older)"
+q "INSERT INTO older SELECT 'stack', stack FROM s LIMIT 20000"
+check_eq "version 1: the stacks were written as a word dictionary" "dictionary(words)" \
+	"$(q "SELECT string_agg(DISTINCT encoding, ',') FROM parca_columnar_chunks('older') WHERE attname = 'st' AND chunk_group = -1")"
+check_eq "version 1: raised to 2 by the first word dictionary" "2" "$(meta_version older)"
+check_eq "version 1: every row reads" "26000/20000/$(q "SELECT count(DISTINCT stack) FROM (SELECT stack FROM s LIMIT 20000) x")" \
+	"$(q "SELECT count(*) || '/' || count(st) || '/' || count(DISTINCT st) FROM older")"
+q "SELECT parca_columnar_compact('older')" >/dev/null
+check_eq "version 1: after compaction, every row reads" "26000/20000" \
+	"$(q "SELECT count(*) || '/' || count(st) FROM older")"
+check_eq "version 1: integrity check" "26000" "$(q "SELECT rows FROM parca_columnar_check('older')")"
 
 # 5. physical replication: a streaming standby reads the same rows
 standby=$PGDATA_DIR/standby

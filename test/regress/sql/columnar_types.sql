@@ -114,3 +114,107 @@ CREATE TABLE col_edge (t text, st stacktrace, big text) USING parca_columnar;
 INSERT INTO col_edge VALUES ('', '{}', repeat('x', 100000)), (NULL, NULL, NULL),
     ('a', '{0000000000000001}', repeat('y', 3));
 SELECT t, st, length(big) FROM col_edge ORDER BY t NULLS LAST;
+
+-- stack dictionaries as word tables (dictionary(words)): values of whole
+-- 8-byte words made of few distinct ones.  3,000 stacks of 12 to 40
+-- frames out of 600 location ids (two-byte indexes), each stack in 4 rows;
+-- col_types above has one-byte indexes (14 words), and 20,000 stacks of
+-- 10 frames out of 70,000 (each in about 3 stacks) need three-byte indexes
+CREATE FUNCTION col_words_stack(ids int8[]) RETURNS stacktrace LANGUAGE sql AS
+$$ SELECT ('{' || string_agg(lpad(to_hex(hashint8extended(id, 7)), 16, '0'), ',') || '}')::stacktrace
+   FROM unnest(ids) id $$;
+CREATE TABLE col_words_heap AS
+SELECT i, s, col_words_stack(ARRAY(SELECT CASE WHEN f < 4 THEN (s * 7 + f) % 600
+                                              ELSE (f * 13 + s % 40) % 600 END
+                                   FROM generate_series(0, 11 + s % 29) f)) AS st
+FROM generate_series(1, 12000) i, LATERAL (SELECT i % 3000 AS s) x;
+CREATE TABLE col_words (LIKE col_words_heap) USING parca_columnar;
+INSERT INTO col_words SELECT * FROM col_words_heap;
+SELECT encoding, nulls AS entries, raw_bytes < 3000 * (1 + 26 * 8) / 3 AS third_of_plain
+FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+SELECT count(*) FROM (SELECT * FROM col_words EXCEPT ALL SELECT * FROM col_words_heap) x;
+SELECT count(*) FROM (SELECT * FROM col_words_heap EXCEPT ALL SELECT * FROM col_words) x;
+SELECT stripes, rows FROM parca_columnar_check('col_words');
+
+CREATE TABLE col_words_wide_heap AS
+SELECT i, col_words_stack(ARRAY(SELECT (i % 20000 + f * 7000) % 70000 FROM generate_series(0, 9) f)) AS st
+FROM generate_series(1, 40000) i;
+CREATE TABLE col_words_wide (LIKE col_words_wide_heap) USING parca_columnar;
+INSERT INTO col_words_wide SELECT * FROM col_words_wide_heap;
+SELECT encoding, nulls AS entries, raw_bytes
+FROM parca_columnar_chunks('col_words_wide') WHERE attname = 'st' AND chunk_group = -1;
+SELECT count(*) FROM (SELECT * FROM col_words_wide EXCEPT ALL SELECT * FROM col_words_wide_heap) x;
+SELECT count(*) FROM (SELECT * FROM col_words_wide_heap EXCEPT ALL SELECT * FROM col_words_wide) x;
+DROP TABLE col_words_wide, col_words_wide_heap;
+
+-- through compaction: stripes of a third of the rows each, merged into one
+-- whose dictionary is a word table again
+TRUNCATE col_words;
+INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 0;
+INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 1;
+INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 2;
+SELECT count(*) AS stripes, string_agg(DISTINCT encoding, ',') AS encodings
+FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+SELECT parca_columnar_compact('col_words') > 0 AS merged;
+SELECT count(*) AS stripes, string_agg(DISTINCT encoding, ',') AS encodings
+FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+SELECT count(*) FROM (SELECT * FROM col_words EXCEPT ALL SELECT * FROM col_words_heap) x;
+SELECT count(*) FROM (SELECT * FROM col_words_heap EXCEPT ALL SELECT * FROM col_words) x;
+SELECT stripes, rows FROM parca_columnar_check('col_words');
+
+-- the plain dictionary stays where words do not pay: values not of whole
+-- 8-byte words (text of 9 bytes), stacks whose frames are all different
+-- (each word in one stack only: the table would be as big as the values),
+-- and text of 8 bytes (few rows: a table of 8-byte words and an index per
+-- word is bigger than a varint length per value)
+CREATE TABLE col_words_plain (t9 text, t8 text, st stacktrace) USING parca_columnar;
+INSERT INTO col_words_plain
+SELECT 'text-' || lpad((i % 500)::text, 4, '0'), 'te' || lpad((i % 500)::text, 6, '0'),
+       col_words_stack(ARRAY[(i % 500) * 3, (i % 500) * 3 + 1, (i % 500) * 3 + 2])
+FROM generate_series(1, 2000) i;
+SELECT attname, encoding, nulls AS entries
+FROM parca_columnar_chunks('col_words_plain') WHERE chunk_group = -1 ORDER BY attname;
+SELECT count(DISTINCT t9), count(DISTINCT t8), count(DISTINCT st) FROM col_words_plain;
+
+-- a damaged word dictionary is refused, not misread: a stripe kept inline
+-- and stored as encoded (level 0), whose dictionary chunk (the first
+-- chunk of its data) starts with the counts of distinct words (14) and of
+-- all words (108), one-byte varints, then the 14 words, a word count per
+-- stack (36 stacks of 3), then the 108 one-byte indexes
+CREATE TABLE col_words_bad (st stacktrace) USING parca_columnar;
+SELECT parca_columnar_set_options('col_words_bad', compression_level => 0);
+INSERT INTO col_words_bad SELECT st FROM col_types WHERE st IS NOT NULL;
+SELECT inline, encoding, compressed, nulls AS entries, raw_bytes
+FROM parca_columnar_chunks('col_words_bad') WHERE chunk_group = -1;
+CREATE TEMP TABLE col_words_bad_stripe AS
+    SELECT storage_id, first_row, inline_data FROM parca.columnar_stripes
+    WHERE storage_id = (SELECT max(storage_id) FROM parca.columnar_stripes);
+SELECT get_byte(inline_data, 0) AS nwords, get_byte(inline_data, 1) AS total,
+       get_byte(inline_data, 2 + 14 * 8) AS first_count
+FROM col_words_bad_stripe;
+CREATE FUNCTION col_words_damage(pos int, b int) RETURNS void LANGUAGE sql AS $$
+UPDATE parca.columnar_stripes s SET inline_data = set_byte(d.inline_data, pos, b)
+    FROM col_words_bad_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row) $$;
+-- a table past the bytes
+SELECT col_words_damage(0, 127);
+SELECT count(DISTINCT st) FROM col_words_bad;
+-- a stack of more words than there are indexes
+SELECT col_words_damage(2 + 14 * 8, 120);
+SELECT count(DISTINCT st) FROM col_words_bad;
+-- a stack of one word fewer: an index left over
+SELECT col_words_damage(2 + 14 * 8, 2);
+SELECT count(DISTINCT st) FROM col_words_bad;
+-- more words in all than the bytes hold
+SELECT col_words_damage(1, 127);
+SELECT count(DISTINCT st) FROM col_words_bad;
+-- an index past the table (the last byte of the chunk)
+SELECT col_words_damage(2 + 14 * 8 + 36 + 108 - 1, 14);
+SELECT count(DISTINCT st) FROM col_words_bad;
+-- the check sees every one of them by its checksum; undamaged, it passes
+SELECT stripes FROM parca_columnar_check('col_words_bad');
+UPDATE parca.columnar_stripes s SET inline_data = d.inline_data
+    FROM col_words_bad_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
+SELECT count(*), count(DISTINCT st) FROM col_words_bad;
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_words_bad');
+DROP TABLE col_words, col_words_heap, col_words_plain, col_words_bad;
+DROP FUNCTION col_words_stack(int8[]), col_words_damage(int, int);
