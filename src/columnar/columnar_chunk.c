@@ -38,7 +38,6 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include "utils/memutils.h"
 
 #include "columnar/columnar_internal.h"
@@ -223,12 +222,37 @@ typedef struct WordEntry
 #define SH_ELEMENT_TYPE WordEntry
 #define SH_KEY_TYPE uint64
 #define SH_KEY word
-#define SH_HASH_KEY(tb, k) murmurhash32((uint32) ((k) ^ ((k) >> 32)))
+/*
+ * Fibonacci hashing: words are mostly location ids, 64-bit hashes already;
+ * the multiply spreads the others (its high half feeds the low bits that
+ * simplehash takes).
+ */
+#define SH_HASH_KEY(tb, k) ((uint32) (((k) * UINT64CONST(0x9e3779b97f4a7c15)) >> 32))
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
+
+/*
+ * Write n word indexes at out, little-endian, of width bytes each (width a
+ * constant where this is inlined); returns the end.
+ */
+static pg_attribute_always_inline char *
+put_word_indexes(char *out, const uint32 *indexes, uint64 n, int width)
+{
+	for (uint64 i = 0; i < n; i++, out += width)
+	{
+		out[0] = (char) indexes[i];
+		if (width > 1)
+			out[1] = (char) (indexes[i] >> 8);
+		if (width > 2)
+			out[2] = (char) (indexes[i] >> 16);
+		if (width > 3)
+			out[3] = (char) (indexes[i] >> 24);
+	}
+	return out;
+}
 
 /*
  * The dictionary as ENC_WORDS into w->raw, if that is smaller than the
@@ -315,10 +339,21 @@ encode_words(ColumnarChunkWriter *w, char *const *dict, const uint32 *dict_len, 
 		out += sizeof(uint64) * nwords;
 		for (int i = 0; i < ndict; i++)
 			out += columnar_varint_write(out, dict_len[i] / sizeof(uint64));
-		/* little-endian, byte by byte: the same on every machine */
-		for (uint64 i = 0; i < total_words; i++)
-			for (int b = 0; b < width; b++)
-				*out++ = (char) (indexes[i] >> (8 * b));
+		switch (width)
+		{
+			case 1:
+				out = put_word_indexes(out, indexes, total_words, 1);
+				break;
+			case 2:
+				out = put_word_indexes(out, indexes, total_words, 2);
+				break;
+			case 3:
+				out = put_word_indexes(out, indexes, total_words, 3);
+				break;
+			default:
+				out = put_word_indexes(out, indexes, total_words, 4);
+				break;
+		}
 		w->raw.len = out - w->raw.data;
 		w->raw.data[w->raw.len] = '\0';
 		Assert(w->raw.len == words_size);
