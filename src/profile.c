@@ -17,6 +17,7 @@
 
 #include "common/int.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
@@ -248,40 +249,28 @@ profile_builder_nstacks(const ProfileBuilder *b)
 }
 
 /*
- * An entry to sort, beside its first frame (0 if none): most compares end
- * there, without reaching into the table or the arena.
+ * Stacks are sorted in order of their frames as unsigned 64-bit numbers,
+ * then of length (a stack before the stacks it is a prefix of), one depth
+ * at a time: the entries are sorted by their first frame, then each run of
+ * entries with the same first frame by their second, and so on.  A stack
+ * is read once per depth that does not yet tell it apart, rather than
+ * once per comparison: the stacks of one program share long runs of
+ * frames (of the 20,430 of google-pprof/large.cpu, 18,187 have the same
+ * leaf).
  */
 typedef struct SortItem
 {
-	uint64		first;
+	uint64		frame;			/* the frame at the depth sorted on */
+	bool		ended;			/* none: the stack is no deeper */
 	const StackEntry *entry;
 } SortItem;
 
-/*
- * Stacks in order of their frames as unsigned 64-bit numbers, then of
- * length (a stack before the stacks it is a prefix of).
- */
 static inline int
 compare_items(const SortItem *a, const SortItem *b)
 {
-	const StackKey *ka;
-	const StackKey *kb;
-	uint32		n;
-
-	if (a->first != b->first)
-		return a->first < b->first ? -1 : 1;
-	ka = &a->entry->key;
-	kb = &b->entry->key;
-	n = Min(ka->nbytes, kb->nbytes);
-	for (uint32 off = sizeof(uint64); off < n; off += sizeof(uint64))
-	{
-		uint64		fa = load_frame(ka->frames + off);
-		uint64		fb = load_frame(kb->frames + off);
-
-		if (fa != fb)
-			return fa < fb ? -1 : 1;
-	}
-	return (ka->nbytes > kb->nbytes) - (ka->nbytes < kb->nbytes);
+	if (a->ended != b->ended)
+		return a->ended ? -1 : 1;
+	return (a->frame > b->frame) - (a->frame < b->frame);
 }
 
 #define ST_SORT sort_items
@@ -291,6 +280,50 @@ compare_items(const SortItem *a, const SortItem *b)
 #define ST_DECLARE
 #define ST_DEFINE
 #include "lib/sort_template.h"
+
+/* Entries items[first .. first + n - 1], whose frames above depth are equal. */
+typedef struct SortRange
+{
+	uint32		first;
+	uint32		n;
+	uint32		depth;
+} SortRange;
+
+static void
+sort_stacks(SortItem *items, uint32 n)
+{
+	/* ranges of two entries or more, disjoint: at most n / 2 at once */
+	SortRange  *todo = palloc(sizeof(SortRange) * (n / 2 + 1));
+	int			ntodo = 0;
+
+	if (n > 1)
+		todo[ntodo++] = (SortRange) {0, n, 0};
+	while (ntodo > 0)
+	{
+		SortRange	r = todo[--ntodo];
+		SortItem   *it = items + r.first;
+		Size		off = (Size) r.depth * sizeof(uint64);
+		uint32		run = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (uint32 i = 0; i < r.n; i++)
+		{
+			it[i].ended = off >= it[i].entry->key.nbytes;
+			it[i].frame = it[i].ended ? 0 : load_frame(it[i].entry->key.frames + off);
+		}
+		sort_items(it, r.n);
+		/* runs of the same frame go one deeper (distinct stacks: not ended) */
+		for (uint32 i = 1; i <= r.n; i++)
+		{
+			if (i < r.n && compare_items(&it[run], &it[i]) == 0)
+				continue;
+			if (i - run > 1)
+				todo[ntodo++] = (SortRange) {r.first + run, i - run, r.depth + 1};
+			run = i;
+		}
+	}
+	pfree(todo);
+}
 
 struct varlena *
 profile_builder_finish(ProfileBuilder *b)
@@ -315,13 +348,10 @@ profile_builder_finish(ProfileBuilder *b)
 	sorted = palloc(Max(b->nentries, 1) * sizeof(SortItem));
 	for (; n < b->nentries; n++)
 	{
-		const StackEntry *entry = &b->entries[n];
-
-		sorted[n].first = entry->key.nbytes > 0 ? load_frame(entry->key.frames) : 0;
-		sorted[n].entry = entry;
-		size += 4 + per_value + entry->key.nbytes;
+		sorted[n].entry = &b->entries[n];
+		size += 4 + per_value + b->entries[n].key.nbytes;
 	}
-	sort_items(sorted, n);
+	sort_stacks(sorted, n);
 
 	if (!AllocSizeIsValid(size))
 		ereport(ERROR,
