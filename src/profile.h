@@ -23,6 +23,7 @@
 #define PARCA_PROFILE_H
 
 #include "postgres.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "utils/palloc.h"
 
@@ -85,8 +86,16 @@ extern bool profile_reader_next(ProfileReader *r, ProfileSample *sample);
 /*
  * *sum += value; a sum that leaves 64 bits is an error (every total and
  * inclusive value of a profile is such a sum), never a silent wrap.
+ * Inline: merges call it once per row.
  */
-extern void profile_value_add(int64 *sum, int64 value);
+extern void profile_value_overflow(void) pg_attribute_noreturn();
+
+static inline void
+profile_value_add(int64 *sum, int64 value)
+{
+	if (unlikely(pg_add_s64_overflow(*sum, value, sum)))
+		profile_value_overflow();
+}
 
 #define PG_GETARG_PROFILE_P(n) ((struct varlena *) PG_DETOAST_DATUM(PG_GETARG_DATUM(n)))
 

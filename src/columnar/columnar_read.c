@@ -628,12 +628,19 @@ group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g, bool *all_pass)
 		if (p->strategy == COLUMNAR_STRATEGY_ANY)
 		{
 			bool		some = false;
+			bool		one_element = false;
 
 			for (int i = 0; i < p->nelems && !some; i++)
+			{
 				some = element_cmp(p, min, i) <= 0 && element_cmp(p, max, i) >= 0;
+				one_element = some && element_cmp(p, min, i) == 0 &&
+					element_cmp(p, max, i) == 0;
+			}
 			if (!some)
 				return true;
-			*all_pass = false;
+			/* a chunk whose every value is one of the elements passes whole */
+			if (!one_element || ch->nnulls > 0)
+				*all_pass = false;
 			continue;
 		}
 		if (!predicate_passes(p, min) && !predicate_passes(p, max) &&

@@ -124,13 +124,19 @@ typedef struct SeriesCacheSlot
 typedef struct StripeSums
 {
 	int64	   *sums;			/* [cap] */
-	bool	   *seen;			/* [cap] */
-	int		   *touched;		/* the entries seen, in order */
+	bool	   *seen;			/* [cap]: the entries that had rows (a sum may be 0) */
+	int		   *touched;		/* [cap]: those entries, in the order first seen */
 	int			ntouched;
 	int			cap;
 	char	  **dict;			/* the stripe's stacks */
+	int			ndict;
 } StripeSums;
 
+/*
+ * The stripe's sums to the builder, in the order first seen: stripes of
+ * similar rows see their stacks in a similar order, and the builder then
+ * reads its copies of them in the order it made them.
+ */
 static void
 sums_flush(StripeSums *ss, ProfileBuilder *b)
 {
@@ -148,9 +154,12 @@ sums_flush(StripeSums *ss, ProfileBuilder *b)
 	ss->ntouched = 0;
 }
 
+/* Makes ss ready for rows of the current stripe's dictionary. */
 static void
-sums_reserve(StripeSums *ss, int n)
+sums_prepare(StripeSums *ss)
 {
+	int			n = ss->ndict;
+
 	if (n <= ss->cap)
 		return;
 	if (ss->cap == 0)
@@ -171,17 +180,6 @@ sums_reserve(StripeSums *ss, int n)
 	ss->cap = n;
 }
 
-static inline void
-sums_add(StripeSums *ss, int64 e, int64 value)
-{
-	if (!ss->seen[e])
-	{
-		ss->seen[e] = true;
-		ss->touched[ss->ntouched++] = (int) e;
-	}
-	profile_value_add(&ss->sums[e], value);
-}
-
 /* What merge_scan_samples reads, the same for every partition. */
 typedef struct MergeScan
 {
@@ -196,7 +194,208 @@ typedef struct MergeScan
 	StripeSums *ss;				/* per group */
 	int64		known_min;
 	bool		unknown_seen;
+	int		   *sel;			/* a chunk group's rows that count */
+	int32	   *sel_group;		/* and their groups */
+	int			sel_cap;
 } MergeScan;
+
+/* The columns of a chunk group that scan_table reads. */
+typedef struct GroupColumns
+{
+	int			nrows;
+	const Datum *time;
+	const Datum *series;
+	const Datum *value;
+	const Datum *period;
+	const Datum *stack;
+	const bool *time_null;
+	const bool *series_null;
+	const bool *value_null;
+	const bool *period_null;	/* NULL: the group has no NULL period */
+	const bool *stack_null;
+	const int64 *entry;			/* the stacks' dictionary entries, or NULL */
+} GroupColumns;
+
+/* Whether any of n flags is set. */
+static inline bool
+any_set(const bool *flags, int n)
+{
+	return memchr(flags, true, n) != NULL;
+}
+
+/*
+ * The rows of a chunk group that count, into m->sel and their groups into
+ * m->sel_group; returns how many.  A row counts when its series is asked
+ * for (check_series), its time is in [start, stop] (check_time), its
+ * value is not NULL, and, when scaling, its period is not NULL.  Inlined
+ * into callers whose constant arguments leave a loop without their
+ * branches.
+ */
+static pg_attribute_always_inline int
+select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_cache,
+				  bool check_series, bool check_time)
+{
+	const Datum *series = c->series;
+	const Datum *time = c->time;
+	const bool *series_null = c->series_null;
+	const bool *time_null = c->time_null;
+	const bool *value_null = c->value_null;
+	const bool *period_null = m->scale ? c->period_null : NULL;
+	int		   *sel = m->sel;
+	int32	   *sel_group = m->sel_group;
+	int			n = 0;
+
+	/* start <= t <= stop as one unsigned comparison (start <= stop) */
+	uint64		start = (uint64) m->start;
+	uint64		range = (uint64) m->stop - start;
+
+	for (int r = 0; r < c->nrows; r++)
+	{
+		int32		grp = 0;
+
+		if (check_series)
+		{
+			int64		sid = DatumGetInt64(series[r]);
+			SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+
+			if (unlikely(slot->group == -2 || slot->id != sid))
+			{
+				slot->id = sid;
+				slot->group = series_group(m->series, m->nseries, sid);
+			}
+			grp = slot->group;
+			if (grp < 0 || series_null[r])
+				continue;
+		}
+		/* after the series: in a group of several, most rows end there */
+		if (check_time &&
+			(time_null[r] || (uint64) DatumGetTimestampTz(time[r]) - start > range))
+			continue;
+		if (value_null[r] || (period_null && period_null[r]))
+			continue;
+		sel[n] = r;
+		sel_group[n++] = grp;
+	}
+	return n;
+}
+
+static int
+select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot *series_cache)
+{
+	if (m->sel_cap < c->nrows)
+	{
+		if (m->sel_cap > 0)
+		{
+			pfree(m->sel);
+			pfree(m->sel_group);
+		}
+		m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * c->nrows);
+		m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * c->nrows);
+		m->sel_cap = c->nrows;
+	}
+	if (m->start > m->stop)
+		return 0;
+	if (!all_pass)
+		return select_rows_where(m, c, series_cache, true, true);
+	/* a group that passes whole still needs each row's group */
+	if (m->ngroups > 1)
+		return select_rows_where(m, c, series_cache, true, false);
+	return select_rows_where(m, c, series_cache, false, false);
+}
+
+/*
+ * Adds n rows of a chunk group: rows sel[i] (rows 0 to n - 1 when sel is
+ * NULL) of groups sel_group[i] (group 0, whose sums the caller has
+ * prepared, when sel_group is NULL).  Inlined into callers whose constant
+ * arguments leave a loop without their branches.
+ */
+static pg_attribute_always_inline void
+add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_group, int n,
+		 bool scale)
+{
+	const Datum *value = c->value;
+	const Datum *period = c->period;
+	const bool *period_nulls = c->period_null;
+	const int64 *entry = c->entry;
+	StripeSums *one = &m->ss[0];
+	int64	   *sums = one->sums;
+	bool	   *seen = one->seen;
+	int		   *touched = one->touched;
+	int			ntouched = one->ntouched;
+	int64		known_min = m->known_min;
+	bool		unknown_seen = m->unknown_seen;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			r = sel ? sel[i] : i;
+		int32		grp = sel_group ? sel_group[i] : 0;
+		bool		period_null = period_nulls && period_nulls[r];
+		int64		v = DatumGetInt64(value[r]);
+		int64		p = period_null ? 0 : DatumGetInt64(period[r]);
+
+		/* without a branch per row */
+		known_min = p > 0 && p < known_min ? p : known_min;
+		unknown_seen |= p <= 0 && !period_null;
+		if (scale && unlikely(pg_mul_s64_overflow(v, p > 0 ? p : 1, &v)))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("bigint out of range")));
+		if (entry && sel_group)
+		{
+			StripeSums *ss = &m->ss[grp];
+			int64		e = entry[r];
+
+			sums_prepare(ss);
+			if (!ss->seen[e])
+			{
+				ss->seen[e] = true;
+				ss->touched[ss->ntouched++] = (int) e;
+			}
+			profile_value_add(&ss->sums[e], v);
+		}
+		else if (entry)
+		{
+			int64		e = entry[r];
+
+			if (!seen[e])
+			{
+				seen[e] = true;
+				touched[ntouched++] = (int) e;
+			}
+			profile_value_add(&sums[e], v);
+		}
+		else if (!c->stack_null[r])
+		{
+			struct varlena *st = (struct varlena *) DatumGetPointer(c->stack[r]);
+
+			profile_builder_add(m->builders[grp], VARDATA_ANY(st),
+								(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
+		}
+	}
+	if (!sel_group)
+		one->ntouched = ntouched;
+	m->known_min = known_min;
+	m->unknown_seen = unknown_seen;
+}
+
+/*
+ * add_rows() for the one group of a query without group_by, whose sums
+ * are prepared once per chunk group, in a loop of its own for each case.
+ */
+static void
+add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
+{
+	if (c->entry && n > 0)
+		sums_prepare(&m->ss[0]);
+	if (sel && m->scale)
+		add_rows(m, c, sel, NULL, n, true);
+	else if (sel)
+		add_rows(m, c, sel, NULL, n, false);
+	else if (m->scale)
+		add_rows(m, c, NULL, NULL, n, true);
+	else
+		add_rows(m, c, NULL, NULL, n, false);
+}
 
 /* Whether rel can be read here: columnar, with every column read. */
 static bool
@@ -216,44 +415,44 @@ scan_table(MergeScan *m, Relation rel)
 	ColumnarReadState *rs;
 	ColumnarGroup g;
 	StripeSums *ss = m->ss;
-	const SeriesGroup *series_groups = m->series;
-	int			nseries = m->nseries;
 	int			ngroups = m->ngroups;
-	int			dict_size = 0;
-	TimestampTz start = m->start;
-	TimestampTz stop = m->stop;
-	bool		scale = m->scale;
 	int			stripe = -1;
 	SeriesCacheSlot series_cache[SERIES_CACHE_SIZE];
-	int64		known_min = m->known_min;
-	bool		unknown_seen = m->unknown_seen;
 
 	(void) find_columns(rel, att);
 	preds = list_make3(predicate(att[COL_TIME], BTGreaterEqualStrategyNumber, F_TIMESTAMP_CMP,
-								 TimestampTzGetDatum(start)),
+								 TimestampTzGetDatum(m->start)),
 					   predicate(att[COL_TIME], BTLessEqualStrategyNumber, F_TIMESTAMP_CMP,
-								 TimestampTzGetDatum(stop)),
+								 TimestampTzGetDatum(m->stop)),
 					   predicate(att[COL_SERIES], COLUMNAR_STRATEGY_ANY, F_BTINT8CMP,
 								 PointerGetDatum(m->id_array)));
 	for (int c = 0; c < NCOLS; c++)
 		attrs = bms_add_member(attrs, att[c]);
 	for (int i = 0; i < SERIES_CACHE_SIZE; i++)
+	{
+		series_cache[i].id = 0;
 		series_cache[i].group = -2;
+	}
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
 	while (columnar_read_next_group(rs, &g))
 	{
-		const Datum *time = g.values[att[COL_TIME] - 1];
-		const Datum *series = g.values[att[COL_SERIES] - 1];
-		const Datum *value = g.values[att[COL_VALUE] - 1];
-		const Datum *period = g.values[att[COL_PERIOD] - 1];
-		const Datum *stack = g.values[att[COL_STACK] - 1];
-		const bool *time_null = g.nulls[att[COL_TIME] - 1];
-		const bool *series_null = g.nulls[att[COL_SERIES] - 1];
-		const bool *value_null = g.nulls[att[COL_VALUE] - 1];
-		const bool *period_null = g.nulls[att[COL_PERIOD] - 1];
-		const bool *stack_null = g.nulls[att[COL_STACK] - 1];
-		const int64 *entry = g.dict_index[att[COL_STACK] - 1];
+		GroupColumns c;
+
+		c.nrows = g.nrows;
+		c.time = g.values[att[COL_TIME] - 1];
+		c.series = g.values[att[COL_SERIES] - 1];
+		c.value = g.values[att[COL_VALUE] - 1];
+		c.period = g.values[att[COL_PERIOD] - 1];
+		c.stack = g.values[att[COL_STACK] - 1];
+		c.time_null = g.nulls[att[COL_TIME] - 1];
+		c.series_null = g.nulls[att[COL_SERIES] - 1];
+		c.value_null = g.nulls[att[COL_VALUE] - 1];
+		c.period_null = g.nulls[att[COL_PERIOD] - 1];
+		c.stack_null = g.nulls[att[COL_STACK] - 1];
+		c.entry = g.dict_index[att[COL_STACK] - 1];
+		if (!any_set(c.period_null, c.nrows))
+			c.period_null = NULL;
 
 		/* the previous stripe's dictionaries are still valid (columnar.h) */
 		if (g.stripe != stripe)
@@ -262,74 +461,34 @@ scan_table(MergeScan *m, Relation rel)
 				sums_flush(&ss[k], m->builders[k]);
 			stripe = g.stripe;
 		}
-		if (entry)
+		if (c.entry)
 		{
-			dict_size = g.dict_sizes[att[COL_STACK] - 1];
 			for (int k = 0; k < ngroups; k++)
+			{
 				ss[k].dict = g.dicts[att[COL_STACK] - 1];
+				ss[k].ndict = g.dict_sizes[att[COL_STACK] - 1];
+			}
 		}
-		for (int r = 0; r < g.nrows; r++)
+
+		if (ngroups == 1 && g.all_pass && !any_set(c.value_null, c.nrows) &&
+			!(m->scale && c.period_null))
 		{
-			int64		v;
-			int64		p;
-			int32		grp = 0;
+			/* every row counts: no list of them */
+			add_rows_one_group(m, &c, NULL, c.nrows);
+		}
+		else
+		{
+			int			n = select_rows(m, &c, g.all_pass, series_cache);
 
-			/* a group that passes whole still needs each row's group */
-			if (!g.all_pass || ngroups > 1)
-			{
-				int64		sid;
-				SeriesCacheSlot *slot;
-
-				if (series_null[r])
-					continue;
-				sid = DatumGetInt64(series[r]);
-				slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
-				if (slot->group == -2 || slot->id != sid)
-				{
-					slot->id = sid;
-					slot->group = series_group(series_groups, nseries, sid);
-				}
-				if (slot->group < 0)
-					continue;
-				grp = slot->group;
-			}
-			/* after the series: in a group of several, most rows end there */
-			if (!g.all_pass && (time_null[r] || DatumGetTimestampTz(time[r]) < start ||
-								DatumGetTimestampTz(time[r]) > stop))
-				continue;
-			if (value_null[r] || (scale && period_null[r]))
-				continue;
-			v = DatumGetInt64(value[r]);
-			p = period_null[r] ? 0 : DatumGetInt64(period[r]);
-			if (p > 0 && p < known_min)
-				known_min = p;
-			else if (p <= 0 && !period_null[r])
-				unknown_seen = true;
-			if (scale && p > 0 &&
-				unlikely(pg_mul_s64_overflow(v, p, &v)))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("bigint out of range")));
-			if (entry)
-			{
-				if (ss[grp].cap < dict_size)
-					sums_reserve(&ss[grp], dict_size);
-				sums_add(&ss[grp], entry[r], v);
-			}
-			else if (!stack_null[r])
-			{
-				struct varlena *st = (struct varlena *) DatumGetPointer(stack[r]);
-
-				profile_builder_add(m->builders[grp], VARDATA_ANY(st),
-									(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
-			}
+			if (ngroups == 1)
+				add_rows_one_group(m, &c, m->sel, n);
+			else
+				add_rows(m, &c, m->sel, m->sel_group, n, m->scale);
 		}
 	}
 	for (int k = 0; k < ngroups; k++)
 		sums_flush(&ss[k], m->builders[k]);
 	columnar_read_end(rs);
-	m->known_min = known_min;
-	m->unknown_seen = unknown_seen;
 }
 
 bool

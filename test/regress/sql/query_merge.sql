@@ -56,6 +56,65 @@ WHERE se.profile_type LIKE 'qmerge:alloc_space:%' AND s.time < '2024-05-01';
 SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes',
                            '2024-06-01 00:00+00', '2024-06-01 00:00+00', false);
 ROLLBACK;
+-- Chunk groups of one series asked for pass whole: every row counts, with
+-- no list of them, unless its value (or, scaled, its period) is NULL,
+-- which adds nothing, as in SQL; so does a NULL stack.  parca.samples'
+-- columns are NOT NULL, but the merge keeps SQL's rule for any table it
+-- reads: here the constraints are dropped for one transaction.  The rows
+-- are copies of one series of each type, each type's in a time range of
+-- its own.
+BEGIN;
+ALTER TABLE parca.samples ALTER COLUMN value DROP NOT NULL, ALTER COLUMN period DROP NOT NULL,
+                          ALTER COLUMN stack DROP NOT NULL;
+-- copies from day0 on of run b's alloc_space rows, or of samples:count's
+-- (scaled), with NULL stacks, values and scaled periods or without
+CREATE FUNCTION qmerge_copy(day0 timestamptz, scaled boolean, with_nulls boolean) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO parca.samples
+  SELECT day0 + n * interval '1 s', series_id,
+         CASE WHEN with_nulls AND n % 11 = 0 THEN NULL ELSE stack END,
+         CASE WHEN with_nulls AND n % 5 = 0 THEN NULL ELSE value END,
+         CASE WHEN (with_nulls OR NOT scaled) AND n % 7 = 0 THEN NULL ELSE period END, duration, NULL
+  FROM (SELECT s.*, row_number() OVER () AS n
+        FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+        WHERE CASE WHEN scaled THEN se.profile_type = 'qmerge:samples:count:cpu:nanoseconds:delta'
+                   ELSE se.labels->>'run' = 'b' AND se.profile_type LIKE 'qmerge:alloc_space:%' END
+        AND s.time < '2024-05-01') c
+$$;
+SELECT qmerge_copy('2024-07-01 00:00+00', false, true);
+SELECT qmerge_copy('2024-07-02 00:00+00', true, true);
+-- (ranges that are not whole hours: raw rows, not the rollups)
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '2024-07-01 00:00:00.5+00',
+                           '2024-07-01 23:59:59.5+00', false);
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes{run="b"}', '-infinity', 'infinity', false);
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-07-02 00:00:00.5+00',
+                           '2024-07-02 23:59:59.5+00', true);
+-- without NULL values: NULL periods (unscaled), or none (scaled)
+SELECT qmerge_copy('2024-07-04 00:00+00', false, false);
+SELECT qmerge_copy('2024-07-05 00:00+00', true, false);
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '2024-07-04 00:00:00.5+00',
+                           '2024-07-04 23:59:59.5+00', false);
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-07-05 00:00:00.5+00',
+                           '2024-07-05 23:59:59.5+00', true);
+-- a sum that leaves 64 bits is an error there too, as is a value times
+-- its period that does
+SAVEPOINT s;
+INSERT INTO parca.samples
+SELECT '2024-07-06 00:00+00', series_id, stack, v, period, duration, NULL
+FROM (SELECT s.* FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+      WHERE se.labels->>'run' = 'b' AND se.profile_type LIKE 'qmerge:alloc_space:%'
+      AND s.time < '2024-05-01' LIMIT 1) one, (VALUES (9223372036854775807), (1)) v(v);
+SELECT parca_profile_stacks(parca_query('qmerge:alloc_space:bytes:space:bytes{run="b"}',
+                                        '2024-07-05 23:59:59.5+00', '2024-07-06 00:00:00.5+00'));
+ROLLBACK TO s;
+INSERT INTO parca.samples
+SELECT '2024-07-06 00:00+00', series_id, stack, 4611686018427387904, 2, duration, NULL
+FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+WHERE se.profile_type = 'qmerge:samples:count:cpu:nanoseconds:delta'
+AND s.time < '2024-05-01' LIMIT 1;
+SELECT parca_profile_stacks(parca_query('qmerge:samples:count:cpu:nanoseconds:delta',
+                                        '2024-07-05 23:59:59.5+00', '2024-07-06 00:00:00.5+00'));
+ROLLBACK;
 -- grouping reads the table directly too, every group in the same pass:
 -- under each group's root frame are exactly the stacks and values of a
 -- query of that group's series alone
