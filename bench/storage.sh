@@ -211,7 +211,13 @@ echo " new connection, and (pooled) in one connection after a first query (as a 
 echo " data pages no stripe uses (listed for reuse); dead: rows of parca.columnar_stripes; WAL MB: all WAL"
 echo " written, page MB: of it the columnar pages' (generic WAL); load average $(cut -d' ' -f1 /proc/loadavg)"
 echo " on $(nproc) cores)"
-echo "write amplification, bytes written per byte of the same rows bulk-loaded ($((bulk / 1048576)) MB):"
-awk -v w="$wal" -v g="$generic" -v v="$vacuum_wal" -v b="$bulk" 'BEGIN {
+# Retention keeps the last days only: the WAL of every day ingested is
+# divided by what every row ingested takes bulk-loaded (the kept rows'
+# bytes per row bulk-loaded, times the rows ingested)
+kept_rows=$(q "SELECT count(*) FROM parca.samples")
+echo "write amplification, bytes of WAL per byte that the $ingested rows ingested take bulk-loaded"
+echo " ($(awk -v b="$bulk" -v k="$kept_rows" -v n="$ingested" 'BEGIN { printf "%.1f", b / k * n / 1048576 }') MB, at the bytes per row of the kept rows bulk-loaded):"
+awk -v w="$wal" -v g="$generic" -v v="$vacuum_wal" -v b="$bulk" -v k="$kept_rows" -v n="$ingested" 'BEGIN {
+	a = b / k * n
 	printf "  profile by profile: WAL %.1f (ingest %.1f, VACUUM merging %.1f), of it columnar pages %.1f\n",
-		w / b, (w - v) / b, v / b, g / b }'
+		w / a, (w - v) / a, v / a, g / a }'
