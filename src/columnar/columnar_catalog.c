@@ -108,24 +108,22 @@ resolve_sort_by(Oid relid, ArrayType *names, ColumnarOptions *o)
 }
 
 /*
- * The options row of relid: true if it has one, each set option put in
- * *o; *sort_by_set tells whether it sets sort_by.
+ * The options row of relid: each option it sets put in *o; its sort_by
+ * array (copied) returned, or NULL if it has none.
  */
-static bool
-read_options(Relation optrel, Oid relid, ColumnarOptions *o, bool *sort_by_set)
+static ArrayType *
+read_options(Relation optrel, Oid relid, ColumnarOptions *o)
 {
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	bool		found;
+	ArrayType  *sort_by = NULL;
 
-	*sort_by_set = false;
 	ScanKeyInit(&key, Anum_options_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(optrel, columnar_relid("columnar_options_pkey", false),
 							  true, GetLatestSnapshot(), 1, &key);
-	found = (tup = systable_getnext(scan)) != NULL;
-	if (found)
+	if ((tup = systable_getnext(scan)) != NULL)
 	{
 		TupleDesc	desc = RelationGetDescr(optrel);
 		bool		isnull;
@@ -145,14 +143,11 @@ read_options(Relation optrel, Oid relid, ColumnarOptions *o, bool *sort_by_set)
 		{
 			d = heap_getattr(tup, Anum_options_sort_by, desc, &isnull);
 			if (!isnull)
-			{
-				resolve_sort_by(relid, DatumGetArrayTypeP(d), o);
-				*sort_by_set = true;
-			}
+				sort_by = DatumGetArrayTypePCopy(d);
 		}
 	}
 	systable_endscan(scan);
-	return found;
+	return sort_by;
 }
 
 ColumnarOptions
@@ -168,33 +163,21 @@ columnar_get_options(Oid relid)
 	if (OidIsValid(optrel))
 	{
 		Relation	rel = table_open(optrel, AccessShareLock);
-		bool		sort_by_set;
-
-		(void) read_options(rel, relid, &o, &sort_by_set);
+		ArrayType  *sort_by = read_options(rel, relid, &o);
 
 		/*
 		 * A partition without a sort order of its own has its partitioned
-		 * table's (by column name), so that one setting on parca.samples
+		 * table's (its column names), so that one setting on parca.samples
 		 * reaches the partitions the worker makes.
 		 */
-		if (!sort_by_set && get_rel_relispartition(relid))
+		if (sort_by == NULL && get_rel_relispartition(relid))
 		{
 			ColumnarOptions parent = o;
-			Oid			parent_relid = get_partition_parent(relid, true);
 
-			if (read_options(rel, parent_relid, &parent, &sort_by_set) && sort_by_set)
-			{
-				/* the parent's columns, by name, in the partition */
-				for (int k = 0; k < parent.nsort; k++)
-				{
-					char	   *name = get_attname(parent_relid, parent.sort_by[k], true);
-					AttrNumber	attno = name ? get_attnum(relid, name) : InvalidAttrNumber;
-
-					if (attno > 0)
-						o.sort_by[o.nsort++] = attno;
-				}
-			}
+			sort_by = read_options(rel, get_partition_parent(relid, true), &parent);
 		}
+		if (sort_by != NULL)
+			resolve_sort_by(relid, sort_by, &o);
 		table_close(rel, AccessShareLock);
 	}
 	if (o.chunk_group_rows > o.stripe_rows)
