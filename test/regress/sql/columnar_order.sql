@@ -6,6 +6,8 @@
 -- meanwhile).  parca.samples is ordered by series, then time.
 -- (Under concurrent writers, readers and crashes: test/stress.)
 SET parca.columnar_inline_stripe_bytes = 0;  -- every stripe on pages, as a big ingest
+-- (autovacuum off on the tables: an autovacuum would reorder them before
+-- the statements that show the order they came in)
 CREATE PROCEDURE col_ord_fill(tbl regclass) LANGUAGE plpgsql AS $$
 BEGIN
     -- five writes (a stripe each), each of rows of four series in turn,
@@ -36,7 +38,8 @@ CREATE FUNCTION col_ord_mixed_groups(tbl regclass) RETURNS bigint LANGUAGE sql A
     WHERE attname = 's' AND (min IS DISTINCT FROM max OR nulls > 0 AND min IS NOT NULL)
 $$;
 
-CREATE TABLE col_ord (s bigint, t timestamptz, k text, v bigint) USING parca_columnar;
+CREATE TABLE col_ord (s bigint, t timestamptz, k text, v bigint) USING parca_columnar
+    WITH (autovacuum_enabled = false);
 SELECT parca_columnar_set_options('col_ord', stripe_rows => 100000, chunk_group_rows => 500,
                                   sort_by => '{s,t}');
 CALL col_ord_fill('col_ord');
@@ -57,7 +60,8 @@ SELECT count(*), sum(v) FROM col_ord_heap WHERE s = 2;
 
 -- with an index, VACUUM merges but keeps every row's number: the index
 -- still finds the rows
-CREATE TABLE col_ord_ix (s bigint, t timestamptz, k text, v bigint) USING parca_columnar;
+CREATE TABLE col_ord_ix (s bigint, t timestamptz, k text, v bigint) USING parca_columnar
+    WITH (autovacuum_enabled = false);
 CREATE INDEX ON col_ord_ix (v);
 SELECT parca_columnar_set_options('col_ord_ix', stripe_rows => 100000, chunk_group_rows => 500,
                                   sort_by => '{s,t}');
@@ -73,7 +77,8 @@ RESET parca.columnar_enable_custom_scan;
 SELECT count(*), sum(v), count(DISTINCT k) FROM col_ord_heap WHERE v BETWEEN 100 AND 1099;
 
 -- parca_columnar_compact merges without reordering
-CREATE TABLE col_ord_c (s bigint, t timestamptz, k text, v bigint) USING parca_columnar;
+CREATE TABLE col_ord_c (s bigint, t timestamptz, k text, v bigint) USING parca_columnar
+    WITH (autovacuum_enabled = false);
 SELECT parca_columnar_set_options('col_ord_c', stripe_rows => 100000, chunk_group_rows => 500,
                                   sort_by => '{s,t}');
 CALL col_ord_fill('col_ord_c');
