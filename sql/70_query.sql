@@ -1,5 +1,18 @@
 -- Querying profiles: selectors, merge, diff, icicle, top, flame graph SVG,
 -- time series and discovery (src/query/; docs/query.md).
+--
+-- JIT: the functions that read parca.samples or its rollups run with
+-- jit = off (a function's SET holds for the functions it calls too).  Their
+-- rows' work is decoding and merging in C (columnar scans, parca_merge),
+-- not the expressions JIT compiles, and their plans' estimates are
+-- pessimistic (1000 rows from a set-returning function, 100 parts of a
+-- multirange, each scanning its partitions), so that with PostgreSQL's
+-- default thresholds a dashboard's call over three profiles spent 1.2 s
+-- compiling (inlining and optimizing past jit_optimize_above_cost) for
+-- 55 ms of work, and over a million raw rows still lost more to compiling
+-- than JIT saved (docs/query.md).  A SET keeps a SQL function from being
+-- inlined (its statements are planned with its arguments as parameters),
+-- so these pin their search_path too (docs/security.md).
 
 -- Planner support: a call whose selector does not depend on the row is
 -- evaluated once per query (an InitPlan), not once per row.
@@ -25,6 +38,7 @@ CREATE FUNCTION parca_query(selector text, start timestamptz, stop timestamptz,
     RETURNS profile
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE
     -- its scan feeds C code row by row: compiling the WHERE clause costs more than it saves
+    -- (and see JIT above)
     SET jit = off;
 COMMENT ON FUNCTION parca_query(text, timestamptz, timestamptz, text[], text, text, text, text) IS
     'merge the samples of the selected series in [start, stop] into one profile';
@@ -68,7 +82,7 @@ COMMENT ON FUNCTION parca_flamegraph_svg(profile, text) IS
 -- stored series counts; with one, only series with samples in it.
 CREATE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT s.profile_type FROM parca.series s
     WHERE start IS NULL OR stop IS NULL
        OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
@@ -82,7 +96,7 @@ COMMENT ON FUNCTION parca_profile_types(timestamptz, timestamptz) IS
 CREATE FUNCTION parca_labels(selector text DEFAULT '{}', start timestamptz DEFAULT NULL,
                              stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT k FROM @extschema@.parca_series(coalesce(selector, '{}')) s,
                            pg_catalog.jsonb_object_keys(s.labels) k
     WHERE start IS NULL OR stop IS NULL
@@ -97,7 +111,7 @@ COMMENT ON FUNCTION parca_labels(text, timestamptz, timestamptz) IS
 CREATE FUNCTION parca_label_values(label text, selector text DEFAULT '{}',
                                    start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT s.labels OPERATOR(pg_catalog.->>) label
     FROM @extschema@.parca_series(coalesce(selector, '{}')) s
     WHERE s.labels OPERATOR(pg_catalog.?) label
@@ -131,7 +145,7 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
                                   step interval, sum_by text[] DEFAULT NULL)
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     WITH sel AS (
         SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
                pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
@@ -241,7 +255,7 @@ COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
 -- Grafana's unit.
 CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestamptz)
     RETURNS text
-    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT CASE
         WHEN count(DISTINCT s.profile_type) <> 1 THEN NULL
         WHEN split_part(min(s.profile_type), ':', 2) = 'samples'

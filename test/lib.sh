@@ -178,12 +178,13 @@ near_expected() {
 	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 4 * sqrt(e)) }'
 }
 
-# best_ms SQL: the best of three runs of SQL, in milliseconds (for bench/)
+# best_ms SQL [JIT]: the best of three runs of SQL, in milliseconds, with
+# jit = JIT (default off; on is PostgreSQL's default) (for bench/)
 best_ms() {
 	local best=""
 	for _ in 1 2 3; do
 		local ms
-		ms=$(psql -X -qAt -c "SET jit = off" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
+		ms=$(psql -X -qAt -c "SET jit = ${2:-off}" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
 		if [ -z "$best" ] || awk -v a="$ms" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$ms; fi
 	done
 	echo "$best"

@@ -197,3 +197,20 @@ SELECT parca_callgraph_dot(NULL) IS NULL;
 SELECT count(*) FROM parca_callgraph_nodes((SELECT p FROM q), 1.5);
 SELECT count(*) FROM parca_callgraph_edges((SELECT p FROM q), 0, -0.1);
 SELECT count(*) FROM parca_callgraph_edges(parca_diff((SELECT p FROM q), (SELECT p FROM q)));
+
+-- ---- JIT: the functions the dashboard calls that read parca.samples (or
+-- its rollups) run with jit = off, whatever the server's setting: their
+-- work is C's, and their estimates passed the default JIT thresholds for
+-- a few profiles (sql/70_query.sql; test/query counts what they compile)
+SELECT p.oid::regprocedure AS function, coalesce('jit=off' = ANY (p.proconfig), false) AS jit_off
+FROM pg_proc p
+WHERE p.oid IN ('parca_query(text, timestamptz, timestamptz, text[], text, text, text, text)'::regprocedure,
+                'parca_profile(text)'::regprocedure,
+                'parca_profiles(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_query_range(text, timestamptz, timestamptz, interval, text[])'::regprocedure,
+                'parca_function_range(text, timestamptz, timestamptz, interval, text, text)'::regprocedure,
+                'parca_query_unit(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_profile_types(timestamptz, timestamptz)'::regprocedure,
+                'parca_labels(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_label_values(text, text, timestamptz, timestamptz)'::regprocedure)
+ORDER BY 1::text;

@@ -5,8 +5,8 @@
 TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
 
 -- Every SQL and PL/pgSQL function of the extension either runs with a
--- pinned search_path or is one of these, inlinable or called per row,
--- whose bodies name everything with its schema (test/security/run.sh calls
+-- pinned search_path or is one of these, called per row or query, whose
+-- bodies name everything with its schema (test/security/run.sh calls
 -- them with a search_path that shadows pg_catalog).
 SELECT p.oid::regprocedure AS unpinned
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
@@ -14,21 +14,6 @@ JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = 
 WHERE e.extname = 'parca' AND p.prolang IN (SELECT oid FROM pg_language WHERE lanname IN ('sql', 'plpgsql'))
   AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
 ORDER BY 1::text;
--- and those are still inlined: no function scan of them in their plans
--- (only the functions scanned are shown: the rest of a plan follows the
--- tables' statistics, which autovacuum and the tests before change)
-CREATE FUNCTION pg_temp.scanned_functions(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-        IF line ~ 'Function Scan on ' THEN
-            RETURN NEXT substring(line FROM 'Function Scan on (\S+)');
-        END IF;
-    END LOOP;
-END $$;
-SELECT pg_temp.scanned_functions('SELECT * FROM parca_profile_types()') AS profile_types;
-SELECT pg_temp.scanned_functions($$SELECT * FROM parca_label_values('job', '{}', '-infinity', 'infinity')$$) AS label_values;
 
 -- The columnar functions are not for PUBLIC, and check the table too.
 CREATE ROLE regress_parca_plain;
