@@ -350,7 +350,7 @@ reader_client() {
 				FROM parca.samples WHERE series_id IN ($copies)" \
 			-c "COMMIT" 2>>"$work/err.reader") || continue
 		case "$(grep '^merge = sum: ' <<<"$out")" in
-			"merge = sum: t") echo x >> "$work/cancel_checks" ;;
+			"merge = sum: true") echo x >> "$work/cancel_checks" ;;
 			"") echo x >> "$work/cancel_unchecked" ;;
 			*)
 				echo "$(date +%T) after a cancel: $out" | tr '\n' ' ' >> "$work/bad_reads"
