@@ -263,7 +263,11 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 # DWARF, which libdw inflates, must name it alike.  And the build without
 # DWARF once more with the table's section renamed, as programs linked by
 # the system's linker with a recent Go have no .gopclntab section:
-# the table is found in the read-only data by its header.
+# the table is found in the read-only data by its header.  And the
+# default build once more as Parca's without-dwarf fixture was made: code
+# and read-only data removed, the table, the data and DWARF kept; the
+# table names each function and line, but its inline trees were in the
+# read-only data: DWARF names the inlined calls.
 gowork=$work/go
 mkdir -p "$gowork"
 (cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$gowork/stripped" . &&
@@ -272,12 +276,13 @@ chown -R postgres: "$gowork"
 chmod 755 "$work"
 objcopy --remove-section=.gopclntab "$gowork/full" "$gowork/dwarf"
 objcopy --rename-section=.gopclntab=.rodata.pclntab "$gowork/stripped" "$gowork/renamed"
+objcopy --remove-section=.text --remove-section=.rodata "$gowork/full" "$gowork/extracted"
 chown postgres: "$gowork"/*
-for kind in stripped full dwarf renamed; do
+for kind in stripped full dwarf renamed extracted; do
 	go_b=$(printf 'go-%s-%s' "$kind" "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" | od -An -tx1 | tr -d ' \n')
 	# (the DWARF-only and renamed files run as the builds they come from)
 	run=$kind
-	[ "$kind" = dwarf ] && run=full
+	[ "$kind" = dwarf ] || [ "$kind" = extracted ] && run=full
 	[ "$kind" = renamed ] && run=stripped
 	"$gowork/$run" 2 "$gowork/$kind.prof"
 	for a in $(go tool pprof -raw "$gowork/$kind.prof" 2>/dev/null |
