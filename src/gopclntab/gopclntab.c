@@ -278,7 +278,7 @@ open_at(Elf *elf, GoBytes tab, uint64_t tab_vaddr, GoPclntab *t)
 	 * A position-independent program's text start is a dynamic
 	 * relocation, which the file may hold as 0: it is then the start of
 	 * .text, where the Go linker puts runtime.text.  A debug file without
-	 * its code (.text removed, as in Parca's uploads) keeps the header's.
+	 * its code (.text removed, as in Parca's fixtures) keeps the header's.
 	 */
 	if (!in_text(elf, t->text_start))
 	{
