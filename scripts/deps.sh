@@ -12,7 +12,7 @@ packages=(
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
 	elfutils debuginfod
-	golang-go python3
+	golang-go golang-github-google-pprof-dev python3
 	linux-perf openssl libc6-dbg
 	chromium nodejs
 	curl bc
