@@ -178,6 +178,7 @@ check "CREATE EXTENSION again brings them back" wait_in app2 15 "$(running app2 
 q "CREATE ROLE eve LOGIN"
 m0=$(pid_of app maintenance)
 s0=$(pid_of app scrape)
+check "(the database's maintenance and scrape workers run)" test -n "$m0" -a -n "$s0"
 check "a user who may not drop the database gets the usual error" \
 	sh -c "psql -X -qAt -U eve -d postgres -c 'DROP DATABASE app' 2>&1 | grep -q 'must be owner of database app'"
 check_eq "and has not stopped its workers" "$m0 $s0" "$(pid_of app maintenance) $(pid_of app scrape)"
