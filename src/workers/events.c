@@ -15,7 +15,8 @@
  *	  DATABASE ... TEMPLATE: PostgreSQL refuses them while another session
  *	  is connected to the database, so its workers are stopped first, and
  *	  started again after (if the database is still there), by its owner's
- *	  command only (registry_pause).
+ *	  command only (registry_pause); at commit the launcher reads
+ *	  pg_database again (a new name, a copy that has the extension).
  */
 #include "postgres.h"
 
@@ -39,16 +40,16 @@ static object_access_hook_type prev_object_access_hook = NULL;
 static bool extension_created = false;	/* some extension: parca? */
 static bool look_at_commit = false;
 static bool parca_dropped = false;
-#define RESTARTS_MAX 8
-static Oid	restart_at_commit[RESTARTS_MAX];
-static int	nrestarts = 0;
+#define PENDING_MAX 8
+static WorkerRequest pending[PENDING_MAX];	/* databases to look at */
+static int	npending = 0;
 static bool xact_callback_registered = false;
 
 static void
 forget_pending(void)
 {
 	extension_created = look_at_commit = parca_dropped = false;
-	nrestarts = 0;
+	npending = 0;
 }
 
 static void
@@ -66,8 +67,8 @@ events_xact_callback(XactEvent event, void *arg)
 				registry_request(MyDatabaseId, false);
 			if (parca_dropped)
 				registry_wake_database(MyDatabaseId);
-			for (int i = 0; i < nrestarts; i++)
-				registry_request(restart_at_commit[i], true);
+			for (int i = 0; i < npending; i++)
+				registry_request(pending[i].dboid, pending[i].restart);
 			forget_pending();
 			break;
 		case XACT_EVENT_ABORT:
@@ -88,6 +89,18 @@ at_commit(void)
 		RegisterXactCallback(events_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
+}
+
+/* The launcher looks at the database (restart: and starts its workers again) at commit. */
+static void
+request_at_commit(Oid dboid, bool restart)
+{
+	if (!OidIsValid(dboid) || npending == PENDING_MAX)
+		return;
+	pending[npending].dboid = dboid;
+	pending[npending].restart = restart;
+	npending++;
+	at_commit();
 }
 
 static void
@@ -169,18 +182,13 @@ static void
 note_database_setting(Node *stmt)
 {
 	AlterDatabaseSetStmt *set;
-	Oid			dboid;
 
 	if (!IsA(stmt, AlterDatabaseSetStmt))
 		return;
 	set = (AlterDatabaseSetStmt *) stmt;
 	if (set->setstmt->name != NULL && strncmp(set->setstmt->name, "parca.", 6) != 0)
 		return;
-	dboid = get_database_oid(set->dbname, true);
-	if (!OidIsValid(dboid) || nrestarts == RESTARTS_MAX)
-		return;
-	restart_at_commit[nrestarts++] = dboid;
-	at_commit();
+	request_at_commit(get_database_oid(set->dbname, true), true);
 }
 
 static void
@@ -195,6 +203,25 @@ run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								dest, qc);
 }
 
+/* run_utility() while registry_pause() holds a database's workers off */
+static void
+run_paused(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+		   ProcessUtilityContext context, ParamListInfo params,
+		   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	PG_TRY();
+	{
+		run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		registry_resume();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	registry_resume();
+}
+
 static void
 events_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			   ProcessUtilityContext context, ParamListInfo params,
@@ -205,20 +232,16 @@ events_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 
 	note_database_setting(stmt);
 	if (!OidIsValid(paused))
-	{
 		run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-		return;
-	}
-	registry_pause(paused);
-	PG_TRY();
+	else
 	{
-		run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		request_at_commit(paused, false);
+		registry_pause(paused);
+		run_paused(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	}
-	PG_FINALLY();
-	{
-		registry_resume();
-	}
-	PG_END_TRY();
+	/* a copy of a database that has the extension has it too */
+	if (IsA(stmt, CreatedbStmt))
+		request_at_commit(get_database_oid(((CreatedbStmt *) stmt)->dbname, true), false);
 }
 
 void

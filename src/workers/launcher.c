@@ -4,9 +4,9 @@
  *		workers of every database where extension parca is installed.
  *
  * It connects to no database and reads pg_database (a shared catalog):
- * at its start, every 30 s (a database copied from one that has the
- * extension) and whenever a session asks (registry.c: CREATE EXTENSION,
- * a scrape job enabled, a database's DROP that failed, ...).  Whether a
+ * at its start, whenever a session asks (events.c: CREATE EXTENSION,
+ * CREATE DATABASE, a scrape job enabled, a database's DROP that failed,
+ * ...) and every 30 s, for what no session told.  Whether a
  * database has the extension only a process connected to it can tell:
  * the launcher starts the database's maintenance worker, which ends at
  * once where there is none (a few at a time, so that a server with many

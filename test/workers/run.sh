@@ -185,7 +185,7 @@ check_eq "and has not stopped its workers" "$m0 $s0" "$(pid_of app maintenance) 
 check "ALTER DATABASE ... RENAME TO while the workers run" q "ALTER DATABASE app RENAME TO app_renamed"
 check "its workers come back, under the new name" wait_in app_renamed 20 "$(running app_renamed maintenance)"
 check "CREATE DATABASE ... TEMPLATE of it while they run" q "CREATE DATABASE app_copy TEMPLATE app_renamed"
-check "the copy, which has the extension, is served too" wait_in app_copy 60 "$(running app_copy maintenance)"
+check "the copy, which has the extension, is served too" wait_in app_copy 20 "$(running app_copy maintenance)"
 check "the template's workers come back" wait_in app_renamed 20 "$(running app_renamed scrape)"
 check "DROP DATABASE while its maintenance and scrape workers run" q "DROP DATABASE app_renamed"
 check_eq "its workers are gone" "0" "$(q "SELECT count(*) FROM parca.workers WHERE database = 'app_renamed'")"
