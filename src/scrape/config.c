@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 
+#include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
 
 /* The targets of the jobs' file_sd files, as the argument of scrape_endpoints(). */
@@ -102,6 +103,17 @@ scrape_config_load(int *ntargets, MemoryContext cxt)
 	}
 	*ntargets = (int) n;
 	return targets;
+}
+
+bool
+scrape_jobs_enabled(void)
+{
+	bool		isnull;
+
+	if (SPI_execute("SELECT EXISTS (SELECT FROM parca.scrape_jobs WHERE enabled)", true, 0)
+		!= SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read parca.scrape_jobs");
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*

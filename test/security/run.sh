@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Attacks on the extension, as docs/security.md describes its defences:
 #  - a hostile database owner puts a schema that shadows pg_catalog first
-#    in the database's search_path and waits for the scrape worker (a
-#    superuser session) and for a superuser calling the extension's
-#    functions; no call may reach the owner's code, and the owner must not
-#    become a superuser;
+#    in the database's search_path and waits for its workers (maintenance
+#    and scrape, superuser sessions, which the launcher starts in every
+#    database with the extension) and for a superuser calling the
+#    extension's functions; no call may reach the owner's code, and the
+#    owner must not become a superuser;
 #  - a parca_scrape member with the same trick in their own session tries
 #    to make the worker read a file (file_sd) without pg_read_server_files;
 #  - a scrape target redirects the worker to another port, or serves a
@@ -35,7 +36,7 @@ PORT=${PARCA_SECURITY_TEST_PORT:-54461}
 # HTTP ports move with the cluster port (PARCA_TEST_PORT_OFFSET, test/lib.sh)
 HTTP=${PARCA_SECURITY_TEST_HTTP_PORT:-$((18060 + ${PARCA_TEST_PORT_OFFSET:-0}))}
 LIMIT_MB=16
-start_cluster "$PORT" "parca.scrape_database = 'victim'" "parca.max_profile_size = '${LIMIT_MB}MB'"
+start_cluster "$PORT" "parca.max_profile_size = '${LIMIT_MB}MB'"
 trap cleanup EXIT
 
 here=$TEST_ROOT/security
@@ -79,7 +80,7 @@ qm() {
 	PGOPTIONS="-c search_path=pg_catalog,public" psql -X -v ON_ERROR_STOP=1 -qAt -U mallory -d victim -c "$1"
 }
 worker_pid() {
-	q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker' AND datname = 'victim'"
+	q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca ${1:-scrape} worker' AND datname = 'victim'"
 }
 status_kb() {
 	awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"
@@ -122,24 +123,29 @@ check "a parca_scrape member cannot name a file_sd file through a shadowed pg_ha
 	grep -q 'permission denied to set file_sd_files of scrape job "leak"' <<<"$leak"
 check_eq "no such job exists" "0" "$(qv "SELECT count(*) FROM parca.scrape_jobs WHERE job_name = 'leak'")"
 
-# The worker connects again (it comes back 5 s after it ends), now with the
+# The maintenance worker, which the launcher started when the extension was
+# created, connects again (it comes back 5 s after it ends), now with the
 # database's search_path; then mallory configures a target, as a
-# parca_scrape member may.
-pid0=$(worker_pid)
+# parca_scrape member may, and the scrape worker starts with it in force.
+pid0=$(worker_pid maintenance)
+check "the maintenance worker runs in the owner's database" test -n "$pid0"
 [ -n "$pid0" ] && q "SELECT pg_terminate_backend($pid0)" >/dev/null
 new_worker() {
 	local deadline=$((SECONDS + 30)) pid
 	while [ $SECONDS -lt $deadline ]; do
-		pid=$(worker_pid)
-		[ -n "$pid" ] && [ "$pid" != "$pid0" ] && return 0
+		pid=$(worker_pid "$1")
+		[ -n "$pid" ] && [ "$pid" != "$2" ] && return 0
 		sleep 0.5
 	done
 	return 1
 }
-check "the worker connects again, with the owner's search_path in force" new_worker
+check "it connects again, with the owner's search_path in force" new_worker maintenance "$pid0"
+check_eq "no scrape worker there yet: no job" "" "$(worker_pid)"
 qm "INSERT INTO parca.scrape_jobs (job_name, scrape_interval, path_prefix) VALUES ('good', '1 s', '/good')"
 qm "INSERT INTO parca.scrape_targets (job_name, address) VALUES ('good', '$A')"
 qm "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine') WHERE job_name = 'good'"
+check "the owner's job starts the scrape worker, with the owner's search_path in force" new_worker scrape ""
+q "SELECT pg_reload_conf()" >/dev/null		# and a maintenance round, now
 check "the worker scrapes the target and stores its profiles" \
 	wait_for 30 "SELECT count(*) > 0 FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
 	             WHERE se.labels->>'job' = 'good'"
@@ -357,7 +363,10 @@ check "and of labels" grep -q 'violates check constraint "series_labels_check"' 
 		-c "COPY parca.series (profile_type, labels) FROM STDIN" 2>&1)"
 
 pg_dump -Fc -d strings -f "$tmp/strings.dump"
+# restored with its workers off (docs/workers.md): the maintenance worker
+# would make the day's partitions that the dump makes too
 q "CREATE DATABASE restored"
+q "ALTER DATABASE restored SET parca.workers = off"
 pg_restore -d restored "$tmp/strings.dump" 2>"$tmp/restore.err"
 check "pg_restore restores the dump without errors" test ! -s "$tmp/restore.err" || head -5 "$tmp/restore.err"
 digest="SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
