@@ -8,6 +8,8 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 
 typedef struct LabelPair
@@ -18,6 +20,15 @@ typedef struct LabelPair
 
 /* True if name is a valid Prometheus label name. */
 extern bool label_name_is_valid(const char *name);
+
+/* An error unless name is a valid label name; what says where it was given. */
+extern void label_name_validate(const char *name, const char *what);
+
+/*
+ * The label names of a text[] (NULLs left out) as a List of C strings:
+ * at most max elements, counted before any is read, each a valid name.
+ */
+extern List *label_names_from_array(ArrayType *names, int max, const char *what);
 
 /* A valid label name made from any string ('' when nothing is left). */
 extern char *label_name_sanitize(const char *name);

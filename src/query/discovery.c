@@ -39,6 +39,8 @@ parca_series_ids(PG_FUNCTION_ARGS)
 	Datum	   *ids;
 	ArrayType  *result;
 
+	pfree(sel_text);			/* (the parts are copies: a long selector is held once) */
+
 	SPI_connect();
 	series = selector_find_series(sel, NIL, &n);
 	ids = MemoryContextAlloc(cxt, sizeof(Datum) * Max(n, 1));
