@@ -201,35 +201,20 @@ $$;
 COMMENT ON FUNCTION parca_query_range(text, timestamptz, timestamptz, interval, text[]) IS
     'per step and series: total value and, for delta types, value per second';
 
--- A selector from parts, for dashboards: template variables are pasted
--- into SQL string literals (which Grafana's SQL datasource quotes), never
--- into selector syntax.  The label matcher matches exactly one of
--- label_values (each escaped for the regex and quoted for the selector);
--- a NULL array, or a NULL element (Grafana's "All", sent as NULL), means
--- any value.  matchers is more selector text: `job="api", pod!~"x-.*"`.
--- An empty profile type, or an empty list of values, selects nothing:
--- the result is NULL, and the query functions return nothing for it.
+-- A selector from parts, for dashboards (src/query/selector_build.c):
+-- template variables are pasted into SQL string literals (which Grafana's
+-- SQL datasource quotes), never into selector syntax.  The label matcher
+-- matches exactly one of label_values (each escaped for the regex and
+-- quoted for the selector); a NULL array, or a NULL element (Grafana's
+-- "All", sent as NULL), means any value.  matchers is more selector text:
+-- `job="api", pod!~"x-.*"`.  The profile type, the label name and the
+-- matchers must be what their grammar allows, or it is an error.  An empty
+-- profile type, or an empty list of values, selects nothing: the result is
+-- NULL, and the query functions return nothing for it.
 CREATE FUNCTION parca_selector(profile_type text, label text DEFAULT NULL,
                                label_values text[] DEFAULT NULL, matchers text DEFAULT '')
     RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE
-        WHEN coalesce(profile_type, '') = '' THEN NULL
-        WHEN coalesce(label, '') <> '' AND cardinality(label_values) = 0 THEN NULL
-        ELSE profile_type || '{' || concat_ws(', ',
-            CASE WHEN coalesce(label, '') <> '' AND label_values IS NOT NULL
-                      AND array_position(label_values, NULL) IS NULL
-                 THEN label || CASE WHEN cardinality(label_values) = 1 THEN '="' ELSE '=~"' END
-                      || replace(replace(
-                             CASE WHEN cardinality(label_values) = 1 THEN label_values[1]
-                                  ELSE (SELECT string_agg(regexp_replace(v, '([^[:alnum:]_])', E'\\\\\\1', 'g'), '|')
-                                        FROM unnest(label_values) AS v) END,
-                             E'\\', E'\\\\'), '"', E'\\"')
-                      || '"'
-            END,
-            nullif(btrim(matchers, E' \t\n\r,'), '')) || '}'
-    END
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
     'a selector from a profile type, one label with a list of values and more matchers, each value quoted';
 
