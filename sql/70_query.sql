@@ -120,6 +120,12 @@ CREATE FUNCTION parca_labels_text(labels jsonb) RETURNS text
     FROM pg_catalog.jsonb_each_text(labels)
 $$;
 
+-- The checks of parca_query_range's and parca_function_range's step and
+-- sum_by, made before anything runs: true, or an error that names the
+-- argument (src/query/range_arguments.c).
+CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- Time series for Grafana: per step bucket (aligned to start, or to
 -- 2000-01-01 when start is -infinity) and series,
 -- the total value (samples:count in the period unit when it is known) and, for delta types,
@@ -144,7 +150,9 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
         -- (as arrays: the planner sees a few series, not a table of them)
         SELECT pg_catalog.array_agg(sel.id) AS id, pg_catalog.array_agg(sel.scaled) AS scaled FROM sel
     ), origin AS (
+        -- (the arguments checked first: the hours below are read with them)
         SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o
+        WHERE parca.range_arguments(step, sum_by)
     ), hours AS MATERIALIZED (
         SELECT h.* FROM origin, parca.range_hours((SELECT ids.id FROM ids), start, stop, step, origin.o) h
     ), raw_parts AS (
