@@ -121,9 +121,9 @@ CREATE FUNCTION parca_labels_text(labels jsonb) RETURNS text
 $$;
 
 -- The checks of parca_query_range's and parca_function_range's step and
--- sum_by, made before anything runs: true, or an error that names the
+-- sum_by, made before anything runs: sum_by, or an error that names the
 -- argument (src/query/range_arguments.c).
-CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS boolean
+CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
     AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- Time series for Grafana: per step bucket (aligned to start, or to
@@ -138,21 +138,23 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
     LANGUAGE sql STABLE AS $$
-    WITH sel AS (
+    WITH args AS (
+        -- the arguments checked first: the hours below are read with them
+        -- (and sum_by named once: inlined, each mention is a copy)
+        SELECT parca.range_arguments(step, sum_by) AS sum_by
+    ), sel AS (
         SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
                pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
                AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count' AS scaled,
-               CASE WHEN sum_by IS NULL THEN s.labels
+               CASE WHEN a.sum_by IS NULL THEN s.labels
                     ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                          FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
-        FROM @extschema@.parca_series(selector) s
+                          FROM pg_catalog.unnest(a.sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
+        FROM @extschema@.parca_series(selector) s, args a
     ), ids AS (
         -- (as arrays: the planner sees a few series, not a table of them)
         SELECT pg_catalog.array_agg(sel.id) AS id, pg_catalog.array_agg(sel.scaled) AS scaled FROM sel
     ), origin AS (
-        -- (the arguments checked first: the hours below are read with them)
-        SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o
-        WHERE parca.range_arguments(step, sum_by)
+        SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o FROM args
     ), hours AS MATERIALIZED (
         SELECT h.* FROM origin, parca.range_hours((SELECT ids.id FROM ids), start, stop, step, origin.o) h
     ), raw_parts AS (

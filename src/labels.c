@@ -51,6 +51,10 @@ label_names_from_array(ArrayType *names, int max, const char *what)
 	{
 		if (nulls[i])
 			continue;
+		if (VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])) > LABEL_NAME_QUERY_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a label name in %s is longer than %d bytes", what, LABEL_NAME_QUERY_MAX)));
 		result = lappend(result, TextDatumGetCString(elems[i]));
 		label_name_validate(llast(result), what);
 	}

@@ -25,8 +25,15 @@ extern bool label_name_is_valid(const char *name);
 extern void label_name_validate(const char *name, const char *what);
 
 /*
+ * The longest label name a query may name (group_by, sum_by): every group
+ * a query makes holds each name, so a long one would be held once a group.
+ */
+#define LABEL_NAME_QUERY_MAX 1024
+
+/*
  * The label names of a text[] (NULLs left out) as a List of C strings:
- * at most max elements, counted before any is read, each a valid name.
+ * at most max elements, counted before any is read, each a valid name of
+ * at most LABEL_NAME_QUERY_MAX bytes.
  */
 extern List *label_names_from_array(ArrayType *names, int max, const char *what);
 

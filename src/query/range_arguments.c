@@ -15,11 +15,13 @@
 PG_FUNCTION_INFO_V1(parca_range_arguments);
 
 /*
- * parca.range_arguments(step interval, sum_by text[]) RETURNS boolean
- * True, or an error: step is positive and has no months or years (time
+ * parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
+ * sum_by, or an error: step is positive and has no months or years (time
  * buckets are date_bin's, of fixed length); sum_by holds at most
  * SELECTOR_MAX_LABEL_NAMES label names (NULLs are left out, as the sums
  * leave them out).  NULL arguments pass: a NULL step gives no buckets.
+ * (parca_query_range, inlined, reads sum_by from here: an argument it
+ * named several times would be copied as many times.)
  */
 Datum
 parca_range_arguments(PG_FUNCTION_ARGS)
@@ -42,5 +44,7 @@ parca_range_arguments(PG_FUNCTION_ARGS)
 	}
 	if (!PG_ARGISNULL(1))
 		(void) label_names_from_array(PG_GETARG_ARRAYTYPE_P(1), SELECTOR_MAX_LABEL_NAMES, "sum_by");
-	PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(PG_GETARG_DATUM(1));
 }

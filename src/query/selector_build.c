@@ -156,7 +156,7 @@ parca_selector(PG_FUNCTION_ARGS)
 		nregexes + (!any_value && nvalues > 1) > SELECTOR_MAX_REGEX_MATCHERS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the selector of parca_selector would have more than %d label matchers, or more than %d of regular expressions",
+				 errmsg("parca_selector would make a selector of more than %d label matchers, or of more than %d regular expressions",
 						SELECTOR_MAX_MATCHERS, SELECTOR_MAX_REGEX_MATCHERS)));
 
 	/* the text made in place, its length known first: a long value is copied once */
