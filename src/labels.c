@@ -100,6 +100,11 @@ labels_from_jsonb(Jsonb *labels, int *npairs, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON object of label names to string values", what)));
+	if (VARSIZE(labels) > LABELS_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is %zu bytes of jsonb, more than the %d a label set may take", what,
+						(Size) VARSIZE(labels), LABELS_MAX_BYTES)));
 	pairs = palloc(Max(JB_ROOT_COUNT(labels), 1) * sizeof(LabelPair));
 	it = JsonbIteratorInit(&labels->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)

@@ -323,7 +323,7 @@ Datum
 parca_query(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *sel_text;
+	text	   *sel_text;
 	Selector   *sel;
 	TimestampTz start;
 	TimestampTz stop;
@@ -341,12 +341,11 @@ parca_query(PG_FUNCTION_ARGS)
 	/* no selector or no range: nothing to merge (not STRICT: the rest may be NULL) */
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
-	sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	sel_text = PG_GETARG_TEXT_PP(0);
 	start = PG_GETARG_TIMESTAMPTZ(1);
 	stop = PG_GETARG_TIMESTAMPTZ(2);
-	sel = selector_parse(sel_text);
+	sel = selector_parse_text(sel_text);
 	selector_require_type(sel, sel_text);
-	pfree(sel_text);			/* (the parts are copies: a long selector is held once) */
 	if (!PG_ARGISNULL(3))
 		group_names = label_names_from_array(PG_GETARG_ARRAYTYPE_P(3), SELECTOR_MAX_LABEL_NAMES,
 											 "group_by");

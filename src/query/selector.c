@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "regex/regex.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "query/selector.h"
 #include "valid_text.h"
@@ -337,10 +338,10 @@ selector_parse_matchers(const char *text, int *nmatchers, int *nregexes)
 	*nregexes = ps.nregexes;
 }
 
-int
+Size
 selector_quoted_length(const char *value, int len)
 {
-	int			n = len + 2;
+	Size		n = (Size) len + 2;
 
 	for (int i = 0; i < len; i++)
 		n += value[i] == '"' || value[i] == '\\';
@@ -350,7 +351,13 @@ selector_quoted_length(const char *value, int len)
 void
 selector_append_quoted(StringInfo buf, const char *value, int len)
 {
-	enlargeStringInfo(buf, selector_quoted_length(value, len));
+	Size		quoted = selector_quoted_length(value, len);
+
+	if (quoted >= MaxAllocSize - (Size) buf->len)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a quoted label value would be longer than %zu bytes", (Size) MaxAllocSize)));
+	enlargeStringInfo(buf, (int) quoted);
 	buf->data[buf->len++] = '"';
 	for (int i = 0; i < len; i++)
 	{
@@ -363,13 +370,33 @@ selector_append_quoted(StringInfo buf, const char *value, int len)
 	buf->data[buf->len] = '\0';
 }
 
+Selector *
+selector_parse_text(const text *t)
+{
+	int			len = VARSIZE_ANY_EXHDR(t);
+	char	   *s;
+	Selector   *sel;
+
+	if (len > SELECTOR_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("selector %s is longer than %d bytes", message_quote(VARDATA_ANY(t), len),
+						SELECTOR_MAX_BYTES),
+				 errdetail("A label set is at most %d bytes: a longer value matches nothing, or everything.",
+						   LABELS_MAX_BYTES)));
+	s = text_to_cstring(t);
+	sel = selector_parse(s);
+	pfree(s);
+	return sel;
+}
+
 void
-selector_require_type(const Selector *sel, const char *text)
+selector_require_type(const Selector *sel, const text *t)
 {
 	if (sel->profile_type == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("selector %s names no profile type", message_quote_cstring(text)),
+				 errmsg("selector %s names no profile type", message_quote(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t))),
 				 errhint("Start it with a profile type such as process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta; parca_profile_types() lists them.")));
 }
 

@@ -17,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 
+#include "labels.h"
 #include "profile_type.h"
 
 /*
@@ -29,6 +30,11 @@
  * expression is too complex").
  */
 #define SELECTOR_MAX_MATCHERS 64
+/*
+ * bytes of a selector's text: a label set is at most LABELS_MAX_BYTES
+ * (labels.h), so a longer value matches nothing, or everything
+ */
+#define SELECTOR_MAX_BYTES LABELS_MAX_BYTES
 /* label names a query groups or sums by (selector_find_series' value_labels) */
 #define SELECTOR_MAX_LABEL_NAMES 64
 #define SELECTOR_MAX_REGEX_MATCHERS 16
@@ -68,6 +74,12 @@ typedef struct SeriesMatch
 extern Selector *selector_parse(const char *text);
 
 /*
+ * selector_parse() of a text argument, refused unread beyond
+ * SELECTOR_MAX_BYTES; the parts are copies, the text is not kept.
+ */
+extern Selector *selector_parse_text(const text *t);
+
+/*
  * Checks that text is label matchers as between a selector's braces
  * (without them; a comma may end the list), within the selector's limits;
  * a malformed list is an error pointing at the position.  Says how many
@@ -80,11 +92,11 @@ extern void selector_parse_matchers(const char *text, int *nmatchers, int *nrege
  * double quotes, with '"' and '\' escaped, so that it reads back as
  * itself; selector_quoted_length() is how many bytes that takes.
  */
-extern int	selector_quoted_length(const char *value, int len);
+extern Size selector_quoted_length(const char *value, int len);
 extern void selector_append_quoted(StringInfo buf, const char *value, int len);
 
-/* Raises an error unless the selector names a profile type. */
-extern void selector_require_type(const Selector *sel, const char *text);
+/* Raises an error unless the selector (parsed from t) names a profile type. */
+extern void selector_require_type(const Selector *sel, const text *t);
 
 /*
  * The series matching a selector, ordered by id, with the values of the

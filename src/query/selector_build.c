@@ -102,6 +102,7 @@ parca_selector(PG_FUNCTION_ARGS)
 	int			value_len = 0;
 	int			nmatchers = 0;	/* of the argument matchers */
 	int			nregexes = 0;
+	Size		length;
 	StringInfoData buf;
 
 	if (PG_ARGISNULL(0) || VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(0)) == 0)
@@ -160,10 +161,14 @@ parca_selector(PG_FUNCTION_ARGS)
 						SELECTOR_MAX_MATCHERS, SELECTOR_MAX_REGEX_MATCHERS)));
 
 	/* the text made in place, its length known first: a long value is copied once */
+	length = (Size) VARSIZE_ANY_EXHDR(type_text) + 1 + strlen(label) + 2 +
+		(any_value ? 0 : selector_quoted_length(value, value_len)) + 2 + strlen(matchers) + 1;
+	if (length > SELECTOR_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("parca_selector would make a selector longer than %d bytes", SELECTOR_MAX_BYTES)));
 	initStringInfo(&buf);
-	enlargeStringInfo(&buf, VARHDRSZ + VARSIZE_ANY_EXHDR(type_text) + 1 + strlen(label) + 2 +
-					  (any_value ? 0 : selector_quoted_length(value, value_len)) + 2 +
-					  strlen(matchers) + 1);
+	enlargeStringInfo(&buf, VARHDRSZ + length);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
 	appendBinaryStringInfo(&buf, VARDATA_ANY(type_text), VARSIZE_ANY_EXHDR(type_text));
 	appendStringInfoChar(&buf, '{');

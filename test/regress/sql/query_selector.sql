@@ -67,7 +67,10 @@ SELECT qsel(repeat('a', 100000) || ':b:c:d:e');
 -- what a selector may hold: 64 matchers, 16 of them regexes of 16 kB each
 SELECT qsel('{' || repeat('job="api", ', 64) || '}');
 SELECT qsel('{' || repeat('job="api", ', 65) || '}');
+SELECT qsel('{' || repeat('a="", ', 100000) || '}');
+-- and at most 1 MB (a label set is at most that: a longer value matches nothing, or everything)
 SELECT qsel('{' || repeat('job="api", ', 1000000) || '}');
+SELECT qsel('{job!="' || repeat('x', 1048576) || '"}');
 SELECT qsel('{' || repeat('job=~"api", ', 16) || '}');
 SELECT qsel('{' || repeat('job=~"api", ', 17) || '}');
 SELECT qsel('{job=~"' || repeat('a', 16384) || '"}');
@@ -76,7 +79,7 @@ SELECT qsel('{job=~"' || repeat('a', 16385) || '"}');
 SELECT qsel('{job=~"' || repeat('\\', 16384) || '"}');
 -- a short regex too complex to compile is PostgreSQL's error, at its place
 SELECT qsel('{job=~"(((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255}){1,255})"}');
--- a value as long as it likes
+-- a value as long as a label set allows
 SELECT qsel('{job="' || repeat('x', 1000000) || '"}');
 
 -- parca_selector: the parts of a selector, each value quoted
