@@ -53,13 +53,11 @@ CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop time
     LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 BEGIN
     IF match NOT IN ('equal', 'not_equal', 'contains', 'not_contains', 'starts_with', 'not_starts_with') THEN
-        RAISE EXCEPTION 'unknown match "%"', match
+        RAISE EXCEPTION 'unknown match %', parca.message_quote(match)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.';
     END IF;
-    IF step <= interval '0' THEN
-        RAISE EXCEPTION 'step must be positive' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM parca.range_arguments(step, NULL);
     RETURN QUERY
     WITH buckets AS MATERIALIZED (
         -- the buckets with profiles, as parca_query_range finds them (from

@@ -32,7 +32,6 @@
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -508,7 +507,7 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 	if (rel == NULL)
 		return false;
 	ok = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
-		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+		!samples_table_rls_hides_rows(rel);
 	if (ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 	{
 		/*

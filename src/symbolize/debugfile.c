@@ -200,7 +200,7 @@ debugfile_open(const char *data, Size len, const char *build_id)
 	if (nbits > 0 && !hex_equal(bits, nbits, build_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the ELF file's build id does not match \"%s\"", build_id)));
+				 errmsg("the ELF file's build id does not match %s", message_quote_cstring(build_id))));
 
 	/*
 	 * no DWARF (or DWARF libdw cannot read): a Go program's .gopclntab,

@@ -76,6 +76,8 @@ SELECT parca_profile('12@1.5');
 SELECT parca_profile('-3@12');
 SELECT parca_profile('12@99999999999999999999');
 SELECT parca_profile('12@9223372036854775807');
+-- a long id is not read, and quoted 64 characters long
+SELECT parca_profile(repeat('1', 10000000) || '@1');
 
 -- ---- a function over time
 -- vwork per 10 s: flat 0 (vhelper is inlined into it, innermost), cum in A, B, E
