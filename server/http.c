@@ -545,13 +545,13 @@ http_start(char *err, size_t errlen)
 			return false;
 	}
 	server.daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL,
+									 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 									 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
 									 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 									 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) server.cfg.idle_timeout,
 									 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) server.cfg.max_connections,
 									 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) server.cfg.max_connections_per_ip,
 									 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
-									 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 									 tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, tls_cert_pem,
 									 MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
 									 MHD_OPTION_END);

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# parca-server with real clients and hostile ones (docs/push.md):
+#  - a real Go program's CPU and heap profiles uploaded the way pyroscope-go's
+#    upstream/remote uploads them (multipart, sample_type_config, the older
+#    SDKs' prev_profile), through the Push API in protobuf and JSON, gzipped
+#    or not: each stored profile equal to the one sent, per function, by
+#    `go tool pprof -top` (test/pprof/compare_top.py);
+#  - @pyroscope/nodejs (npm) profiling a Node.js program with known hot
+#    functions: its wall and heap uploads, captured on the wire with
+#    --save-bodies, equal to what is stored; the hot functions lead parca_top;
+#  - bearer tokens and basic auth mapped to roles, TLS, X-Scope-OrgID, the
+#    database stopped and started again, one transaction per request;
+#  - hostile input on every endpoint, slow clients, memory, a graceful stop.
+# Ports: the cluster at 54491 + PARCA_TEST_PORT_OFFSET, the servers at
+# 19001.. + PARCA_TEST_PORT_OFFSET.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../lib.sh"
+
+require_fixtures
+server_bin=$REPO_ROOT/server/parca-server
+if [ ! -x "$server_bin" ]; then
+	echo "FAIL - $server_bin is not built (make server)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+export HOME=${HOME:-/root} GOFLAGS= GOCACHE=${GOCACHE:-/tmp/parca-push-gocache}
+work=$(mktemp -d /tmp/parca-push-test.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	stop_cluster
+	rm -rf "$work"
+}
+trap cleanup EXIT
+start_cluster "${PARCA_PUSH_TEST_PORT:-54491}"
+port_base=$((19000 + ${PARCA_TEST_PORT_OFFSET:-0}))
+client=$work/pushclient
+(cd "$work" && go build -o "$client" "$here/pushclient.go") || { echo "FAIL - building pushclient"; finish; exit 1; }
+
+# Roles (docs/push.md, "Roles"): the server logs in as parca_server, which
+# inherits nothing and may SET ROLE to push_a (a parca_push member), push_b
+# (no rights); push_c is a parca_push member the server may not become.
+q "CREATE ROLE parca_server LOGIN NOINHERIT;
+   CREATE ROLE push_a NOLOGIN IN ROLE parca_push;
+   CREATE ROLE push_b NOLOGIN;
+   CREATE ROLE push_c NOLOGIN IN ROLE parca_push;
+   GRANT push_a, push_b TO parca_server" >/dev/null
+cat > "$work/auth" <<AUTH
+# tokens and users of the test, each with its role
+bearer tok-a push_a
+bearer tok-b push_b
+bearer tok-c push_c
+basic alice s3cret push_a
+AUTH
+chmod 600 "$work/auth"
+dsn="host=127.0.0.1 port=$PGPORT user=parca_server dbname=postgres"
+
+# start_server NAME PORT FLAGS...: runs parca-server in the background,
+# its log in $work/NAME.log; waits until it answers /ready
+start_server() {
+	local name=$1 port=$2 scheme=http i
+	shift 2
+	case " $* " in *" --tls-cert "*) scheme=https ;; esac
+	"$server_bin" --listen "127.0.0.1:$port" --dsn "$dsn" "$@" >"$work/$name.log" 2>&1 &
+	eval "${name}_pid=$!"
+	pids+=($!)
+	for i in $(seq 1 150); do
+		curl -sk -o /dev/null "$scheme://127.0.0.1:$port/ready" && return 0
+		sleep 0.2
+	done
+	echo "# $name did not start: $(tail -c 400 "$work/$name.log")"
+	return 1
+}
+
+# stored_pprof WHERE FILE: the rows of the series matching WHERE (on
+# parca.series se) merged and exported by parca_pprof
+stored_pprof() {
+	psql -X -qAt -v ON_ERROR_STOP=1 -c "
+		SELECT pg_catalog.translate(encode(parca_pprof(parca_merge(s.stack, s.value),
+		       min(se.profile_type), max(s.period)), 'base64'), E'\n', '')
+		FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+		WHERE $1" | base64 -d > "$2"
+}
+
+# same_as_sent NAME SENT WHERE: for every sample type of the pprof file
+# SENT, the stored series (WHERE, on parca.series se) hold the same total and
+# the same per-function flat and cum values, by go tool pprof
+same_as_sent() {
+	local name=$1 sent=$2 where=$3 types t i=0
+	types=$(go tool pprof -raw "$sent" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
+	check "$name: the sent profile has sample types ($types)" test -n "$types"
+	for t in $types; do
+		local st=${t%%/*} want=$work/want.$$.$i got=$work/got.$$.$i
+		go tool pprof -top -nodecount=1000000 -nodefraction=0 -sample_index=$i "$sent" >"$want" 2>/dev/null
+		go tool pprof -raw "$sent" >"$want.raw" 2>/dev/null
+		stored_pprof "$where AND split_part(se.profile_type, ':', 2) = '$st'" "$got.pb.gz"
+		go tool pprof -top -nodecount=1000000 -nodefraction=0 "$got.pb.gz" >"$got" 2>/dev/null
+		go tool pprof -raw "$got.pb.gz" >"$got.raw" 2>/dev/null
+		check "$name [$t]: stored = sent, per function (go tool pprof -top)" \
+			python3 "$TEST_ROOT/pprof/compare_top.py" "$want" "$got" "$want.raw" "$got.raw" $i
+		i=$((i + 1))
+	done
+}
+
+rows_total() {
+	q "SELECT count(*) || '/' || coalesce(sum(value), 0) FROM parca.samples"
+}
+
+A=http://127.0.0.1:$((port_base + 1))
+start_server a $((port_base + 1)) --auth-file "$work/auth" --save-bodies "$work/bodies" \
+	--max-body-size 4MB --max-profile-size 8MB --workers 2 --request-timeout 20
+mkdir -p "$work/bodies"
+
+########## a real Go program, uploaded as pyroscope-go does
+"$client" profile -cpu "$work/cpu.pprof" -heap "$work/heap.pprof" -heap0 "$work/heap0.pprof" -seconds 3
+now=$(date +%s%N)
+out=$("$client" gosdk -url "$A" -token tok-a -name 'goapp{env=test,__session_id__=5f1e,otel.scope.name=com.grafana.pyroscope/go}' \
+	-profile "$work/cpu.pprof" -from $((now - 3000000000)) -until "$now" -units samples -aggregation sum)
+check_eq "gosdk cpu upload" "200 " "$out"
+check_eq "gosdk cpu: profile types named as Pyroscope names them" \
+	"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta process_cpu:samples:count:cpu:nanoseconds:delta" \
+	"$(q "SELECT string_agg(profile_type, ' ' ORDER BY profile_type) FROM parca.series WHERE labels->>'service_name' = 'goapp'")"
+check_eq "gosdk cpu: labels (tags, service_name, pyroscope_spy; no __session_id__; otel.scope.name as otel_scope_name)" \
+	'{"env": "test", "service_name": "goapp", "pyroscope_spy": "gospy", "otel_scope_name": "com.grafana.pyroscope/go"}' \
+	"$(q "SELECT DISTINCT labels FROM parca.series WHERE labels->>'service_name' = 'goapp'")"
+check_eq "gosdk cpu: parca_profile_types() lists them" "2" \
+	"$(q "SELECT count(*) FROM parca_profile_types() t WHERE t::text LIKE 'process_cpu:%'")"
+same_as_sent "gosdk cpu" "$work/cpu.pprof" "se.labels->>'service_name' = 'goapp'"
+check_eq "gosdk cpu: hotA leads parca_top (a selector finds the type)" "main.hotA" \
+	"$(q "SELECT function FROM parca_top(parca_query('process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{service_name=\"goapp\"}', now() - interval '1 hour', now() + interval '1 hour')) ORDER BY flat DESC LIMIT 1")"
+
+heapcfg='{"alloc_objects":{"units":"objects"},"alloc_space":{"units":"bytes"},"inuse_space":{"units":"bytes","aggregation":"average"},"inuse_objects":{"units":"objects","aggregation":"average"}}'
+out=$("$client" gosdk -url "$A" -token tok-a -name 'goheap{env=test}' -profile "$work/heap.pprof" \
+	-config "$heapcfg" -from $((now - 3000000000)) -until "$now")
+check_eq "gosdk heap upload with sample_type_config" "200 " "$out"
+check_eq "gosdk heap: memory types" \
+	"memory:alloc_objects:count:space:bytes memory:alloc_space:bytes:space:bytes memory:inuse_objects:count:space:bytes memory:inuse_space:bytes:space:bytes" \
+	"$(q "SELECT string_agg(profile_type, ' ' ORDER BY profile_type) FROM parca.series WHERE labels->>'service_name' = 'goheap'")"
+same_as_sent "gosdk heap" "$work/heap.pprof" "se.labels->>'service_name' = 'goheap'"
+
+# the older SDKs: a cumulative heap profile and the one before it
+out=$("$client" gosdk -url "$A" -token tok-a -name 'goprev' -profile "$work/heap.pprof" -prev "$work/heap0.pprof" \
+	-config '{"alloc_objects":{"units":"objects","cumulative":true},"alloc_space":{"units":"bytes","cumulative":true},"inuse_space":{"units":"bytes","aggregation":"average"},"inuse_objects":{"units":"objects","aggregation":"average"}}' \
+	-from $((now - 3000000000)) -until "$now")
+check_eq "prev_profile upload" "200 " "$out"
+raw_sum() { # FILE INDEX: the signed total of one sample type
+	go tool pprof -raw "$1" 2>/dev/null | awk -v i="$2" '/^Samples:/ {s = 1; getline; next} /^Locations/ {s = 0} s && $0 ~ /^ *-?[0-9]+( +-?[0-9]+)*:/ {sub(/:.*/, ""); split($0, v, " "); t += v[i + 1]} END {print t + 0}'
+}
+for i in 0 1; do
+	st=$(go tool pprof -raw "$work/heap.pprof" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | awk -v i=$((i + 1)) '{print $i}')
+	st=${st%%/*}
+	check_eq "prev_profile: stored $st = profile - prev_profile" \
+		"$(($(raw_sum "$work/heap.pprof" $i) - $(raw_sum "$work/heap0.pprof" $i)))" \
+		"$(q "SELECT coalesce(sum(s.value), 0) FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' = 'goprev' AND split_part(se.profile_type, ':', 2) = '$st'")"
+done
+check_eq "prev_profile: inuse_space (not cumulative) stored as sent" "$(raw_sum "$work/heap.pprof" 3)" \
+	"$(q "SELECT coalesce(sum(s.value), 0) FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' = 'goprev' AND split_part(se.profile_type, ':', 2) = 'inuse_space'")"
+
+########## the Push API
+for fmt in proto json; do
+	for z in "" -gzip; do
+		svc=push-$fmt${z:+-gz}
+		out=$("$client" push -url "$A" -token tok-a -format $fmt $z \
+			-labels "__name__=process_cpu,service_name=$svc,__delta__=false,region=eu" -profile "$work/cpu.pprof" \
+			-labels "__name__=memory,service_name=$svc" -profile "$work/heap.pprof")
+		if [ $fmt = json ]; then want='200 {}'; else want='200 '; fi
+		check_eq "Push API ($fmt${z:+, gzip}): two series" "$want" "$out"
+		same_as_sent "Push API ($fmt${z:+, gzip}) cpu" "$work/cpu.pprof" \
+			"se.labels->>'service_name' = '$svc' AND se.profile_type LIKE 'process_cpu:%'"
+		same_as_sent "Push API ($fmt${z:+, gzip}) heap" "$work/heap.pprof" \
+			"se.labels->>'service_name' = '$svc' AND se.profile_type LIKE 'memory:%'"
+	done
+done
+check_eq "Push API: labels (no __delta__, __name__ is the type's name)" '{"region": "eu", "service_name": "push-proto"}' \
+	"$(q "SELECT DISTINCT labels FROM parca.series WHERE labels->>'service_name' = 'push-proto' AND profile_type LIKE 'process_cpu:%'")"
+
+########## credentials and roles
+before=$(rows_total)
+out=$("$client" push -url "$A" -labels "__name__=process_cpu,service_name=noauth" -profile "$work/cpu.pprof")
+check "no credentials: 401 unauthenticated (Connect's error JSON)" \
+	grep -q '^401 {"code":"unauthenticated"' <<<"$out"
+out=$("$client" push -url "$A" -token wrong -labels "__name__=process_cpu,service_name=noauth" -profile "$work/cpu.pprof")
+check "a wrong token: 401" grep -q '^401 ' <<<"$out"
+out=$("$client" gosdk -url "$A" -user alice -password wrong -name noauth -profile "$work/cpu.pprof")
+check "a wrong password: 401" grep -q '^401 ' <<<"$out"
+out=$("$client" push -url "$A" -token tok-b -labels "__name__=process_cpu,service_name=noauth" -profile "$work/cpu.pprof")
+check "a token whose role lacks the rights: 403 permission_denied ($out)" \
+	grep -q '^403 {"code":"permission_denied".*push_b' <<<"$out"
+out=$("$client" push -url "$A" -token tok-c -labels "__name__=process_cpu,service_name=noauth" -profile "$work/cpu.pprof")
+check "a token whose role the server may not become: 403 ($out)" grep -q '^403 ' <<<"$out"
+check_eq "refused credentials stored nothing" "$before" "$(rows_total)"
+out=$("$client" gosdk -url "$A" -user alice -password s3cret -name 'basic{env=test}' -profile "$work/cpu.pprof")
+check_eq "basic auth: 200" "200 " "$out"
+check "the request log names the role written as" grep -q '"user":"alice","role":"push_a"' "$work/a.log"
+out=$("$client" gosdk -url "$A" -token tok-a -tenant team-x -name 'tenanted{tenant=claimed}' -profile "$work/cpu.pprof")
+check_eq "X-Scope-OrgID: stored as the label tenant, over a tag of that name" "team-x" \
+	"$(q "SELECT DISTINCT labels->>'tenant' FROM parca.series WHERE labels->>'service_name' = 'tenanted'")"
+
+########## one transaction per request
+before=$(rows_total)
+gunzip -c "$work/cpu.pprof" | head -c 3000 > "$work/cut.pprof"
+out=$("$client" push -url "$A" -token tok-a -labels "__name__=process_cpu,service_name=half" -profile "$work/cpu.pprof" \
+	-labels "__name__=process_cpu,service_name=half2" -profile "$work/cut.pprof")
+check "a request whose second profile is bad: 400 invalid_argument naming it ($out)" \
+	grep -q '^400 {"code":"invalid_argument","message":"profile 2 of 2' <<<"$out"
+check_eq "... and nothing of it is stored" "$before" "$(rows_total)"
+check_eq "... not even its first series' samples" "0" \
+	"$(q "SELECT count(*) FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' LIKE 'half%'")"
+
+finish
