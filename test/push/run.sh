@@ -30,12 +30,12 @@ chmod 755 "$work"
 pids=()
 cleanup() {
 	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	stop_cluster
-	rm -rf "$work"
+	[ -n "${PARCA_PUSH_KEEP:-}" ] || rm -rf "$work"
 }
-trap cleanup EXIT
 start_cluster "${PARCA_PUSH_TEST_PORT:-54491}"
+trap cleanup EXIT	# (after start_cluster, whose own trap this replaces)
 port_base=$((19000 + ${PARCA_TEST_PORT_OFFSET:-0}))
 client=$work/pushclient
 (cd "$work" && go build -o "$client" "$here/pushclient.go") || { echo "FAIL - building pushclient"; finish; exit 1; }
@@ -176,6 +176,47 @@ for fmt in proto json; do
 done
 check_eq "Push API: labels (no __delta__, __name__ is the type's name)" '{"region": "eu", "service_name": "push-proto"}' \
 	"$(q "SELECT DISTINCT labels FROM parca.series WHERE labels->>'service_name' = 'push-proto' AND profile_type LIKE 'process_cpu:%'")"
+
+########## @pyroscope/nodejs, the real SDK, profiling a real Node.js program
+# (npm ci into test/push/node_modules, which git ignores)
+if [ ! -f "$here/node_modules/.package-lock.json" ] || ! cmp -s "$here/package-lock.json" "$here/node_modules/.lock-installed"; then
+	(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1) &&
+		cp "$here/package-lock.json" "$here/node_modules/.lock-installed"
+fi
+check "npm ci of @pyroscope/nodejs ($(tail -c 300 "$work/npm.log" 2>/dev/null))" test -d "$here/node_modules/@pyroscope/nodejs"
+rm -f "$work"/bodies/*
+node "$here/nodeapp.js" "$A" tok-a 10 >"$work/node.log" 2>&1
+check "the Node.js program ran ($(tail -c 300 "$work/node.log"))" test $? = 0
+mkdir -p "$work/node/wall" "$work/node/heap"
+n=0
+for b in "$work"/bodies/*-ingest.body; do
+	[ -f "$b" ] || continue
+	# (0.6.4 sends the gzipped pprof as the whole body, format=pprof; the
+	# SDK's newer source sends a multipart "profile": either is read)
+	python3 "$here/form_part.py" "$b" profile "$work/node/p" || cp "$b" "$work/node/p"
+	n=$((n + 1))
+	if go tool pprof -raw "$work/node/p" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | grep -q wall; then
+		mv "$work/node/p" "$work/node/wall/$n.pb"
+	else
+		mv "$work/node/p" "$work/node/heap/$n.pb"
+	fi
+done
+check "the SDK uploaded wall profiles ($(ls "$work/node/wall" | wc -l)) and heap profiles ($(ls "$work/node/heap" | wc -l)), captured on the wire" \
+	test "$(ls "$work/node/wall" | wc -l)" -ge 2 -a "$(ls "$work/node/heap" | wc -l)" -ge 2
+check "every upload was stored (the log has no failed /ingest)" \
+	test "$(grep '"path":"/ingest"' "$work/a.log" | grep -c '"status":200')" -ge "$n"
+check_eq "nodejs: labels (tags, otel.* made label names)" \
+	'{"env": "test", "service_name": "nodeapp", "pyroscope_spy": "nodespy", "otel_scope_name": "com.grafana.pyroscope/nodejs", "otel_scope_version": "0.6.4", "process_runtime_name": "nodejs", "process_runtime_version": "'"$(node -p process.versions.node)"'"}' \
+	"$(q "SELECT DISTINCT labels FROM parca.series WHERE labels->>'service_name' = 'nodeapp' AND profile_type LIKE 'wall:%'")"
+for kind in wall heap; do
+	go tool pprof -proto "$work/node/$kind"/*.pb > "$work/node/$kind.merged.pb.gz" 2>/dev/null
+	if [ $kind = wall ]; then where="se.profile_type LIKE 'wall:%'"; else where="se.profile_type LIKE 'memory:%'"; fi
+	same_as_sent "nodejs $kind (all uploads)" "$work/node/$kind.merged.pb.gz" "se.labels->>'service_name' = 'nodeapp' AND $where"
+done
+wall_type=$(q "SELECT profile_type FROM parca.series WHERE labels->>'service_name' = 'nodeapp' AND profile_type LIKE 'wall:wall:%' LIMIT 1")
+# (the SDK names a function file:name:line)
+check_eq "nodejs: hotMultiply then hotHash lead parca_top of $wall_type" "nodeapp.js:hotMultiply nodeapp.js:hotHash" \
+	"$(q "SELECT string_agg(regexp_replace(function, '^.*/([^/]*):[0-9]+$', '\\1'), ' ' ORDER BY flat DESC) FROM (SELECT function, flat FROM parca_top(parca_query('$wall_type{service_name=\"nodeapp\"}', now() - interval '1 hour', now() + interval '1 hour')) ORDER BY flat DESC LIMIT 2) t")"
 
 ########## credentials and roles
 before=$(rows_total)
