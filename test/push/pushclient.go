@@ -124,6 +124,59 @@ func profileCmd(args []string) {
 	h.Close()
 }
 
+// ---- notime: a pprof without time_nanos (field 9), as old SDKs sent them
+
+func readVarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	die("bad varint")
+	return 0, 0
+}
+
+func notimeCmd(args []string) {
+	fs := flag.NewFlagSet("notime", flag.ExitOnError)
+	in := fs.String("in", "", "pprof (gzip or not)")
+	out := fs.String("out", "", "plain pprof without time_nanos")
+	fs.Parse(args)
+	b := readFile(*in)
+	if len(b) > 1 && b[0] == 0x1f && b[1] == 0x8b {
+		r, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			die("%v", err)
+		}
+		b, _ = io.ReadAll(r)
+	}
+	var o []byte
+	for i := 0; i < len(b); {
+		key, n := readVarint(b[i:])
+		start := i
+		i += n
+		switch key & 7 {
+		case 0:
+			_, n = readVarint(b[i:])
+			i += n
+		case 1:
+			i += 8
+		case 2:
+			l, n := readVarint(b[i:])
+			i += n + int(l)
+		case 5:
+			i += 4
+		}
+		if key>>3 != 9 {
+			o = append(o, b[start:i]...)
+		}
+	}
+	if err := os.WriteFile(*out, o, 0644); err != nil {
+		die("%v", err)
+	}
+}
+
 // ---- HTTP
 
 type clientFlags struct {
@@ -574,6 +627,8 @@ func main() {
 	switch os.Args[1] {
 	case "profile":
 		profileCmd(os.Args[2:])
+	case "notime":
+		notimeCmd(os.Args[2:])
 	case "gosdk":
 		gosdkCmd(os.Args[2:])
 	case "push":

@@ -251,4 +251,69 @@ check_eq "... and nothing of it is stored" "$before" "$(rows_total)"
 check_eq "... not even its first series' samples" "0" \
 	"$(q "SELECT count(*) FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' LIKE 'half%'")"
 
+########## from/until in every unit Pyroscope reads
+"$client" notime -in "$work/cpu.pprof" -out "$work/notime.pprof"
+for u in "1700000000 s" "1700000000123 ms" "1700000000123456 us" "1700000000123456789 ns"; do
+	from=${u% *}
+	out=$(curl -s -w '%{http_code}' -H 'Authorization: Bearer tok-a' --data-binary @"$work/notime.pprof" \
+		"$A/ingest?name=units-${u#* }&format=pprof&from=$from&until=$((from + 10))")
+	check_eq "from in ${u#* } (a profile without its own time): 200" "200" "$out"
+done
+check_eq "from in s, ms, µs, ns: the profile's time" \
+	"units-ms 1700000000123 units-ns 1700000000123 units-s 1700000000000 units-us 1700000000123" \
+	"$(q "SELECT string_agg(DISTINCT se.labels->>'service_name' || ' ' || (extract(epoch FROM s.time) * 1000)::bigint, ' ') FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' LIKE 'units-%'")"
+out=$(curl -s -w ' %{http_code}' -H 'Authorization: Bearer tok-a' --data-binary @"$work/notime.pprof" "$A/ingest?name=x&format=pprof&from=yesterday" | tr '\n' ' ')
+check "from that is no time: 400 naming it ($out)" grep -q '^from: .* 400$' <<<"$out"
+
+########## TLS (libmicrohttpd with GnuTLS)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/tls.key" -out "$work/tls.crt" -days 2 \
+	-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1
+T=https://127.0.0.1:$((port_base + 2))
+start_server t $((port_base + 2)) --auth-file "$work/auth" --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" \
+	--request-timeout 3
+out=$(curl -s -w '%{http_code}' --cacert "$work/tls.crt" -H 'Authorization: Bearer tok-a' \
+	--data-binary @"$work/cpu.pprof" "$T/ingest?name=tls-app&format=pprof")
+check_eq "TLS: curl trusting the server's certificate: 200" "200" "$out"
+check_eq "TLS: the profile is stored" "2" "$(q "SELECT count(*) FROM parca.series WHERE labels->>'service_name' = 'tls-app'")"
+out=$("$client" push -url "$T" -cacert "$work/tls.crt" -token tok-a -labels "__name__=process_cpu,service_name=tls-push" -profile "$work/cpu.pprof")
+check_eq "TLS: the Push API from Go's TLS client: 200" "200 " "$out"
+check "TLS: a client that does not trust the certificate fails" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$T/ready")" = 000
+check "TLS: plain HTTP on the TLS port gets no HTTP answer" \
+	test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port_base + 2))/ready")" = 000
+
+########## the database slow, stopped, started again
+psql -X -q -c "BEGIN; LOCK TABLE parca.samples IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT" >/dev/null 2>&1 &
+lock_pid=$!
+sleep 1
+before=$(date +%s)
+out=$(curl -s -D "$work/h" -w ' %{http_code}' --cacert "$work/tls.crt" -H 'Authorization: Bearer tok-a' \
+	--data-binary @"$work/cpu.pprof" "$T/ingest?name=slow-db&format=pprof")
+check "the database slower than --request-timeout: 503 ($out)" grep -q ' 503$' <<<"$out"
+check "... with Retry-After" grep -qi '^retry-after: [0-9]' "$work/h"
+wait $lock_pid
+check_eq "... and nothing of it is stored" "0" "$(q "SELECT count(*) FROM parca.series WHERE labels->>'service_name' = 'slow-db'")"
+
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast stop >/dev/null
+out=$("$client" push -url "$A" -token tok-a -labels "__name__=process_cpu,service_name=db-down" -profile "$work/cpu.pprof")
+check "the database stopped: Push API 503 unavailable with Retry-After ($out)" \
+	grep -q '^503 retry-after=[0-9]* {"code":"unavailable"' <<<"$out"
+out=$("$client" gosdk -url "$A" -token tok-a -name db-down -profile "$work/cpu.pprof")
+check "the database stopped: /ingest 503 with Retry-After ($out)" grep -q '^503 retry-after=[0-9]' <<<"$out"
+for i in $(seq 1 40); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 503 ] && break
+	sleep 0.5
+done
+check "the database stopped: /ready 503" test "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 503
+restart_cluster
+out=$("$client" push -url "$A" -token tok-a -labels "__name__=process_cpu,service_name=db-back" -profile "$work/cpu.pprof")
+check_eq "the database back: the next request is stored (its worker connects anew)" "200 " "$out"
+for i in $(seq 1 40); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 200 ] && break
+	sleep 0.5
+done
+check "the database back: /ready 200" test "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 200
+check_eq "the database back: nothing of the refused requests, the new one stored" "0 2" \
+	"$(q "SELECT count(*) FILTER (WHERE labels->>'service_name' = 'db-down') || ' ' || count(*) FILTER (WHERE labels->>'service_name' = 'db-back') FROM parca.series")"
+
 finish
