@@ -10,6 +10,7 @@
 #include "folded.h"
 #include "inflate.h"
 #include "jfr.h"
+#include "json_limits.h"
 #include "multipart.h"
 #include "payload.h"
 #include "pprof_delta.h"
@@ -94,6 +95,11 @@ parse_type_configs(const FormPart *part, TypeConfigs *c, Outcome *o)
 	if (!utf8_valid((const char *) part->data, part->len))
 	{
 		outcome_fail(o, 400, "bad_sample_type_config", "sample_type_config is not valid UTF-8 text");
+		return false;
+	}
+	if (part->len > 65536 || !json_values_within((const char *) part->data, part->len, 1024))
+	{
+		outcome_fail(o, 400, "bad_sample_type_config", "sample_type_config is larger than 64 kB or 1024 values");
 		return false;
 	}
 	tok = json_tokener_new_ex(JSON_MAX_DEPTH);

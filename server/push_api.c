@@ -10,6 +10,7 @@
 
 #include "alloc_budget.h"
 #include "base64.h"
+#include "json_limits.h"
 #include "payload.h"
 #include "push.pb-c.h"
 
@@ -160,6 +161,11 @@ decode_json(const RequestInfo *r, const uint8_t *body, size_t len, StoreBatch *b
 	if (len > INT32_MAX || !utf8_valid((const char *) body, len))
 	{
 		outcome_fail(o, 400, "bad_request", "the body is not valid UTF-8 text");
+		return false;
+	}
+	if (!json_values_within((const char *) body, len, JSON_MAX_VALUES))
+	{
+		outcome_fail(o, 400, "bad_request", "the JSON body has more than %d values", JSON_MAX_VALUES);
 		return false;
 	}
 	tok = json_tokener_new_ex(JSON_MAX_DEPTH);

@@ -111,7 +111,7 @@ rows_total() {
 
 A=http://127.0.0.1:$((port_base + 1))
 start_server a $((port_base + 1)) --auth-file "$work/auth" --save-bodies "$work/bodies" \
-	--max-body-size 4MB --max-profile-size 8MB --workers 2 --request-timeout 20
+	--max-body-size 4MB --max-profile-size 8MB --max-memory 32MB --workers 2 --request-timeout 20
 mkdir -p "$work/bodies"
 
 ########## a real Go program, uploaded as pyroscope-go does
@@ -315,5 +315,122 @@ done
 check "the database back: /ready 200" test "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 200
 check_eq "the database back: nothing of the refused requests, the new one stored" "0 2" \
 	"$(q "SELECT count(*) FILTER (WHERE labels->>'service_name' = 'db-down') || ' ' || count(*) FILTER (WHERE labels->>'service_name' = 'db-back') FROM parca.series")"
+
+########## hostile input on every endpoint: a clear 4xx, no crash, nothing stored
+head -c 300000000 /dev/zero | gzip -1 > "$work/bomb.gz"
+head -c 5000000 /dev/urandom > "$work/big"
+gunzip -c "$work/cpu.pprof" > "$work/cpu.plain"
+head -c 2000 "$work/cpu.pprof" > "$work/cut.gz"
+python3 -c 'import sys; sys.stdout.write("{\"series\":" + "[" * 100000 + "]" * 100000 + "}")' > "$work/deep.json"
+python3 -c 'import sys; sys.stdout.write("{\"series\":[" + "1," * 1500000 + "1]}")' > "$work/wide.json"
+printf '{"series":[{"labels":[{"name":"__name__","value":"process_cpu"},{"name":"x","value":"\xff"}],"samples":[]}]}' > "$work/badutf8.json"
+before=$(rows_total)
+auth=(-H 'Authorization: Bearer tok-a')
+# hostile NAME EXPECTED-STATUS EXPECTED-TEXT CURL-ARGS...: the answer's status and a piece of its text
+hostile() {
+	local name=$1 status=$2 text=$3 out
+	shift 3
+	out=$(curl -s -m 60 -w '\n%{http_code}' "${auth[@]}" "$@" 2>/dev/null)
+	check "hostile: $name: $status, \"$text\" ($(head -c 160 <<<"$out" | tr '\n' ' '))" \
+		test "$(tail -n 1 <<<"$out")" = "$status" -a "$(grep -c -F -- "$text" <<<"$out")" -ge 1
+}
+hostile "/ingest truncated gzip pprof" 400 "truncated or damaged gzip" --data-binary @"$work/cut.gz" "$A/ingest?name=h&format=pprof"
+hostile "/ingest truncated plain pprof" 400 "not a pprof protocol buffer" --data-binary @<(head -c 3001 "$work/cpu.plain") "$A/ingest?name=h&format=pprof"
+hostile "/ingest random bytes as pprof" 400 "not a pprof" --data-binary @<(head -c 100000 "$work/big") "$A/ingest?name=h&format=pprof"
+hostile "/ingest larger than --max-body-size (Content-Length)" 413 "larger than the limit" --data-binary @"$work/big" "$A/ingest?name=h"
+hostile "/ingest gzip bomb" 413 "once decompressed" --data-binary @"$work/bomb.gz" "$A/ingest?name=h&format=pprof"
+hostile "/ingest gzip bomb in the multipart profile" 413 "once decompressed" -F "profile=@$work/bomb.gz" "$A/ingest?name=h"
+hostile "/ingest gzip bomb as prev_profile" 413 "once decompressed" -F "profile=@$work/cpu.pprof" -F "prev_profile=@$work/bomb.gz" "$A/ingest?name=h"
+hostile "/ingest multipart without a boundary" 400 "boundary" -H 'Content-Type: multipart/form-data' --data-binary @"$work/cpu.pprof" "$A/ingest?name=h"
+hostile "/ingest multipart without a profile part" 400 'no "profile" part' -F "other=@$work/cpu.pprof" "$A/ingest?name=h"
+hostile "/ingest multipart cut short" 400 "truncated or malformed" -H 'Content-Type: multipart/form-data; boundary=xyz' --data-binary $'--xyz\r\nContent-Disposition: form-data; name="profile"\r\n\r\nabc' "$A/ingest?name=h"
+hostile "/ingest sample_type_config nested deep" 400 "sample_type_config" -F "profile=@$work/cpu.pprof" -F "sample_type_config=@$work/deep.json" "$A/ingest?name=h"
+hostile "/ingest a tag value that is not UTF-8" 400 "not valid UTF-8" --data-binary @"$work/cpu.pprof" "$A/ingest?name=h%7Bk%3D%FF%7D&format=pprof"
+hostile "/ingest a tag name with a quote" 400 "tag name" --data-binary @"$work/cpu.pprof" "$A/ingest?name=h%7Bk%22%3Dv%7D&format=pprof"
+hostile "/ingest unclosed tags" 400 "closing" --data-binary @"$work/cpu.pprof" "$A/ingest?name=h%7Bk%3Dv&format=pprof"
+hostile "/ingest a tag value longer than 1 kB" 400 "too long" --data-binary @"$work/cpu.pprof" "$A/ingest?name=h%7Bk%3D$(head -c 2000 /dev/zero | tr '\0' v)%7D&format=pprof"
+hostile "/ingest an unknown format" 400 "not supported" --data-binary @"$work/cpu.pprof" "$A/ingest?name=h&format=trie"
+hostile "/ingest an unknown Content-Encoding" 415 "Content-Encoding" -H 'Content-Encoding: br' --data-binary @"$work/cpu.pprof" "$A/ingest?name=h&format=pprof"
+hostile "/ingest without a name" 400 "name parameter is missing" --data-binary @"$work/cpu.pprof" "$A/ingest?format=pprof"
+hostile "/ingest by GET" 405 "takes POST" "$A/ingest?name=h"
+hostile "Push: random bytes" 400 "not a PushRequest" -H 'Content-Type: application/proto' --data-binary @<(head -c 100000 "$work/big") "$A/push.v1.PusherService/Push"
+hostile "Push: a wrong Content-Type" 415 "Content-Type" -H 'Content-Type: text/plain' --data-binary @"$work/cpu.pprof" "$A/push.v1.PusherService/Push"
+hostile "Push: a gzip bomb as Content-Encoding" 400 "once decompressed" -H 'Content-Type: application/proto' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" "$A/push.v1.PusherService/Push"
+hostile "Push: JSON nested 100000 deep" 400 "invalid_argument" -H 'Content-Type: application/json' --data-binary @"$work/deep.json" "$A/push.v1.PusherService/Push"
+hostile "Push: JSON of 1.5 million values" 400 "more than 65536 values" -H 'Content-Type: application/json' --data-binary @"$work/wide.json" "$A/push.v1.PusherService/Push"
+hostile "Push: JSON that is not UTF-8" 400 "not valid UTF-8" -H 'Content-Type: application/json' --data-binary @"$work/badutf8.json" "$A/push.v1.PusherService/Push"
+hostile "Push: truncated JSON" 400 "invalid_argument" -H 'Content-Type: application/json' --data-binary '{"series":[{"labels":[' "$A/push.v1.PusherService/Push"
+hostile "Push: rawProfile not base64" 400 "not base64" -H 'Content-Type: application/json' --data-binary '{"series":[{"labels":[{"name":"__name__","value":"p"}],"samples":[{"rawProfile":"@@@"}]}]}' "$A/push.v1.PusherService/Push"
+hostile "Push: a series without __name__" 400 "no __name__" -H 'Content-Type: application/json' --data-binary '{"series":[{"labels":[],"samples":[{"rawProfile":"AAAA"}]}]}' "$A/push.v1.PusherService/Push"
+hostile "OTLP: a wrong Content-Type" 415 "Content-Type" -H 'Content-Type: text/plain' --data-binary @"$work/cpu.pprof" "$A/v1development/profiles"
+hostile "OTLP: a gzip bomb as Content-Encoding" 413 "" -H 'Content-Type: application/x-protobuf' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" "$A/v1development/profiles"
+hostile "a path that is none" 404 "no such endpoint" "$A/v2/profiles"
+out=$("$client" push -url "$A" -token tok-a -labels "__name__=process_cpu,service_name=$(printf 'x\xff')" -profile "$work/cpu.pprof")
+check "hostile: Push proto with a label value that is not UTF-8: 400 ($out)" grep -q '^400 .*not valid UTF-8' <<<"$out"
+out=$(curl -s -m 60 -w '%{http_code}' "${auth[@]}" -H 'Transfer-Encoding: chunked' --data-binary @"$work/big" "$A/ingest?name=h&format=pprof" 2>/dev/null)
+# (libmicrohttpd cannot answer in the middle of a body: the connection is
+# closed, after curl's "100 Continue")
+check "hostile: a chunked body past --max-body-size: the connection closed ($out)" \
+	grep -qE '^(000|100)?$' <<<"$out"
+check_eq "hostile: nothing stored" "$before" "$(rows_total)"
+check "hostile: the server still answers" test "$(curl -s -o /dev/null -w '%{http_code}' "$A/ready")" = 200
+# Memory: what the limits allow at most (--max-memory 32MB of bodies, and
+# per worker a body, its decompressed copy and what decoding it takes,
+# bounded by --max-profile-size 8MB), about 100 MB; a bomb inflated
+# unbounded would take 300 MB, a wide JSON parsed unbounded 200 MB and more
+hwm=$(awk '/VmHWM/ {print $2}' /proc/$a_pid/status)
+check "hostile: the server's peak memory stayed within its limits (VmHWM ${hwm} kB <= 128 MB)" test "$hwm" -le 131072
+
+########## slow clients (slowloris) do not keep a good client out
+"$client" slowloris -addr "127.0.0.1:$((port_base + 1))" -source 127.0.0.2 -conns 150 -interval 1s -for 30s \
+	>"$work/slowloris.out" 2>&1 &
+slow_pid=$!
+sleep 3
+good=0
+for i in 1 2 3 4 5; do
+	out=$("$client" gosdk -url "$A" -token tok-a -name 'good-client' -profile "$work/cpu.pprof")
+	[ "$out" = "200 " ] && good=$((good + 1))
+done
+check_eq "slowloris (150 connections from 127.0.0.2, a byte a second): a good client is served" "5" "$good"
+check "slowloris: its connections are open while the good client is served" kill -0 $slow_pid
+kill $slow_pid 2>/dev/null
+wait $slow_pid 2>/dev/null
+
+########## /metrics
+curl -s "$A/metrics" > "$work/metrics"
+check "metrics: profiles stored by /ingest" grep -qE '^parca_server_profiles_total\{endpoint="ingest"\} [1-9]' "$work/metrics"
+check "metrics: rows" grep -qE '^parca_server_rows_total\{endpoint="push"\} [1-9]' "$work/metrics"
+check "metrics: errors by reason" grep -qE '^parca_server_errors_total\{endpoint="ingest",reason="profile_too_large"\} [1-9]' "$work/metrics"
+check "metrics: requests by status" grep -qE '^parca_server_requests_total\{endpoint="push",code="401"\} [1-9]' "$work/metrics"
+check "metrics: the latency histogram" grep -qE '^parca_server_request_duration_seconds_bucket\{endpoint="ingest",le="\+Inf"\} [1-9]' "$work/metrics"
+check "metrics: the database is up" grep -qE '^parca_server_database_up 1$' "$work/metrics"
+check "logs: one JSON object a line" python3 -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1])]' "$work/a.log"
+
+########## a config file, and the graceful stop (SIGTERM drains)
+cat > "$work/server.conf" <<CONF
+# parca-server's settings: the flags' names
+listen = 127.0.0.1:$((port_base + 3))
+dsn = "$dsn"
+auth-file = $work/auth
+workers = 1
+drain-timeout = 30
+CONF
+"$server_bin" --config "$work/server.conf" >"$work/g.log" 2>&1 &
+g_pid=$!
+pids+=($g_pid)
+for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$((port_base + 3))/ready" && break; sleep 0.2; done
+check "config file: the server listens where it says" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port_base + 3))/ready")" = 200
+large=$SHARED_TESTDATA/pprof/google-pprof/large.cpu
+curl -s -o "$work/slow.out" -w '%{http_code}' --limit-rate 200k "${auth[@]}" --data-binary @"$large" \
+	"http://127.0.0.1:$((port_base + 3))/ingest?name=drained&format=pprof" > "$work/slow.status" &
+curl_pid=$!
+sleep 1
+kill -TERM $g_pid
+wait $curl_pid
+check_eq "SIGTERM during a slow upload: the upload finishes and is answered" "200" "$(cat "$work/slow.status")"
+wait $g_pid
+check_eq "SIGTERM: the server exits 0 once drained" "0" "$?"
+check "SIGTERM: its profile is stored" test "$(q "SELECT count(*) FROM parca.series WHERE labels->>'service_name' = 'drained'")" -ge 1
+check "SIGTERM: the log says so" grep -q '"msg":"stopped"' "$work/g.log"
 
 finish
