@@ -11,6 +11,7 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
+	libmicrohttpd-dev libjson-c-dev
 	elfutils debuginfod
 	golang-go python3
 	linux-perf openssl libc6-dbg
