@@ -1,20 +1,15 @@
 /* ingest_otlp.c: OpenTelemetry profiles over HTTP (ingest_otlp.h) */
 #include "ingest_otlp.h"
 
-#include <string.h>
-#include <strings.h>
-
 #include "otlp.h"
 #include "pushed.h"
 
 bool
 otlp_content_type(const char *content_type, bool *json, Outcome *o)
 {
-	if (content_type && strncasecmp(content_type, "application/json", 16) == 0 &&
-		(content_type[16] == 0 || content_type[16] == ';'))
+	if (media_type_is(content_type, "application/json"))
 		*json = true;
-	else if (content_type && strncasecmp(content_type, "application/x-protobuf", 22) == 0 &&
-			 (content_type[22] == 0 || content_type[22] == ';'))
+	else if (media_type_is(content_type, "application/x-protobuf"))
 		*json = false;
 	else
 	{

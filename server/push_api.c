@@ -16,23 +16,14 @@
 
 #define JSON_MAX_DEPTH 16
 
-static bool
-media_type_is(const char *content_type, const char *type)
-{
-	size_t		n = strlen(type);
-
-	return strncasecmp(content_type, type, n) == 0 &&
-		(content_type[n] == 0 || content_type[n] == ';' || content_type[n] == ' ');
-}
-
 bool
 push_content_type(const char *content_type, bool *json, Outcome *o)
 {
-	if (content_type && media_type_is(content_type, "application/json"))
+	if (media_type_is(content_type, "application/json"))
 		*json = true;
-	else if (content_type && (media_type_is(content_type, "application/proto") ||
-							  media_type_is(content_type, "application/protobuf") ||
-							  media_type_is(content_type, "application/x-protobuf")))
+	else if (media_type_is(content_type, "application/proto") ||
+			 media_type_is(content_type, "application/protobuf") ||
+			 media_type_is(content_type, "application/x-protobuf"))
 		*json = false;
 	else
 	{

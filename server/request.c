@@ -5,6 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+bool
+media_type_is(const char *content_type, const char *type)
+{
+	size_t		n = strlen(type);
+
+	return content_type && strncasecmp(content_type, type, n) == 0 &&
+		(content_type[n] == 0 || content_type[n] == ';' || content_type[n] == ' ');
+}
 
 const char *
 request_arg(const RequestInfo *r, const char *key)

@@ -36,6 +36,9 @@ typedef struct RequestInfo
 	size_t		max_profile_size;	/* bytes a profile may take decompressed */
 } RequestInfo;
 
+/* whether a Content-Type names the media type (parameters after ';' aside) */
+bool		media_type_is(const char *content_type, const char *type);
+
 /* the value of query parameter key, or NULL */
 const char *request_arg(const RequestInfo *r, const char *key);
 

@@ -74,7 +74,7 @@ grpc_code(int status)
 static bool
 is_json(const char *content_type)
 {
-	return content_type && strncasecmp(content_type, "application/json", 16) == 0;
+	return media_type_is(content_type, "application/json");
 }
 
 static void

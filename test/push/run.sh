@@ -75,16 +75,6 @@ start_server() {
 	return 1
 }
 
-# stored_pprof WHERE FILE: the rows of the series matching WHERE (on
-# parca.series se) merged and exported by parca_pprof
-stored_pprof() {
-	psql -X -qAt -v ON_ERROR_STOP=1 -c "
-		SELECT pg_catalog.translate(encode(parca_pprof(parca_merge(s.stack, s.value),
-		       min(se.profile_type), max(s.period)), 'base64'), E'\n', '')
-		FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
-		WHERE $1" | base64 -d > "$2"
-}
-
 # same_as_sent NAME SENT WHERE: for every sample type of the pprof file
 # SENT, the stored series (WHERE, on parca.series se) hold the same total and
 # the same per-function flat and cum values, by go tool pprof
@@ -96,7 +86,7 @@ same_as_sent() {
 		local st=${t%%/*} want=$work/want.$$.$i got=$work/got.$$.$i
 		go tool pprof -top -nodecount=1000000 -nodefraction=0 -sample_index=$i "$sent" >"$want" 2>/dev/null
 		go tool pprof -raw "$sent" >"$want.raw" 2>/dev/null
-		stored_pprof "$where AND split_part(se.profile_type, ':', 2) = '$st'" "$got.pb.gz"
+		export_pprof "$where AND split_part(se.profile_type, ':', 2) = '$st'" "$got.pb.gz"
 		go tool pprof -top -nodecount=1000000 -nodefraction=0 "$got.pb.gz" >"$got" 2>/dev/null
 		go tool pprof -raw "$got.pb.gz" >"$got.raw" 2>/dev/null
 		check "$name [$t]: stored = sent, per function (go tool pprof -top)" \
@@ -208,6 +198,9 @@ check "every upload was stored (the log has no failed /ingest)" \
 check_eq "nodejs: labels (tags, otel.* made label names)" \
 	'{"env": "test", "service_name": "nodeapp", "pyroscope_spy": "nodespy", "otel_scope_name": "com.grafana.pyroscope/nodejs", "otel_scope_version": "0.6.4", "process_runtime_name": "nodejs", "process_runtime_version": "'"$(node -p process.versions.node)"'"}' \
 	"$(q "SELECT DISTINCT labels FROM parca.series WHERE labels->>'service_name' = 'nodeapp' AND profile_type LIKE 'wall:%'")"
+check_eq "nodejs: profile types" \
+	"memory:inuse_objects:count:inuse_space:bytes memory:inuse_space:bytes:inuse_space:bytes wall:samples:count:wall:nanoseconds:delta wall:wall:nanoseconds:wall:nanoseconds:delta" \
+	"$(q "SELECT string_agg(profile_type, ' ' ORDER BY profile_type) FROM parca.series WHERE labels->>'service_name' = 'nodeapp'")"
 for kind in wall heap; do
 	go tool pprof -proto "$work/node/$kind"/*.pb > "$work/node/$kind.merged.pb.gz" 2>/dev/null
 	if [ $kind = wall ]; then where="se.profile_type LIKE 'wall:%'"; else where="se.profile_type LIKE 'memory:%'"; fi
