@@ -100,6 +100,7 @@ rows_total() {
 }
 
 A=http://127.0.0.1:$((port_base + 1))
+auth=(-H 'Authorization: Bearer tok-a')
 start_server a $((port_base + 1)) --auth-file "$work/auth" --save-bodies "$work/bodies" \
 	--max-body-size 4MB --max-profile-size 8MB --max-memory 32MB --workers 2 --request-timeout 20
 mkdir -p "$work/bodies"
@@ -258,6 +259,37 @@ check_eq "from in s, ms, µs, ns: the profile's time" \
 out=$(curl -s -w ' %{http_code}' -H 'Authorization: Bearer tok-a' --data-binary @"$work/notime.pprof" "$A/ingest?name=x&format=pprof&from=yesterday" | tr '\n' ' ')
 check "from that is no time: 400 naming it ($out)" grep -q '^from: .* 400$' <<<"$out"
 
+########## folded stacks: groups (the default), folded, lines
+printf 'main;work;spin 30\nmain;work;idle 10\r\nmain;io 5\na;line;without;a;count\n\n' > "$work/groups.txt"
+out=$(curl -s -w '%{http_code}' "${auth[@]}" --data-binary @"$work/groups.txt" \
+	"$A/ingest?name=folded-app.cpu%7Benv%3Dtest%7D&sampleRate=100&from=1700000100&until=1700000110&spyName=rbspy")
+check_eq "groups (the default format), .cpu with sampleRate 100: 200" "200" "$out"
+ft=$(q "SELECT profile_type FROM parca.series WHERE labels->>'service_name' = 'folded-app'")
+check_eq "groups: counts become CPU time (period 1e9/sampleRate), a delta over from..until" \
+	"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta" "$ft"
+check "groups: parca_profile_types() lists it" test "$(q "SELECT count(*) FROM parca_profile_types() t WHERE t::text = '$ft'")" = 1
+check_eq "groups: per-function flat and cum (count x 10 ms)" "idle 100000000 100000000|io 50000000 50000000|main 0 450000000|spin 300000000 300000000|work 0 400000000" \
+	"$(q "SELECT string_agg(function || ' ' || flat || ' ' || cum, '|' ORDER BY function) FROM parca_top(parca_query('$ft{service_name=\"folded-app\", env=\"test\"}', '2023-11-14', '2023-11-15'))")"
+check_eq "groups: the time is from, the duration until - from" "1700000100 10000000000" \
+	"$(q "SELECT DISTINCT extract(epoch FROM s.time)::bigint || ' ' || s.duration FROM parca.samples s JOIN parca.series se ON se.id = s.series_id WHERE se.labels->>'service_name' = 'folded-app'")"
+printf 'a;b\na;b\na;c\na;b\n' > "$work/lines.txt"
+out=$(curl -s -w '%{http_code}' "${auth[@]}" --data-binary @"$work/lines.txt" "$A/ingest?name=lines-app.alloc_objects&format=lines&aggregationType=average")
+check_eq "lines: 200" "200" "$out"
+lt=$(q "SELECT profile_type FROM parca.series WHERE labels->>'service_name' = 'lines-app'")
+check_eq "lines, .alloc_objects, average: a memory gauge, a line a sample" "memory:alloc_objects:count::" "$lt"
+check_eq "lines: a selector finds it, each line one sample" "b 3|c 1" \
+	"$(q "SELECT string_agg(function || ' ' || flat, '|' ORDER BY function) FROM parca_top(parca_query('$lt{service_name=\"lines-app\"}', now() - interval '1 hour', now() + interval '1 hour')) WHERE flat > 0")"
+out=$(curl -s -w '%{http_code}' "${auth[@]}" --data-binary @"$work/groups.txt" "$A/ingest?name=folded2.wall&format=folded&sampleRate=0")
+check_eq "format=folded, .wall without a sample rate or a range: counts, no duration" "200 wall:samples:count::" \
+	"$out $(q "SELECT profile_type FROM parca.series WHERE labels->>'service_name' = 'folded2'")"
+out=$(curl -s -w ' %{http_code}' "${auth[@]}" --data-binary $'a;b 1\na;c x\n' "$A/ingest?name=bad.cpu" | tr '\n' ' ')
+check "groups: a count that is not a number: 400 naming the line ($out)" grep -q '^line 2: .* 400$' <<<"$out"
+out=$(curl -s -w ' %{http_code}' "${auth[@]}" --data-binary @"$work/groups.txt" "$A/ingest?name=bad.nosuchtype" | tr '\n' ' ')
+check "groups: an unknown type suffix: 400 naming it ($out)" grep -q 'unknown profile type "nosuchtype".* 400$' <<<"$out"
+out=$(curl -s -w '%{http_code}' "${auth[@]}" --data-binary '' "$A/ingest?name=empty.cpu")
+check_eq "groups: an empty body is a valid one and stores nothing" "200 0" \
+	"$out $(q "SELECT count(*) FROM parca.series WHERE labels->>'service_name' = 'empty'")"
+
 ########## TLS (libmicrohttpd with GnuTLS)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/tls.key" -out "$work/tls.crt" -days 2 \
 	-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" >/dev/null 2>&1
@@ -318,7 +350,6 @@ python3 -c 'import sys; sys.stdout.write("{\"series\":" + "[" * 100000 + "]" * 1
 python3 -c 'import sys; sys.stdout.write("{\"series\":[" + "1," * 1500000 + "1]}")' > "$work/wide.json"
 printf '{"series":[{"labels":[{"name":"__name__","value":"process_cpu"},{"name":"x","value":"\xff"}],"samples":[]}]}' > "$work/badutf8.json"
 before=$(rows_total)
-auth=(-H 'Authorization: Bearer tok-a')
 # hostile NAME EXPECTED-STATUS EXPECTED-TEXT CURL-ARGS...: the answer's status and a piece of its text
 hostile() {
 	local name=$1 status=$2 text=$3 out
