@@ -56,7 +56,7 @@ echo
 # push_local, a member of parca_push (docs/push.md, "Roles"); without
 # credentials, which it allows on loopback only.
 PARCA_SERVER_LISTEN=${PARCA_SERVER_LISTEN:-127.0.0.1:7070}
-psql -X -q -c "DO \$\$ BEGIN
+psql -X -q -c "SET client_min_messages = warning; DO \$\$ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'parca_server') THEN
         CREATE ROLE parca_server LOGIN NOINHERIT;
     END IF;
