@@ -161,11 +161,32 @@ fail_from_result(Db *db, PGresult *res, size_t item, size_t nitems, const char *
 	}
 }
 
+/*
+ * The request's statements sent at once (libpq's pipeline mode): BEGIN,
+ * SET LOCAL ROLE, one parca_ingest_pprof a profile, COMMIT, and a sync:
+ * one round trip, as a direct call takes.  After an error the server skips
+ * the rest up to the sync, so nothing after it (COMMIT) runs.
+ */
 static bool
-exec_ok(PGconn *conn, const char *sql, PGresult **res)
+send_pipeline(Db *db, const char *role_sql, const StoreBatch *batch)
 {
-	*res = PQexec(conn, sql);
-	return PQresultStatus(*res) == PGRES_COMMAND_OK;
+	bool		ok = PQenterPipelineMode(db->conn) &&
+		PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
+		(!role_sql || PQsendQueryParams(db->conn, role_sql, 0, NULL, NULL, NULL, NULL, 0));
+
+	for (size_t i = 0; ok && i < batch->n; i++)
+	{
+		const StoreItem *it = &batch->items[i];
+		const Oid	types[3] = {BYTEAOID, TEXTOID, JSONBOID};
+		const char *values[3] = {(const char *) it->data, it->name, it->labels_json};
+		const int	lengths[3] = {(int) it->len, 0, 0};
+		const int	formats[3] = {1, 0, 0};
+
+		ok = PQsendQueryParams(db->conn, "SELECT public.parca_ingest_pprof($1, $2, $3)",
+							   3, types, values, lengths, formats, 0);
+	}
+	return ok && PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
+		PQpipelineSync(db->conn);
 }
 
 void
@@ -175,11 +196,13 @@ db_store(Db *db, const char *role, const StoreBatch *batch, Outcome *o)
 
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		PGresult   *res = NULL;
-		char		begin[256];
+		char		role_sql[256];
+		PGresult   *failed = NULL;	/* the first error's result */
+		size_t		failed_item = 0;
+		bool		failed_in_commit = false;
+		bool		lost;
 		long long	rows = 0;
-		bool		sent_commit = false;
-		size_t		i = 0;
+		size_t		nqueries = batch->n + 2 + (role ? 1 : 0);
 
 		if (!db_connect(db, err, sizeof(err)))
 		{
@@ -196,68 +219,76 @@ db_store(Db *db, const char *role, const StoreBatch *batch, Outcome *o)
 				outcome_fail(o, 500, "bad_role", "role name %.64s cannot be quoted", role);
 				return;
 			}
-			snprintf(begin, sizeof(begin), "BEGIN; SET LOCAL ROLE %s", quoted);
+			snprintf(role_sql, sizeof(role_sql), "SET LOCAL ROLE %s", quoted);
 			PQfreemem(quoted);
 		}
-		else
-			snprintf(begin, sizeof(begin), "BEGIN");
-		if (!exec_ok(db->conn, begin, &res))
-			goto failed;
-		PQclear(res);
-		res = NULL;
-		for (i = 0; i < batch->n; i++)
+		if (send_pipeline(db, role ? role_sql : NULL, batch))
 		{
-			const StoreItem *it = &batch->items[i];
-			const Oid	types[3] = {BYTEAOID, TEXTOID, JSONBOID};
-			const char *values[3] = {(const char *) it->data, it->name, it->labels_json};
-			const int	lengths[3] = {(int) it->len, 0, 0};
-			const int	formats[3] = {1, 0, 0};
+			/* each query's result, then the sync's */
+			for (size_t q = 0; q <= nqueries; q++)
+			{
+				PGresult   *res = PQgetResult(db->conn);
+				ExecStatusType st;
 
-			res = PQexecParams(db->conn, "SELECT public.parca_ingest_pprof($1, $2, $3)",
-							   3, types, values, lengths, formats, 0);
-			if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-				goto failed;
-			rows += strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			PQclear(res);
-			res = NULL;
+				if (!res)
+					break;		/* the connection is gone */
+				st = PQresultStatus(res);
+				if (st == PGRES_PIPELINE_SYNC)
+				{
+					PQclear(res);
+					break;
+				}
+				if (st == PGRES_FATAL_ERROR && !failed)
+				{
+					failed = res;
+					failed_in_commit = q == nqueries - 1;
+					failed_item = q >= nqueries - 1 - batch->n ? q - (nqueries - 1 - batch->n) : 0;
+					res = NULL;
+				}
+				else if (st == PGRES_TUPLES_OK && PQntuples(res) == 1 && PQnfields(res) == 1)
+					rows += strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+				PQclear(res);
+				/* the NULL that ends each query's results */
+				while ((res = PQgetResult(db->conn)) != NULL)
+					PQclear(res);
+			}
 		}
-		sent_commit = true;
-		if (!exec_ok(db->conn, "COMMIT", &res))
-			goto failed;
-		PQclear(res);
-		o->status = 200;
-		o->reason = NULL;
-		o->profiles = batch->n;
-		o->rows = rows;
-		return;
-
-failed:
+		lost = PQstatus(db->conn) != CONNECTION_OK;
+		if (!lost)
+			PQexitPipelineMode(db->conn);
+		if (!failed && !lost && PQtransactionStatus(db->conn) == PQTRANS_IDLE)
 		{
-			bool		lost = PQstatus(db->conn) != CONNECTION_OK;
-
-			/*
-			 * A connection lost before COMMIT was sent stored nothing: a
-			 * connection made anew tries once more (a restarted database
-			 * leaves every pooled connection broken).
-			 */
-			if (lost && !sent_commit && attempt == 0)
-			{
-				PQclear(res);
-				continue;
-			}
-			fail_from_result(db, res, i < batch->n ? i : 0, batch->n,
-							 i < batch->n ? batch->items[i].name : NULL, role, o);
-			if (lost && sent_commit)
-				snprintf(o->message + strlen(o->message), sizeof(o->message) - strlen(o->message),
-						 " (the connection was lost during COMMIT: the profiles may have been stored)");
-			PQclear(res);
-			if (!lost)
-			{
-				res = PQexec(db->conn, "ROLLBACK");
-				PQclear(res);
-			}
+			o->status = 200;
+			o->reason = NULL;
+			o->profiles = batch->n;
+			o->rows = rows;
 			return;
 		}
+		/*
+		 * A connection lost before any answer stored nothing: a connection
+		 * made anew tries once more (a restarted database leaves every
+		 * pooled connection broken).
+		 */
+		if (lost && !failed && rows == 0 && attempt == 0)
+		{
+			PQfinish(db->conn);
+			db->conn = NULL;
+			continue;
+		}
+		fail_from_result(db, failed, failed_item < batch->n ? failed_item : 0, batch->n,
+						 failed_item < batch->n ? batch->items[failed_item].name : NULL, role, o);
+		if (lost || failed_in_commit)
+			snprintf(o->message + strlen(o->message), sizeof(o->message) - strlen(o->message),
+					 lost ? " (the connection was lost: if COMMIT had been sent, the profiles may have been stored)" : "");
+		PQclear(failed);
+		if (!lost && PQtransactionStatus(db->conn) != PQTRANS_IDLE)
+			PQclear(PQexec(db->conn, "ROLLBACK"));
+		if (lost)
+		{
+			PQfinish(db->conn);
+			db->conn = NULL;
+		}
+		return;
 	}
 }
 

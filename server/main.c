@@ -7,6 +7,7 @@
  * connections, requests in flight finished within --drain-timeout).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,11 @@ main(int argc, char **argv)
 	char		err[512];
 	struct timespec deadline;
 
+	/*
+	 * Few malloc arenas: each worker thread would otherwise get one of its
+	 * own, and every arena keeps the memory its last profile freed.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	if (!config_load(&server.cfg, argc, argv))
 		return 2;
 	if (server.cfg.auth_file)
