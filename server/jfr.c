@@ -517,68 +517,6 @@ be64(const uint8_t *p)
 	return v;
 }
 
-/* a code point as UTF-8 at out (4 bytes room); invalid ones as U+FFFD */
-static size_t
-put_utf8(char *out, uint32_t c)
-{
-	if (c == 0 || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
-		c = 0xFFFD;
-	if (c < 0x80)
-	{
-		out[0] = (char) c;
-		return 1;
-	}
-	if (c < 0x800)
-	{
-		out[0] = (char) (0xC0 | (c >> 6));
-		out[1] = (char) (0x80 | (c & 0x3F));
-		return 2;
-	}
-	if (c < 0x10000)
-	{
-		out[0] = (char) (0xE0 | (c >> 12));
-		out[1] = (char) (0x80 | ((c >> 6) & 0x3F));
-		out[2] = (char) (0x80 | (c & 0x3F));
-		return 3;
-	}
-	out[0] = (char) (0xF0 | (c >> 18));
-	out[1] = (char) (0x80 | ((c >> 12) & 0x3F));
-	out[2] = (char) (0x80 | ((c >> 6) & 0x3F));
-	out[3] = (char) (0x80 | (c & 0x3F));
-	return 4;
-}
-
-/* the length of a valid UTF-8 sequence at p (of n bytes), or 0 */
-static size_t
-utf8_seq(const uint8_t *p, size_t n)
-{
-	uint32_t	c;
-	size_t		len;
-
-	if (p[0] < 0x80)
-		return p[0] ? 1 : 0;
-	if ((p[0] & 0xE0) == 0xC0)
-		len = 2, c = p[0] & 0x1F;
-	else if ((p[0] & 0xF0) == 0xE0)
-		len = 3, c = p[0] & 0x0F;
-	else if ((p[0] & 0xF8) == 0xF0)
-		len = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-	{
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3F);
-	}
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-		c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	return len;
-}
-
 static const char *string_ref(Jfr *j, uint64_t key);
 
 /*
@@ -632,7 +570,7 @@ rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 				o = out;
 				for (size_t i = 0; i < take;)
 				{
-					size_t		l = enc == 3 ? utf8_seq(s + i, take - i) : 0;
+					size_t		l = enc == 3 ? push_utf8_char(s + i, take - i) : 0;
 
 					if (l)
 					{
@@ -641,7 +579,7 @@ rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 						i += l;
 					}
 					else
-						o += put_utf8(o, enc == 5 ? s[i++] : (i++, 0xFFFD));
+						o += push_utf8_put(o, enc == 5 ? s[i++] : (i++, 0xFFFD));
 				}
 				*o = 0;
 				r->p += n;
@@ -670,22 +608,22 @@ rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 						continue;
 					if (pending && c >= 0xDC00 && c <= 0xDFFF)
 					{
-						o += put_utf8(o, 0x10000 + ((pending - 0xD800) << 10) + (c - 0xDC00));
+						o += push_utf8_put(o, 0x10000 + ((pending - 0xD800) << 10) + (c - 0xDC00));
 						pending = 0;
 						continue;
 					}
 					if (pending)
-						o += put_utf8(o, 0xFFFD);
+						o += push_utf8_put(o, 0xFFFD);
 					pending = 0;
 					if (c >= 0xD800 && c <= 0xDBFF)
 						pending = c;
 					else
-						o += put_utf8(o, c);
+						o += push_utf8_put(o, c);
 				}
 				if (!keep)
 					return "";
 				if (pending)
-					o += put_utf8(o, 0xFFFD);
+					o += push_utf8_put(o, 0xFFFD);
 				*o = 0;
 				return out;
 			}
