@@ -158,7 +158,7 @@ typedef struct JClass
 	JField	   *fields;
 	uint32_t	nfields;
 	uint32_t	cap_fields;
-	U64Map	   *pool;			/* constant pool: key -> offset of the value in the chunk */
+	U64Map	   *pool;			/* constant pool: key -> offset of the value in the recording */
 } JClass;
 
 /* a u64 -> u64 open addressing map; values are < UINT64_MAX */
@@ -210,13 +210,24 @@ typedef struct Jfr
 	const uint8_t *data;
 	size_t		len;
 
-	/* the chunk being read; all of it freed at the chunk's end */
+	/*
+	 * The chunk being read.  Its types, constant pools and what is derived
+	 * from them stay for the next chunk when that has the same metadata (a
+	 * recording's chunks do: an event may refer to a constant written in an
+	 * earlier chunk), else they are freed first.
+	 */
 	const uint8_t *chunk;
+	const uint8_t *metadata;	/* the types in the metadata event, and their size */
+	size_t		metadata_size;
 	size_t		chunk_size;
 	size_t		chunk_offset;	/* in data, for messages */
 	int			chunk_no;
 	int64_t		ticks_per_second;
-	ArenaBlock *arena;
+	ArenaBlock *types_arena;	/* the types and pools' maps */
+	ArenaBlock *chunk_arena;	/* names and settings: freed at each chunk's start */
+	ArenaBlock **arena;			/* where arena_alloc takes from */
+	size_t		pool_floor;		/* pool entries before this offset (two chunks back) are not seen */
+	size_t		prev_chunk_offset;
 	JClass	   *classes;
 	uint32_t	nclasses;
 	uint32_t	cap_classes;
@@ -338,11 +349,11 @@ jgrow(Jfr *j, void **arr, uint32_t *cap, size_t need, size_t elem)
 
 #define GROW(j, arr, cap, need) jgrow((j), (void **) &(arr), &(cap), (need), sizeof(*(arr)))
 
-/* the chunk's arena: memory freed all at once at the chunk's end */
+/* memory of an arena, freed all at once (arena_free) */
 static void *
 arena_alloc(Jfr *j, size_t size)
 {
-	ArenaBlock *b = j->arena;
+	ArenaBlock *b = *j->arena;
 	void	   *p;
 
 	size = (size + 7) & ~(size_t) 7;
@@ -353,10 +364,10 @@ arena_alloc(Jfr *j, size_t size)
 		b = jalloc(j, sizeof(ArenaBlock) + cap);
 		if (!b)
 			return NULL;
-		b->next = j->arena;
+		b->next = *j->arena;
 		b->used = 0;
 		b->cap = cap;
-		j->arena = b;
+		*j->arena = b;
 	}
 	p = b->data + b->used;
 	b->used += size;
@@ -393,9 +404,9 @@ map_get(const U64Map *m, uint64_t key, uint64_t *val)
 	}
 }
 
-/* sets key to val unless the key is there (then it keeps its value) */
+/* sets key to val (a key there keeps its value unless replace) */
 static bool
-map_put(Jfr *j, U64Map *m, uint64_t key, uint64_t val)
+map_put(Jfr *j, U64Map *m, uint64_t key, uint64_t val, bool replace)
 {
 	if ((m->n + 1) * 2 > m->cap)
 	{
@@ -442,7 +453,11 @@ map_put(Jfr *j, U64Map *m, uint64_t key, uint64_t val)
 			return true;
 		}
 		if (m->keys[i] == key)
+		{
+			if (replace)
+				m->vals[i] = val;
 			return true;
+		}
 	}
 }
 
@@ -764,7 +779,7 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 			return false;
 		}
 		if (!GROW(j, j->classes, j->cap_classes, j->nclasses + 1) ||
-			!map_put(j, &j->class_ids, id, j->nclasses))
+			!map_put(j, &j->class_ids, id, j->nclasses, false))
 			return false;
 		c = &j->classes[j->nclasses++];
 		memset(c, 0, sizeof(*c));
@@ -851,6 +866,12 @@ class_size(Jfr *j, JClass *c, int depth)
 	return c->size = s;
 }
 
+static void types_free(Jfr *j);
+
+/*
+ * The chunk's types from its metadata event at offset: those of the chunk
+ * before when the event is the same, byte for byte.
+ */
 static bool
 read_metadata(Jfr *j, uint64_t offset)
 {
@@ -880,6 +901,16 @@ read_metadata(Jfr *j, uint64_t offset)
 	rd_var(&r);					/* start time */
 	rd_var(&r);					/* duration */
 	rd_var(&r);					/* metadata id */
+	if (r.bad)
+		goto bad;
+	/* the types (what follows the id) as the chunk before's: kept */
+	if (j->metadata && j->metadata_size == (size_t) (r.end - r.p) &&
+		memcmp(j->metadata, r.p, j->metadata_size) == 0)
+		return true;
+	types_free(j);
+	j->arena = &j->types_arena;
+	j->metadata = r.p;
+	j->metadata_size = (size_t) (r.end - r.p);
 	ms.n = rd_var(&r);
 	if (r.bad || ms.n > (uint64_t) (r.end - r.p))
 		goto bad;
@@ -1054,7 +1085,7 @@ read_checkpoints(Jfr *j, uint64_t offset)
 			{
 				uint64_t	key = rd_var(&r);
 
-				if (r.bad || !map_put(j, c->pool, key, (uint64_t) (r.p - j->chunk)))
+				if (r.bad || !map_put(j, c->pool, key, (uint64_t) (r.p - j->data), true))
 					goto bad;
 				if (!skip_value(j, &r, c, 0))
 					goto bad;
@@ -1082,10 +1113,11 @@ pool_value(Jfr *j, int32_t ci, uint64_t key, Rd *r)
 {
 	uint64_t	pos;
 
-	if (ci < 0 || !j->classes[ci].pool || !map_get(j->classes[ci].pool, key, &pos))
+	if (ci < 0 || !j->classes[ci].pool || !map_get(j->classes[ci].pool, key, &pos) || pos < j->pool_floor)
 		return false;
-	r->p = j->chunk + pos;
-	r->end = j->chunk + j->chunk_size;
+	/* (an offset in the recording: pools of earlier chunks stay readable) */
+	r->p = j->data + pos;
+	r->end = j->data + j->len;
 	r->bad = false;
 	return true;
 }
@@ -1241,7 +1273,7 @@ method_index(Jfr *j, uint64_t key)
 	else
 		memcpy(full, name, ln + 1);
 	if (!GROW(j, j->method_names, j->cap_methods, j->nmethods + 1) ||
-		!map_put(j, &j->method_idx, key, j->nmethods))
+		!map_put(j, &j->method_idx, key, j->nmethods, false))
 		return -1;
 	j->method_names[j->nmethods] = full;
 	return j->nmethods++;
@@ -1260,7 +1292,7 @@ frame_index(Jfr *j, uint64_t method_key, int64_t line)
 	if (map_get(&j->frame_idx, key, &idx))
 		return (int64_t) idx;
 	if (!GROW(j, j->frames, j->cap_frames, j->nframes + 1) ||
-		!map_put(j, &j->frame_idx, key, j->nframes))
+		!map_put(j, &j->frame_idx, key, j->nframes, false))
 		return -1;
 	j->frames[j->nframes].name = j->method_names[m];
 	j->frames[j->nframes].line = line;
@@ -1352,7 +1384,7 @@ stack_index(Jfr *j, uint64_t key)
 		jfail(j, "stack trace %llu is truncated or malformed", (unsigned long long) key);
 	if (j->failed)
 		return -1;
-	if (!GROW(j, j->stacks, j->cap_stacks, j->nstacks + 1) || !map_put(j, &j->stack_idx, key, j->nstacks))
+	if (!GROW(j, j->stacks, j->cap_stacks, j->nstacks + 1) || !map_put(j, &j->stack_idx, key, j->nstacks, false))
 		return -1;
 	j->stacks[j->nstacks] = st;
 	return j->nstacks++;
@@ -1406,7 +1438,7 @@ thread_name(Jfr *j, uint64_t key, int32_t thread_cls)
 		cut[n] = 0;
 		java_name = cut;
 	}
-	map_put(j, &j->thread_names, key, (uint64_t) (uintptr_t) java_name);
+	map_put(j, &j->thread_names, key, (uint64_t) (uintptr_t) java_name, false);
 	return java_name;
 }
 
@@ -1437,7 +1469,7 @@ thread_state(Jfr *j, uint64_t key, const JField *f)
 		}
 	}
 	s = !name ? 0 : strcmp(name, "STATE_RUNNABLE") == 0 ? 1 : strcmp(name, "STATE_SLEEPING") == 0 ? 2 : 3;
-	map_put(j, &j->thread_states, key, (uint64_t) s);
+	map_put(j, &j->thread_states, key, (uint64_t) s, false);
 	return s;
 }
 
@@ -1810,15 +1842,21 @@ read_events(Jfr *j)
 }
 
 static void
-chunk_free(Jfr *j)
+arena_free(Jfr *j, ArenaBlock **arena)
 {
-	for (uint32_t i = 0; i < j->nclasses; i++)
-		if (j->classes[i].pool)
-			map_free(j, j->classes[i].pool);
-	jfree(j, j->classes);
-	j->classes = NULL;
-	j->nclasses = j->cap_classes = 0;
-	map_free(j, &j->class_ids);
+	while (*arena)
+	{
+		ArenaBlock *next = (*arena)->next;
+
+		jfree(j, *arena);
+		*arena = next;
+	}
+}
+
+/* what was derived from the constant pools (names, stacks), and the settings: at each chunk's start */
+static void
+derived_free(Jfr *j)
+{
 	map_free(j, &j->method_idx);
 	map_free(j, &j->frame_idx);
 	map_free(j, &j->stack_idx);
@@ -1842,13 +1880,23 @@ chunk_free(Jfr *j)
 	for (int k = 0; k < K_COUNT; k++)
 		if (j->frame_loc[k])
 			memset(j->frame_loc[k], 0, (size_t) j->cap_frame_loc[k] * sizeof(uint64_t));
-	while (j->arena)
-	{
-		ArenaBlock *next = j->arena->next;
+	arena_free(j, &j->chunk_arena);
+}
 
-		jfree(j, j->arena);
-		j->arena = next;
-	}
+/* the types and their constant pools: when a chunk's metadata differs from the chunk before's */
+static void
+types_free(Jfr *j)
+{
+	j->metadata = NULL;
+	j->metadata_size = 0;
+	for (uint32_t i = 0; i < j->nclasses; i++)
+		if (j->classes[i].pool)
+			map_free(j, j->classes[i].pool);
+	jfree(j, j->classes);
+	j->classes = NULL;
+	j->nclasses = j->cap_classes = 0;
+	map_free(j, &j->class_ids);
+	arena_free(j, &j->types_arena);
 }
 
 static bool
@@ -1880,16 +1928,23 @@ read_chunk(Jfr *j)
 		return false;
 	}
 	j->chunk_size = size;
-	for (int e = 0; e < E_COUNT; e++)
-		j->event_cls[e] = -1;
+	/*
+	 * Names, stacks and settings are each chunk's own; an event may refer to
+	 * the constant pools of its chunk and of the one before, as the JDK
+	 * reads a recording (entries of the same key in the newer chunk win).
+	 */
+	derived_free(j);
 	if (!read_metadata(j, meta_offset))
 		return false;
 	for (int e = 0; e < E_COUNT; e++)
 		j->event_cls[e] = class_by_name(j, event_names[e]);
 	j->string_cls = class_by_name(j, "java.lang.String");
 	j->stack_cls = class_by_name(j, "jdk.types.StackTrace");
+	j->arena = &j->types_arena;
 	if (!read_checkpoints(j, cp_offset))
 		return false;
+	j->arena = &j->chunk_arena;
+	j->pool_floor = j->prev_chunk_offset;
 	if (start > 0 && (j->start_nanos == 0 || start < j->start_nanos))
 		j->start_nanos = start;
 	if (start > 0 && duration > 0 && start <= INT64_MAX - duration && start + duration > j->end_nanos)
@@ -1900,7 +1955,8 @@ read_chunk(Jfr *j)
 static void
 jfr_cleanup(Jfr *j)
 {
-	chunk_free(j);
+	derived_free(j);
+	types_free(j);
 	for (int k = 0; k < K_COUNT; k++)
 	{
 		pb_destroy(j->pb[k]);
@@ -1963,8 +2019,8 @@ jfr_convert(const uint8_t *data, size_t len, const PushLimits *limits, PushedPro
 		}
 		if (!read_chunk(j))
 			break;
+		j->prev_chunk_offset = j->chunk_offset;
 		j->chunk_offset += j->chunk_size;
-		chunk_free(j);
 	}
 	j->chunk = NULL;
 

@@ -6,7 +6,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * A Java program with known hot spots for the JFR reader's test: two CPU
  * methods (spinHeavy does about twice the work of spinLight), allocations in
  * and outside TLABs, a contended monitor (jdk.JavaMonitorEnter) and a
- * contended ReentrantLock (jdk.ThreadPark).  Runs for the seconds given.
+ * contended ReentrantLock (jdk.ThreadPark), a thread waiting in native code
+ * (jdk.NativeMethodSample) and stacks deeper than JFR records (truncated).
+ * Runs for the seconds given; a second recording started halfway makes
+ * the JVM's recording two chunks at least.
  */
 public class Workload {
     static volatile long sink;
@@ -26,10 +29,23 @@ public class Workload {
         return x;
     }
 
+    static long deep(int n) {
+        return n == 0 ? spinLight(100_000) : deep(n - 1) + 1;
+    }
+
     static void cpuLoop() {
+        int i = 0;
         while (!stop) {
             sink += spinHeavy(200_000);
             sink += spinLight(200_000);
+            if (++i % 4 == 0) sink += deep(100);
+        }
+    }
+
+    static void acceptLoop() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            s.accept();
+        } catch (java.io.IOException e) {
         }
     }
 
@@ -90,8 +106,18 @@ public class Workload {
         threads.add(new Thread(Workload::allocLoop, "alloc-worker"));
         for (int i = 0; i < 3; i++) threads.add(new Thread(Workload::monitorLoop, "monitor-" + i));
         for (int i = 0; i < 3; i++) threads.add(new Thread(Workload::parkLoop, "park-" + i));
+        Thread acceptor = new Thread(Workload::acceptLoop, "acceptor");
+        acceptor.setDaemon(true);
+        acceptor.start();
         for (Thread t : threads) t.start();
-        Thread.sleep(seconds * 1000);
+        Thread.sleep(seconds * 500);
+        // a second recording, started and stopped, makes the first one start a new chunk
+        try (jdk.jfr.Recording r = new jdk.jfr.Recording()) {
+            r.start();
+            Thread.sleep(100);
+            r.stop();
+        }
+        Thread.sleep(seconds * 500);
         stop = true;
         for (Thread t : threads) t.join();
         System.out.println(sink);
