@@ -4,6 +4,13 @@ events and the sum of their weight (allocation bytes, contention delay) per
 top frame and per whole stack, and per thread when the profiles carry
 thread_name labels.
 
+A recording of several chunks: an event may refer to a stack trace written
+in the chunk before its own.  The JDK's reader keeps the chunk before's
+constants, but resolves what those refer to only partly, and prints a few
+such events without a stack trace where parca-convert finds it.  So the
+counts may exceed the JDK's by at most its events without a stack trace,
+and only by stacks and frames that exist; with one chunk they are equal.
+
 usage: compare_jfr.py JFR_JSON PROFILE_DIR PROFILE_PB2_DIR [--threads]
 Prints "ok - ..." and "FAIL - ..." lines (run.sh counts them).
 """
@@ -63,8 +70,11 @@ def jfr_stack(st):
 with open(json_path) as fh:
     events = json.load(fh)["recording"]["events"]
 expected = {}
+stackless = collections.Counter()
 for e in events:
     t = e["type"]
+    if t in EVENTS and e["values"].get("stackTrace") is None:
+        stackless[t] += 1
     if t not in EVENTS or e["values"].get("stackTrace") is None:
         continue
     v = e["values"]
@@ -120,9 +130,11 @@ def our_side(t, p):
         got["topw"][top] += w
         got["stack"][stack] += n
         got["stackw"][stack] += w
+        tname = None
         for lab in smp.label:
             if s[lab.key] == "thread_name":
-                got["thread"][s[lab.str]] += n
+                tname = s[lab.str]
+        got["thread"][tname] += n
     return got
 
 
@@ -138,18 +150,26 @@ for t, (types, field) in EVENTS.items():
         continue
     path, p = cands[0]
     got = our_side(t, p)
-    check("%s: %d events" % (t, exp["n"]), got["n"] == exp["n"], "got %d" % got["n"])
+    slack = stackless[t]
+
+    def same(a, b):
+        """b (ours) equal to a (the JDK's), or above it by at most slack events in all"""
+        if slack == 0:
+            return a == b
+        return not (a - b) and sum((b - a).values()) <= slack if isinstance(a, collections.Counter) else a <= b
+    check("%s: %d events (%d without a stack trace)" % (t, exp["n"], slack),
+          exp["n"] <= got["n"] <= exp["n"] + slack, "got %d" % got["n"])
     if field:
-        check("%s: total %s %d" % (t, field, exp["w"]), got["w"] == exp["w"], "got %d" % got["w"])
-    check("%s: events per top frame (%d methods)" % (t, len(exp["top"])), got["top"] == exp["top"],
+        check("%s: total %s %d" % (t, field, exp["w"]), same(exp["w"], got["w"]), "got %d" % got["w"])
+    check("%s: events per top frame (%d methods)" % (t, len(exp["top"])), same(exp["top"], got["top"]),
           "differ: %s" % str((exp["top"] - got["top"]) + (got["top"] - exp["top"]))[:300])
     if field:
-        check("%s: %s per top frame" % (t, field), got["topw"] == exp["topw"], "differ")
-    check("%s: events per whole stack (%d stacks)" % (t, len(exp["stack"])), got["stack"] == exp["stack"],
+        check("%s: %s per top frame" % (t, field), all(got["topw"][k] >= v for k, v in exp["topw"].items()) and (slack or got["topw"] == exp["topw"]), "differ")
+    check("%s: events per whole stack (%d stacks)" % (t, len(exp["stack"])), same(exp["stack"], got["stack"]),
           "differ: %s" % str(list(((exp["stack"] - got["stack"]) + (got["stack"] - exp["stack"])).items())[:2])[:400])
     if field:
-        check("%s: %s per whole stack" % (t, field), got["stackw"] == exp["stackw"], "differ")
+        check("%s: %s per whole stack" % (t, field), all(got["stackw"][k] >= v for k, v in exp["stackw"].items()) and (slack or got["stackw"] == exp["stackw"]), "differ")
     if with_threads:
-        check("%s: events per thread (%d threads)" % (t, len(exp["thread"])), got["thread"] == exp["thread"],
+        check("%s: events per thread (%d threads)" % (t, len(exp["thread"])), same(exp["thread"], got["thread"]),
               "differ: %s" % str((exp["thread"] - got["thread"]) + (got["thread"] - exp["thread"]))[:300])
 
