@@ -34,6 +34,19 @@ count_lines() {
 	fail_count=$((fail_count + $(grep -c '^FAIL - ' "$out")))
 }
 
+# exit1_with RC OUTPUT PATTERN: a failure (exit 1) whose message matches PATTERN
+exit1_with() {
+	[ "$1" = 1 ] && grep -q "$3" <<< "$2"
+}
+
+# raw_total PROFILE [SAMPLE_INDEX]: the sum of a sample type's values (go tool pprof -raw)
+raw_total() {
+	go tool pprof -raw "$1" 2>/dev/null | awk -v col=$(( ${2:-0} + 1 )) '
+		/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		s { gsub(":", ""); if ($col ~ /^-?[0-9]+$/) t += $col }
+		END { printf "%.0f\n", t }'
+}
+
 # opens PROFILE with go tool pprof
 pprof_opens() {
 	go tool pprof -raw "$1" >/dev/null 2>&1
@@ -78,7 +91,7 @@ for f in "$tmp"/jfr/*.pb.gz; do
 done
 check_eq "go tool pprof opens every JFR profile" "$(ls "$tmp"/jfr/*.pb.gz | wc -l)" "$n"
 check_eq "the profile types named as Pyroscope names JFR's" \
-	"block mutex memory memory memory process_cpu wall" "$(cut -f2 "$tmp/jfr/list" | sort | tr '\n' ' ' | sed 's/ $//')"
+	"block memory memory memory mutex process_cpu wall" "$(cut -f2 "$tmp/jfr/list" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
 # the hot methods: spinHeavy does twice spinLight's work
 top=$(go tool pprof -top "$tmp"/jfr/*-process_cpu.pb.gz 2>/dev/null | awk '$NF ~ /^Workload\.spin/ { print $NF; exit }')
 check_eq "the hottest method is Workload.spinHeavy" "Workload.spinHeavy" "$top"
@@ -92,7 +105,7 @@ check_eq "the profile types in the database" \
 # hostile recordings: truncated, a checkpoint chain that loops, absurd counts
 head -c $(( $(stat -c %s "$tmp/rec.jfr") / 2 )) "$tmp/rec.jfr" > "$tmp/half.jfr"
 out=$("$convert" "$tmp/half.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
-check "a truncated recording: exit 1 with a clear error" sh -c "[ $rc = 1 ] && echo '$out' | grep -q truncated"
+check "a truncated recording: exit 1 with a clear error" exit1_with "$rc" "$out" "a truncated recording"
 $PY - "$tmp/rec.jfr" "$tmp/loop.jfr" <<'EOF'
 import struct, sys
 d = bytearray(open(sys.argv[1], "rb").read())
@@ -104,7 +117,7 @@ EOF
 out=$("$convert" "$tmp/loop.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
 check "a constant pool offset outside the chunk: exit 1, no crash" test "$rc" = 1
 out=$("$convert" "$tmp/rec.jfr" --jfr --out "$tmp/x" --max-bytes 100000 2>&1); rc=$?
-check "a recording past the memory limit: exit 1 naming the limit" sh -c "[ $rc = 1 ] && echo '$out' | grep -q 'more memory than the limit'"
+check "a recording past the memory limit: exit 1 naming the limit" exit1_with "$rc" "$out" "more memory than the limit"
 
 # --- OTLP ---
 echo "# OTLP: fixtures encoded as ExportProfilesServiceRequest (protobuf and JSON)"
@@ -130,8 +143,8 @@ p = profile_pb2.Profile(); p.ParseFromString(d); print(len(p.sample_type))")
 		check_eq "$fx ($kind): one profile per sample type" "$ntypes" "$(wc -l < "$base-$kind/list")"
 		i=0
 		while IFS=$'\t' read -r file name labels; do
-			want_raw=$(go tool pprof -raw -sample_index=$i "$src" 2>/dev/null | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^-?[0-9]+$/ { t += $('"$((i + 1))"') } END { print t + 0 }')
-			got_raw=$(go tool pprof -raw "$file" 2>/dev/null | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^-?[0-9]+$/ { t += $1 } END { print t + 0 }')
+			want_raw=$(raw_total "$src" "$i")
+			got_raw=$(raw_total "$file")
 			check_eq "$fx ($kind) sample type $i: total (go tool pprof -raw)" "$want_raw" "$got_raw"
 			want_top=$(go tool pprof -top -nodecount=1000000 -nodefraction=0 -edgefraction=0 -sample_index=$i "$src" 2>/dev/null | sed -n '/flat%/,$p' | sort | md5sum)
 			got_top=$(go tool pprof -top -nodecount=1000000 -nodefraction=0 -edgefraction=0 "$file" 2>/dev/null | sed -n '/flat%/,$p' | sort | md5sum)
@@ -143,18 +156,24 @@ p = profile_pb2.Profile(); p.ParseFromString(d); print(len(p.sample_type))")
 	done
 	check "$fx: protobuf and JSON give the same profiles" sh -c "cd '$base-otlp' && for f in *.pb.gz; do cmp -s \"\$f\" '$base-otlp-json'/\"\$f\" || exit 1; done"
 done
-check "sample attributes are pprof labels" sh -c "go tool pprof -raw '$tmp'/otlp-parca_labels_pb_gz-otlp/1-*.pb.gz 2>/dev/null | grep -q ':\['"
+has_labels() {
+	go tool pprof -raw "$1" 2>/dev/null | grep -q ':\['
+}
+check "sample attributes are pprof labels" has_labels "$(ls "$tmp"/otlp-parca_labels_pb_gz-otlp/1-*.pb.gz)"
 
 # hostile OTLP requests
 printf '\x0a\xff\xff\xff\xff\x0f' > "$tmp/bad.pb"
 out=$("$convert" "$tmp/bad.pb" --otlp --out "$tmp/x" 2>&1); rc=$?
-check "a truncated protobuf request: exit 1 with a clear error" sh -c "[ $rc = 1 ] && echo '$out' | grep -q 'truncated'"
-$PY -c "print('{\"resourceProfiles\":' + '[' * 100000 + ']' * 100000 + '}')" > "$tmp/deep.json"
+check "a truncated protobuf request: exit 1 with a clear error" exit1_with "$rc" "$out" "or a truncated one"
+$PY - "$tmp/deep.json" <<'EOF'
+import sys
+open(sys.argv[1], "w").write('{"resourceProfiles":' + "[" * 100000 + "]" * 100000 + "}")
+EOF
 out=$("$convert" "$tmp/deep.json" --otlp-json --out "$tmp/x" 2>&1); rc=$?
 check "deeply nested JSON: exit 1, no crash" test "$rc" = 1
 echo '{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1},"samples":[{"stackIndex":7,"values":["1"]}]}]}]}],"dictionary":{"stringTable":["","cpu"]}}' > "$tmp/idx.json"
 out=$("$convert" "$tmp/idx.json" --otlp-json --out "$tmp/x" 2>&1); rc=$?
-check "a stack index past the table: exit 1 naming it" sh -c "[ $rc = 1 ] && echo '$out' | grep -q 'refers to stack 7'"
+check "a stack index past the table: exit 1 naming it" exit1_with "$rc" "$out" "refers to stack 7"
 
 # --- fuzzing (libFuzzer, ASan, UBSan), seeded with the files above ---
 if [ "$fuzz_seconds" -gt 0 ]; then
