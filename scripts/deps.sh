@@ -17,6 +17,7 @@ packages=(
 	linux-perf openssl libc6-dbg
 	chromium nodejs
 	curl bc
+	openjdk-17-jdk-headless time protobuf-compiler python3-protobuf libclang-rt-14-dev
 )
 # npm (test/grafana installs Grafana's packages): Debian's, unless a node
 # build that brings its own (and conflicts with Debian's) is installed

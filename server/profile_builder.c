@@ -877,7 +877,8 @@ static size_t
 put_sample(const ProfileBuilder *b, uint8_t *p, size_t idx)
 {
 	const PbSample *s = &b->samples[idx];
-	const uint64_t *locs = &b->sample_locs[s->first_loc];
+	/* (no locations at all leave sample_locs NULL: no pointer into it then) */
+	const uint64_t *locs = s->nlocs ? &b->sample_locs[s->first_loc] : NULL;
 	const int64_t *vals = &b->values[idx * b->nsample_types];
 	size_t		locs_len = 0,
 				vals_len = 0,

@@ -47,4 +47,10 @@ void		push_profiles_free(PushedProfiles *p);
 bool		push_profiles_add(PushedProfiles *p, const char *name, const PushLabel *labels,
 							  size_t nlabels, uint8_t *pprof, size_t pprof_len);
 
+/* the length of the valid UTF-8 character at p (n > 0 bytes left), or 0 (a NUL is not valid) */
+size_t		push_utf8_char(const uint8_t *p, size_t n);
+
+/* code point c as UTF-8 at out (4 bytes of room); NUL, surrogates and values past U+10FFFF as U+FFFD */
+size_t		push_utf8_put(char *out, uint32_t c);
+
 #endif
