@@ -46,6 +46,7 @@ static const Option options[] = {
 	OPT("auth-file", OPT_STRING, auth_file, "credentials, one a line: `bearer TOKEN ROLE` or `basic USER PASSWORD ROLE`"),
 	OPT("allow-anonymous", OPT_BOOL, allow_anonymous, "store requests without credentials (only when listening on loopback)"),
 	OPT("anonymous-role", OPT_STRING, anonymous_role, "role of requests without credentials (the login role's own rights when unset)"),
+	OPT("jfr-thread-labels", OPT_BOOL, jfr_thread_labels, "JFR: label each sample with its thread_name (a series per thread)"),
 	OPT("save-bodies", OPT_STRING, save_bodies, "debugging: save every request body into this folder"),
 };
 

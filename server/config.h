@@ -28,6 +28,7 @@ typedef struct ServerConfig
 	bool		allow_anonymous;	/* writes without credentials (loopback only) */
 	char	   *anonymous_role;
 	char	   *save_bodies;	/* a folder: every request body is saved there */
+	bool		jfr_thread_labels;	/* JFR samples labelled with their thread */
 } ServerConfig;
 
 /* Fills cfg from argv (and --config FILE); false after printing why. */

@@ -416,7 +416,7 @@ ingest_jfr(const RequestInfo *r, const IngestParams *p, bool multipart, StoreBat
 	size_t		plain_len = 0;
 	Form		form;
 	PushedProfiles profiles = {0};
-	PushLimits	limits = {r->max_profile_size};
+	PushLimits	limits = {r->max_profile_size, r->jfr_thread_labels};
 	LabelSet	labels;
 	char		err[512];
 	bool		ok;

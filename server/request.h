@@ -34,6 +34,7 @@ typedef struct RequestInfo
 	size_t		body_len;
 	int64_t		received_ns;	/* wall clock at the request's start */
 	size_t		max_profile_size;	/* bytes a profile may take decompressed */
+	bool		jfr_thread_labels;	/* --jfr-thread-labels */
 } RequestInfo;
 
 /* whether a Content-Type names the media type (parameters after ';' aside) */

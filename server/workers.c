@@ -88,6 +88,7 @@ process(Db *db, Req *q)
 	q->info.body = q->body.data;
 	q->info.body_len = q->body.len;
 	q->info.max_profile_size = effective_profile_limit();
+	q->info.jfr_thread_labels = server.cfg.jfr_thread_labels;
 	if (monotonic_seconds() - q->start > server.cfg.request_timeout)
 	{
 		outcome_fail(o, 503, "queue_timeout", "the server is busy: the request waited more than %d s "
@@ -248,4 +249,22 @@ workers_stop(void)
 	pthread_join(server.health, NULL);
 	free(server.workers);
 	server.workers = NULL;
+
+	/*
+	 * A request whose body was complete only after the workers left (past
+	 * the drain timeout) is answered, so that no connection stays suspended
+	 */
+	pthread_mutex_lock(&server.queue_lock);
+	while (server.queue_head)
+	{
+		Req		   *q = server.queue_head;
+
+		server.queue_head = q->next;
+		outcome_fail(&q->outcome, 503, "shutting_down", "the server is shutting down");
+		q->outcome.retry_after = 1;
+		response_build(q->info.ep, q->info.content_type, &q->outcome, &q->response);
+		MHD_resume_connection(q->conn);
+	}
+	server.queue_tail = NULL;
+	pthread_mutex_unlock(&server.queue_lock);
 }
