@@ -157,7 +157,8 @@ p = profile_pb2.Profile(); p.ParseFromString(d); print(len(p.sample_type))")
 	check "$fx: protobuf and JSON give the same profiles" sh -c "cd '$base-otlp' && for f in *.pb.gz; do cmp -s \"\$f\" '$base-otlp-json'/\"\$f\" || exit 1; done"
 done
 has_labels() {
-	go tool pprof -raw "$1" 2>/dev/null | grep -q ':\['
+	# (grep -c reads to the end: grep -q would stop the pipe early, a failure under pipefail)
+	[ "$(go tool pprof -raw "$1" 2>/dev/null | grep -c ':\[')" -gt 0 ]
 }
 check "sample attributes are pprof labels" has_labels "$(ls "$tmp"/otlp-parca_labels_pb_gz-otlp/1-*.pb.gz)"
 
