@@ -115,7 +115,53 @@ d[16:24] = struct.pack(">q", 0)
 open(sys.argv[2], "wb").write(d[:size])
 EOF
 out=$("$convert" "$tmp/loop.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
-check "a constant pool offset outside the chunk: exit 1, no crash" test "$rc" = 1
+check "a constant pool offset outside the chunk: exit 1 naming it" exit1_with "$rc" "$out" "outside the chunk"
+# a cycle of checkpoints: in a chunk with two or more, the one before the
+# last points forward to the last again (else the only one points forward)
+$PY - "$tmp/rec.jfr" "$tmp/cycle.jfr" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+
+
+def varint(pos):
+    """JFR's varint: 7 bits a byte, the ninth byte 8 bits; its value, start and end"""
+    v, start = 0, pos
+    for i in range(8):
+        b = d[pos]
+        pos += 1
+        v |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            return v, start, pos
+    return v | d[pos] << 56, start, pos + 1
+
+
+def delta_at(off):
+    pos = off
+    for _ in range(4):  # size, type, start time, duration
+        _, _, pos = varint(pos)
+    return varint(pos)
+
+
+chunk, target = 0, None
+while chunk < len(d):
+    size, cp = struct.unpack(">qq", d[chunk + 8:chunk + 24])
+    delta, start, end = delta_at(chunk + cp)
+    if delta:
+        prev = chunk + cp + delta - (1 << 64)
+        _, start, end = delta_at(prev)
+        target = (start, end, chunk + cp - prev)
+        break
+    if target is None:
+        target = (start, end, 1)
+    chunk += size
+start, end, fwd = target
+n = end - start
+assert fwd < 1 << (7 * n)
+d[start:end] = bytearray((fwd >> (7 * i)) & 0x7F | (0x80 if i < n - 1 else 0) for i in range(n))
+open(sys.argv[2], "wb").write(d)
+EOF
+out=$("$convert" "$tmp/cycle.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
+check "a cycle in the checkpoint chain: exit 1 naming it" exit1_with "$rc" "$out" "points forward"
 out=$("$convert" "$tmp/rec.jfr" --jfr --out "$tmp/x" --max-bytes 100000 2>&1); rc=$?
 check "a recording past the memory limit: exit 1 naming the limit" exit1_with "$rc" "$out" "more memory than the limit"
 
