@@ -102,6 +102,22 @@ check_eq "the profile types in the database" \
 	"block:contentions:count:block:count block:delay:nanoseconds:block:count memory:alloc_in_new_tlab_bytes:bytes:space:bytes memory:alloc_in_new_tlab_objects:count:space:bytes memory:alloc_outside_tlab_bytes:bytes:space:bytes memory:alloc_outside_tlab_objects:count:space:bytes memory:alloc_sample_bytes:bytes:space:bytes memory:alloc_sample_objects:count:space:bytes mutex:contentions:count:mutex:count mutex:delay:nanoseconds:mutex:count process_cpu:cpu:nanoseconds:cpu:nanoseconds wall:native:nanoseconds:wall:nanoseconds" \
 	"$(q "SELECT string_agg(DISTINCT regexp_replace(profile_type, ':delta$', ''), ' ' ORDER BY regexp_replace(profile_type, ':delta$', '')) FROM parca.series")"
 
+# a recording written by hand: every string encoding, a truncated stack
+$PY "$here/tiny_jfr.py" "$tmp/tiny.jfr"
+mkdir -p "$tmp/tiny"
+"$convert" "$tmp/tiny.jfr" --jfr --out "$tmp/tiny" --thread-labels > "$tmp/tiny/list"
+tiny_samples() {
+	go tool pprof -traces "$1" 2>/dev/null | awk '
+		/^-+\+-+$/ { if (stack != "") print value, thread, stack; stack = ""; value = ""; thread = ""; next }
+		/thread_name:/ { thread = $2; next }
+		NF >= 2 && value == "" && $1 ~ /^[0-9.]+m?s$/ { value = $1; stack = $2; next }
+		NF == 1 && value != "" { stack = stack ";" $1 }
+		END { if (stack != "") print value, thread, stack }' | sort
+}
+check_eq "a recording written by hand: UTF-8, Latin-1, UTF-16 and pooled strings, a truncated stack" \
+	"$(printf '20ms Wörker-𝄞 demo.Hot.spin;[truncated]\n30ms Wörker-𝄞 demo.Hot.spin;demo.Hot.main')" \
+	"$(tiny_samples "$tmp"/tiny/1-process_cpu.pb.gz)"
+
 # hostile recordings: truncated, a checkpoint chain that loops, absurd counts
 head -c $(( $(stat -c %s "$tmp/rec.jfr") / 2 )) "$tmp/rec.jfr" > "$tmp/half.jfr"
 out=$("$convert" "$tmp/half.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
@@ -230,7 +246,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
 			mkdir -p "$corpus"
 			cp "$here"/corpus/$f/* "$corpus"/ 2>/dev/null
 			case $f in
-				jfr) cp "$tmp/rec.jfr" "$corpus/" ;;
+				jfr) cp "$tmp/tiny.jfr" "$tmp/rec.jfr" "$corpus/" ;;
 				otlp) cp "$tmp"/otlp-*.pb "$corpus/" ;;
 				otlp-json) cp "$tmp"/otlp-parca_fib*.json "$corpus/" ;;
 			esac
