@@ -92,6 +92,9 @@ done
 check_eq "go tool pprof opens every JFR profile" "$(ls "$tmp"/jfr/*.pb.gz | wc -l)" "$n"
 check_eq "the profile types named as Pyroscope names JFR's" \
 	"block memory memory memory mutex process_cpu wall" "$(cut -f2 "$tmp/jfr/list" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+# the sampling period is the recording's own: settings=profile samples every 10 ms (the default 20 ms)
+check_eq "the CPU profile's period is the recording's (profile.jfc: 10 ms)" "Period: 10000000" \
+	"$(go tool pprof -raw "$tmp"/jfr/*-process_cpu.pb.gz 2>/dev/null | grep -m1 '^Period:')"
 # the hot methods: spinHeavy does twice spinLight's work
 top=$(go tool pprof -top "$tmp"/jfr/*-process_cpu.pb.gz 2>/dev/null | awk '$NF ~ /^Workload\.spin/ { print $NF; exit }')
 check_eq "the hottest method is Workload.spinHeavy" "Workload.spinHeavy" "$top"
