@@ -659,6 +659,21 @@ labels_add_attributes(Otlp *o, LabelList *l, KeyValue *const *kvs, size_t n)
 	}
 }
 
+/*
+ * A field of a profile type as parca can name it: ':', '{', '}', '"', white
+ * space and control characters (which a selector could not hold) as '_',
+ * invalid UTF-8 repaired, at most 127 bytes.  "cpu time" is stored as
+ * "cpu_time" rather than the request refused.
+ */
+static void
+type_field(const char *s, char *buf, size_t size)
+{
+	clean_text(s, buf, (size - 1) / 3);
+	for (char *c = buf; *c; c++)
+		if (*c == ':' || *c == '{' || *c == '}' || *c == '"' || (unsigned char) *c <= ' ' || *c == 0x7f)
+			*c = '_';
+}
+
 /* parca's name for a profile type: see docs/push.md ("OpenTelemetry profiles") */
 static void
 profile_name(const char *sample_type, const char *sample_unit, const char *period_type, char *buf, size_t size)
@@ -767,10 +782,14 @@ static void
 convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, PushedProfiles *out)
 {
 	ProfileBuilder *b = NULL;
-	const char *stype,
-			   *sunit,
-			   *ptype = "",
-			   *punit = "";
+	const char *st,
+			   *su,
+			   *pt = "",
+			   *pu = "";
+	char		stype[384],
+				sunit[384],
+				ptype[384],
+				punit[384];
 	char		name[128];
 	LabelList  *labels = NULL;
 	PbLabel    *slabels = NULL;
@@ -784,15 +803,19 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 		push_fail(&o->conv, "a profile without a sample type");
 		return;
 	}
-	stype = str_at(o, p->sample_type->type_strindex, "a sample type");
-	sunit = str_at(o, p->sample_type->unit_strindex, "a sample unit");
+	st = str_at(o, p->sample_type->type_strindex, "a sample type");
+	su = str_at(o, p->sample_type->unit_strindex, "a sample unit");
 	if (p->period_type)
 	{
-		ptype = str_at(o, p->period_type->type_strindex, "a period type");
-		punit = str_at(o, p->period_type->unit_strindex, "a period unit");
+		pt = str_at(o, p->period_type->type_strindex, "a period type");
+		pu = str_at(o, p->period_type->unit_strindex, "a period unit");
 	}
-	if (!stype || !sunit || !ptype || !punit)
+	if (!st || !su || !pt || !pu)
 		return;
+	type_field(st, stype, sizeof(stype));
+	type_field(su, sunit, sizeof(sunit));
+	type_field(pt, ptype, sizeof(ptype));
+	type_field(pu, punit, sizeof(punit));
 	profile_name(stype, sunit, ptype, name, sizeof(name));
 
 	labels = push_alloc(&o->conv, sizeof(LabelList));

@@ -241,6 +241,14 @@ echo '{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeSt
 out=$("$convert" "$tmp/idx.json" --otlp-json --out "$tmp/x" 2>&1); rc=$?
 check "a stack index past the table: exit 1 naming it" exit1_with "$rc" "$out" "refers to stack 7"
 
+# sample and period types no selector could name ("cpu time", "nano:s", "wall{x}") are made nameable
+echo '{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"periodType":{"typeStrindex":3,"unitStrindex":2},"period":"1","samples":[{"stackIndex":1,"values":["5"]}]}]}]}],"dictionary":{"stringTable":["","cpu time","nano:s","wall{x}","f"],"functionTable":[{},{"nameStrindex":4}],"locationTable":[{},{"lines":[{"functionIndex":1}]}],"stackTable":[{},{"locationIndices":[1]}]}}' > "$tmp/odd.json"
+mkdir -p "$tmp/odd"
+"$convert" "$tmp/odd.json" --otlp-json --out "$tmp/odd" > "$tmp/odd/list"
+check "a sample type with white space, ':' and braces: stored" ingest_all "$tmp/odd"
+check_eq "... as cpu_time:cpu_time:nano_s:wall_x_:nano_s" "cpu_time:cpu_time:nano_s:wall_x_:nano_s" \
+	"$(q "SELECT string_agg(DISTINCT regexp_replace(profile_type, ':delta$', ''), ' ') FROM parca.series WHERE profile_type LIKE 'cpu_time:%'")"
+
 # --- fuzzing (libFuzzer, ASan, UBSan), seeded with the files above ---
 if [ "$fuzz_seconds" -gt 0 ]; then
 	if make -s -C "$REPO_ROOT/server" fuzz >/dev/null 2>"$tmp/fuzz-build.err"; then
