@@ -95,7 +95,8 @@ jint(Otlp *o, json_object *v, const char *what, int64_t *out, bool is_unsigned)
 	{
 		double		d = json_object_get_double(v);
 
-		if (d == (double) (int64_t) d)
+		/* (a double past int64's range may not be converted at all) */
+		if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == (double) (int64_t) d)
 		{
 			*out = (int64_t) d;
 			return true;
