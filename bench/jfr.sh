@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # JFR reading speed: parca-convert (server/jfr.c, the reader parca-server
 # uses) against the JDK's own `jfr` tool on the same recording, a real one
-# of test/pushfmt/Workload.java (settings=profile, TLAB events on).  The JDK
+# of test/pushfmt/Workload.java (settings=profile, TLAB events on, the
+# allocation samples less throttled and the sampling period 1 ms, so that
+# the recording is some MB and the JVM's start-up (in every `jfr` run) does
+# not hide the reading).  The JDK
 # reads the same seven event types: `jfr print --json --events` (every field
 # of each event, as text) and `jfr summary` (event headers only: a lower
 # bound for any reader).  Best of BENCH_JFR_RUNS runs each; MB/s of the
 # recording and events/s of the types read.
-#   BENCH_JFR_SECONDS (20): how long the Java program runs
+#   BENCH_JFR_SECONDS (30): how long the Java program runs
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-secs=${BENCH_JFR_SECONDS:-20}
+secs=${BENCH_JFR_SECONDS:-30}
 runs=${BENCH_JFR_RUNS:-3}
 tmp=$(mktemp -d /tmp/parca-bench-jfr.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 make -s -C "$root/server" parca-convert >/dev/null
 javac -d "$tmp/classes" "$root/test/pushfmt/Workload.java"
 java -cp "$tmp/classes" \
-	"-XX:StartFlightRecording=settings=profile,filename=$tmp/rec.jfr,jdk.ObjectAllocationInNewTLAB#enabled=true,jdk.ObjectAllocationOutsideTLAB#enabled=true" \
+	"-XX:StartFlightRecording=settings=profile,filename=$tmp/rec.jfr,jdk.ObjectAllocationInNewTLAB#enabled=true,jdk.ObjectAllocationOutsideTLAB#enabled=true,jdk.ObjectAllocationSample#throttle=20000/s,jdk.ExecutionSample#period=1ms,jdk.NativeMethodSample#period=1ms" \
 	Workload "$secs" >/dev/null 2>&1
 events=jdk.ExecutionSample,jdk.NativeMethodSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationOutsideTLAB,jdk.ObjectAllocationSample,jdk.JavaMonitorEnter,jdk.ThreadPark
 bytes=$(stat -c %s "$tmp/rec.jfr")
@@ -29,9 +32,12 @@ echo "recording: $bytes bytes, $chunks chunks, $nevents events of the $(echo "$e
 
 # best wall seconds of a command over $runs runs
 best() {
-	local b="" t
+	local b="" t s e
 	for _ in $(seq 1 "$runs"); do
-		t=$( { /usr/bin/time -f %e "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+		s=$(date +%s.%N)
+		"$@" >/dev/null 2>&1
+		e=$(date +%s.%N)
+		t=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')
 		if [ -z "$b" ] || awk -v a="$t" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$t; fi
 	done
 	echo "$b"
@@ -44,6 +50,7 @@ report() {
 }
 
 report "parca-convert --jfr (7 profiles written)" "$(best "$root/server/parca-convert" "$tmp/rec.jfr" --jfr --out "$tmp/out")"
+report "parca-convert --jfr --thread-labels" "$(best "$root/server/parca-convert" "$tmp/rec.jfr" --jfr --thread-labels --out "$tmp/out")"
 report "jfr print --json --events (same types)" "$(best jfr print --json --events "$events" "$tmp/rec.jfr")"
 report "jfr print --events (text, same types)" "$(best jfr print --events "$events" "$tmp/rec.jfr")"
 report "jfr summary (event headers only)" "$(best jfr summary "$tmp/rec.jfr")"

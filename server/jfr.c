@@ -170,14 +170,6 @@ struct U64Map
 	size_t		n;
 };
 
-typedef struct ArenaBlock
-{
-	struct ArenaBlock *next;
-	size_t		used;
-	size_t		cap;
-	char		data[];
-} ArenaBlock;
-
 typedef struct Stack
 {
 	uint32_t	first;			/* in stack_frames */
@@ -200,12 +192,8 @@ typedef struct Setting
 
 typedef struct Jfr
 {
-	AllocBudget budget;
-	size_t		limit;
+	PushConv	conv;			/* the budget, and the error ("JFR chunk N (at byte B): ...") */
 	bool		thread_labels;
-	char	   *err;
-	size_t		errlen;
-	bool		failed;
 
 	const uint8_t *data;
 	size_t		len;
@@ -223,9 +211,9 @@ typedef struct Jfr
 	size_t		chunk_offset;	/* in data, for messages */
 	int			chunk_no;
 	int64_t		ticks_per_second;
-	ArenaBlock *types_arena;	/* the types and pools' maps */
-	ArenaBlock *chunk_arena;	/* names and settings: freed at each chunk's start */
-	ArenaBlock **arena;			/* where arena_alloc takes from */
+	PushArena *types_arena;	/* the types and pools' maps */
+	PushArena *chunk_arena;	/* names and settings: freed at each chunk's start */
+	PushArena **arena;			/* where arena_alloc takes from */
 	size_t		pool_floor;		/* pool entries before this offset (two chunks back) are not seen */
 	size_t		prev_chunk_offset;
 	JClass	   *classes;
@@ -276,72 +264,32 @@ typedef struct Rd
 	bool		bad;
 } Rd;
 
-static void
-jfail(Jfr *j, const char *fmt,...)
-{
-	va_list		ap;
-	char		msg[256];
-
-	if (j->failed)
-		return;
-	j->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (j->chunk)
-		snprintf(j->err, j->errlen, "JFR chunk %d (at byte %zu): %s", j->chunk_no, j->chunk_offset, msg);
-	else
-		snprintf(j->err, j->errlen, "JFR: %s", msg);
-}
-
-static void *
-jalloc(Jfr *j, size_t size)
-{
-	void	   *p;
-
-	if (j->failed)
-		return NULL;
-	p = j->budget.allocator.alloc(j->budget.allocator.allocator_data, size ? size : 1);
-	if (!p && j->budget.exceeded)
-		jfail(j, "the recording needs more memory than the limit (%zu bytes)", j->limit);
-	else if (!p)
-		jfail(j, "out of memory");
-	return p;
-}
-
-static void
-jfree(Jfr *j, void *p)
-{
-	if (p)
-		j->budget.allocator.free(j->budget.allocator.allocator_data, p);
-}
-
 static bool
 jgrow(Jfr *j, void **arr, uint32_t *cap, size_t need, size_t elem)
 {
 	size_t		ncap;
 	void	   *n;
 
-	if (j->failed)
+	if (j->conv.failed)
 		return false;
 	if (need <= *cap)
 		return true;
 	if (need > UINT32_MAX / 2)
 	{
-		jfail(j, "too many entries");
+		push_fail(&j->conv, "too many entries");
 		return false;
 	}
 	ncap = *cap ? (size_t) *cap * 2 : 16;
 	while (ncap < need)
 		ncap *= 2;
-	n = jalloc(j, ncap * elem);
+	n = push_alloc(&j->conv, ncap * elem);
 	if (!n)
 		return false;
 	if (*arr)
 		memcpy(n, *arr, (size_t) *cap * elem);
 	/* new elements start zeroed (frame_loc relies on it) */
 	memset((char *) n + (size_t) *cap * elem, 0, (ncap - *cap) * elem);
-	jfree(j, *arr);
+	push_free(&j->conv, *arr);
 	*arr = n;
 	*cap = (uint32_t) ncap;
 	return true;
@@ -349,50 +297,14 @@ jgrow(Jfr *j, void **arr, uint32_t *cap, size_t need, size_t elem)
 
 #define GROW(j, arr, cap, need) jgrow((j), (void **) &(arr), &(cap), (need), sizeof(*(arr)))
 
-/* memory of an arena, freed all at once (arena_free) */
-static void *
-arena_alloc(Jfr *j, size_t size)
-{
-	ArenaBlock *b = *j->arena;
-	void	   *p;
-
-	size = (size + 7) & ~(size_t) 7;
-	if (!b || b->cap - b->used < size)
-	{
-		size_t		cap = size > 65536 ? size : 65536;
-
-		b = jalloc(j, sizeof(ArenaBlock) + cap);
-		if (!b)
-			return NULL;
-		b->next = *j->arena;
-		b->used = 0;
-		b->cap = cap;
-		*j->arena = b;
-	}
-	p = b->data + b->used;
-	b->used += size;
-	return p;
-}
-
 /* maps */
-
-static inline uint64_t
-hash64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
 
 static bool
 map_get(const U64Map *m, uint64_t key, uint64_t *val)
 {
 	if (m->cap == 0)
 		return false;
-	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+	for (size_t i = pb_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
 	{
 		if (m->vals[i] == UINT64_MAX)
 			return false;
@@ -416,34 +328,34 @@ map_put(Jfr *j, U64Map *m, uint64_t key, uint64_t val, bool replace)
 
 		if (ncap > SIZE_MAX / 16)
 		{
-			jfail(j, "too many entries");
+			push_fail(&j->conv, "too many entries");
 			return false;
 		}
-		keys = jalloc(j, ncap * sizeof(uint64_t));
-		vals = jalloc(j, ncap * sizeof(uint64_t));
+		keys = push_alloc(&j->conv, ncap * sizeof(uint64_t));
+		vals = push_alloc(&j->conv, ncap * sizeof(uint64_t));
 		if (!keys || !vals)
 		{
-			jfree(j, keys);
-			jfree(j, vals);
+			push_free(&j->conv, keys);
+			push_free(&j->conv, vals);
 			return false;
 		}
 		memset(vals, 0xff, ncap * sizeof(uint64_t));
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->vals[i] != UINT64_MAX)
-				for (size_t k = hash64(m->keys[i]) & (ncap - 1);; k = (k + 1) & (ncap - 1))
+				for (size_t k = pb_hash64(m->keys[i]) & (ncap - 1);; k = (k + 1) & (ncap - 1))
 					if (vals[k] == UINT64_MAX)
 					{
 						keys[k] = m->keys[i];
 						vals[k] = m->vals[i];
 						break;
 					}
-		jfree(j, m->keys);
-		jfree(j, m->vals);
+		push_free(&j->conv, m->keys);
+		push_free(&j->conv, m->vals);
 		m->keys = keys;
 		m->vals = vals;
 		m->cap = ncap;
 	}
-	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+	for (size_t i = pb_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
 	{
 		if (m->vals[i] == UINT64_MAX)
 		{
@@ -464,8 +376,8 @@ map_put(Jfr *j, U64Map *m, uint64_t key, uint64_t val, bool replace)
 static void
 map_free(Jfr *j, U64Map *m)
 {
-	jfree(j, m->keys);
-	jfree(j, m->vals);
+	push_free(&j->conv, m->keys);
+	push_free(&j->conv, m->vals);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -579,7 +491,7 @@ rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 				size_t		take = n > MAX_STRING_BYTES ? MAX_STRING_BYTES : (size_t) n;
 				const uint8_t *s = r->p;
 
-				out = arena_alloc(j, take * 3 + 1);
+				out = push_arena_alloc(&j->conv, j->arena, take * 3 + 1);
 				if (!out)
 					return NULL;
 				o = out;
@@ -611,7 +523,7 @@ rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 				size_t		take = n > MAX_STRING_BYTES ? MAX_STRING_BYTES : (size_t) n;
 				uint32_t	pending = 0;	/* a high surrogate */
 
-				out = keep ? arena_alloc(j, take * 4 + 1) : NULL;
+				out = keep ? push_arena_alloc(&j->conv, j->arena, take * 4 + 1) : NULL;
 				if (keep && !out)
 					return NULL;
 				o = out;
@@ -701,7 +613,7 @@ meta_string(Jfr *j, Rd *r, const MetaStrings *ms)
 		return NULL;
 	if (i >= ms->n || !ms->s[i])
 	{
-		jfail(j, "the metadata refers to string %llu of %llu", (unsigned long long) i, (unsigned long long) ms->n);
+		push_fail(&j->conv, "the metadata refers to string %llu of %llu", (unsigned long long) i, (unsigned long long) ms->n);
 		return NULL;
 	}
 	return ms->s[i];
@@ -738,7 +650,7 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 
 	if (depth > MAX_TYPE_DEPTH)
 	{
-		jfail(j, "the metadata nests deeper than %d elements", MAX_TYPE_DEPTH);
+		push_fail(&j->conv, "the metadata nests deeper than %d elements", MAX_TYPE_DEPTH);
 		return false;
 	}
 	name = meta_string(j, r, ms);
@@ -770,12 +682,12 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 
 		if (!a_name || !parse_u64(a_id, &id))
 		{
-			jfail(j, "a class in the metadata without a name or id");
+			push_fail(&j->conv, "a class in the metadata without a name or id");
 			return false;
 		}
 		if (class_index(j, id) >= 0)
 		{
-			jfail(j, "the metadata describes type %llu twice", (unsigned long long) id);
+			push_fail(&j->conv, "the metadata describes type %llu twice", (unsigned long long) id);
 			return false;
 		}
 		if (!GROW(j, j->classes, j->cap_classes, j->nclasses + 1) ||
@@ -796,14 +708,14 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 
 		if (!a_name || !parse_u64(a_class, &type_id) || (a_dim && !parse_u64(a_dim, &dim)) || dim > 1)
 		{
-			jfail(j, "a field of %.64s in the metadata without a name or type, or of more than one dimension",
+			push_fail(&j->conv, "a field of %.64s in the metadata without a name or type, or of more than one dimension",
 				  cls->name);
 			return false;
 		}
 		if (cls->nfields == cls->cap_fields)
 		{
 			uint32_t	ncap = cls->cap_fields ? cls->cap_fields * 2 : 8;
-			JField	   *nf = arena_alloc(j, (size_t) ncap * sizeof(JField));
+			JField	   *nf = push_arena_alloc(&j->conv, j->arena, (size_t) ncap * sizeof(JField));
 
 			if (!nf)
 				return false;
@@ -828,7 +740,7 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 			return false;
 	return true;
 bad:
-	jfail(j, "the metadata event is truncated or malformed");
+	push_fail(&j->conv, "the metadata event is truncated or malformed");
 	return false;
 }
 
@@ -866,6 +778,44 @@ class_size(Jfr *j, JClass *c, int depth)
 	return c->size = s;
 }
 
+/*
+ * A reader at the fields of the event at offset in the chunk, which must be
+ * of type want (0 the metadata, 1 a checkpoint), past its size, type, start
+ * time and duration.  False with the error set.
+ */
+static bool
+special_event(Jfr *j, uint64_t offset, uint64_t want, const char *what, Rd *r)
+{
+	uint64_t	size,
+				type;
+
+	if (offset < CHUNK_HEADER_SIZE || offset >= j->chunk_size)
+	{
+		push_fail(&j->conv, "the %s offset (%llu) is outside the chunk", what, (unsigned long long) offset);
+		return false;
+	}
+	r->p = j->chunk + offset;
+	r->end = j->chunk + j->chunk_size;
+	r->bad = false;
+	size = rd_var(r);
+	if (r->bad || size < 1 || size > j->chunk_size - offset)
+	{
+		push_fail(&j->conv, "the %s event at byte %llu is truncated", what, (unsigned long long) offset);
+		return false;
+	}
+	r->end = j->chunk + offset + size;
+	type = rd_var(r);
+	if (type != want)
+	{
+		push_fail(&j->conv, "the event at the %s offset (%llu) is of type %llu, not %llu", what,
+				  (unsigned long long) offset, (unsigned long long) type, (unsigned long long) want);
+		return false;
+	}
+	rd_var(r);					/* start time */
+	rd_var(r);					/* duration */
+	return true;
+}
+
 static void types_free(Jfr *j);
 
 /*
@@ -876,30 +826,10 @@ static bool
 read_metadata(Jfr *j, uint64_t offset)
 {
 	Rd			r;
-	uint64_t	size,
-				type;
 	MetaStrings ms = {0};
 
-	if (offset < CHUNK_HEADER_SIZE || offset >= j->chunk_size)
-	{
-		jfail(j, "the metadata offset %llu is outside the chunk", (unsigned long long) offset);
+	if (!special_event(j, offset, 0, "metadata", &r))
 		return false;
-	}
-	r.p = j->chunk + offset;
-	r.end = j->chunk + j->chunk_size;
-	r.bad = false;
-	size = rd_var(&r);
-	if (r.bad || size < 1 || size > j->chunk_size - offset)
-		goto bad;
-	r.end = j->chunk + offset + size;
-	type = rd_var(&r);
-	if (type != 0)
-	{
-		jfail(j, "the event at the metadata offset is of type %llu, not the metadata (0)", (unsigned long long) type);
-		return false;
-	}
-	rd_var(&r);					/* start time */
-	rd_var(&r);					/* duration */
 	rd_var(&r);					/* metadata id */
 	if (r.bad)
 		goto bad;
@@ -914,14 +844,14 @@ read_metadata(Jfr *j, uint64_t offset)
 	ms.n = rd_var(&r);
 	if (r.bad || ms.n > (uint64_t) (r.end - r.p))
 		goto bad;
-	ms.s = arena_alloc(j, (size_t) ms.n * sizeof(char *) + 1);
+	ms.s = push_arena_alloc(&j->conv, j->arena, (size_t) ms.n * sizeof(char *) + 1);
 	if (!ms.s)
 		return false;
-	for (uint64_t i = 0; i < ms.n && !r.bad && !j->failed; i++)
+	for (uint64_t i = 0; i < ms.n && !r.bad && !j->conv.failed; i++)
 		ms.s[i] = rd_string(j, &r, true, false);
 	if (r.bad)
 		goto bad;
-	if (j->failed || !parse_element(j, &r, &ms, 0, NULL))
+	if (j->conv.failed || !parse_element(j, &r, &ms, 0, NULL))
 		return false;
 	/* resolve the fields' types, then which types take bytes */
 	for (uint32_t i = 0; i < j->nclasses; i++)
@@ -931,7 +861,7 @@ read_metadata(Jfr *j, uint64_t offset)
 		class_size(j, &j->classes[i], 0);
 	return true;
 bad:
-	jfail(j, "the metadata event is truncated or malformed");
+	push_fail(&j->conv, "the metadata event is truncated or malformed");
 	return false;
 }
 
@@ -969,7 +899,7 @@ skip_value(Jfr *j, Rd *r, const JClass *c, int depth)
 				break;
 			if (c->size == SZ_INVALID || depth > MAX_TYPE_DEPTH)
 			{
-				jfail(j, "type %.64s nests itself or nests too deep", c->name);
+				push_fail(&j->conv, "type %.64s nests itself or nests too deep", c->name);
 				return false;
 			}
 			for (uint32_t i = 0; i < c->nfields && !r->bad; i++)
@@ -996,7 +926,7 @@ skip_field(Jfr *j, Rd *r, const JField *f, int depth)
 {
 	if (f->cls < 0)
 	{
-		jfail(j, "field %.64s has type %llu, which the metadata does not describe", f->name,
+		push_fail(&j->conv, "field %.64s has type %llu, which the metadata does not describe", f->name,
 			  (unsigned long long) f->type_id);
 		return false;
 	}
@@ -1027,32 +957,11 @@ read_checkpoints(Jfr *j, uint64_t offset)
 	for (;;)
 	{
 		Rd			r;
-		uint64_t	size,
-					type,
-					delta,
+		uint64_t	delta,
 					npools;
 
-		if (offset < CHUNK_HEADER_SIZE || offset >= j->chunk_size)
-		{
-			jfail(j, "a constant pool offset (%llu) is outside the chunk", (unsigned long long) offset);
+		if (!special_event(j, offset, 1, "checkpoint", &r))
 			return false;
-		}
-		r.p = j->chunk + offset;
-		r.end = j->chunk + j->chunk_size;
-		r.bad = false;
-		size = rd_var(&r);
-		if (r.bad || size < 1 || size > j->chunk_size - offset)
-			goto bad;
-		r.end = j->chunk + offset + size;
-		type = rd_var(&r);
-		if (type != 1)
-		{
-			jfail(j, "the event at constant pool offset %llu is of type %llu, not a checkpoint (1)",
-				  (unsigned long long) offset, (unsigned long long) type);
-			return false;
-		}
-		rd_var(&r);				/* start time */
-		rd_var(&r);				/* duration */
 		delta = rd_var(&r);
 		rd_u8(&r);				/* checkpoint type */
 		npools = rd_var(&r);
@@ -1069,14 +978,14 @@ read_checkpoints(Jfr *j, uint64_t offset)
 				goto bad;
 			if (ci < 0)
 			{
-				jfail(j, "a constant pool of type %llu, which the metadata does not describe",
+				push_fail(&j->conv, "a constant pool of type %llu, which the metadata does not describe",
 					  (unsigned long long) type_id);
 				return false;
 			}
 			c = &j->classes[ci];
 			if (!c->pool)
 			{
-				c->pool = arena_alloc(j, sizeof(U64Map));
+				c->pool = push_arena_alloc(&j->conv, j->arena, sizeof(U64Map));
 				if (!c->pool)
 					return false;
 				memset(c->pool, 0, sizeof(U64Map));
@@ -1096,14 +1005,14 @@ read_checkpoints(Jfr *j, uint64_t offset)
 			return true;
 		if ((int64_t) delta >= 0 || (uint64_t) -(int64_t) delta > offset)
 		{
-			jfail(j, "a checkpoint points forward or outside the chunk (delta %lld)", (long long) (int64_t) delta);
+			push_fail(&j->conv, "a checkpoint points forward or outside the chunk (delta %lld)", (long long) (int64_t) delta);
 			return false;
 		}
 		offset += delta;
 	}
 bad:
-	if (!j->failed)
-		jfail(j, "a checkpoint event is truncated or malformed");
+	if (!j->conv.failed)
+		push_fail(&j->conv, "a checkpoint event is truncated or malformed");
 	return false;
 }
 
@@ -1219,7 +1128,7 @@ method_index(Jfr *j, uint64_t key)
 	{
 		const JClass *m = &j->classes[mc];
 
-		for (uint32_t i = 0; i < m->nfields && !r.bad && !j->failed; i++)
+		for (uint32_t i = 0; i < m->nfields && !r.bad && !j->conv.failed; i++)
 		{
 			const JField *f = &m->fields[i];
 
@@ -1233,7 +1142,7 @@ method_index(Jfr *j, uint64_t key)
 				{
 					const JClass *cc = &j->classes[f->cls];
 
-					for (uint32_t k = 0; k < cc->nfields && !cr.bad && !j->failed; k++)
+					for (uint32_t k = 0; k < cc->nfields && !cr.bad && !j->conv.failed; k++)
 					{
 						if (strcmp(cc->fields[k].name, "name") == 0)
 						{
@@ -1253,13 +1162,13 @@ method_index(Jfr *j, uint64_t key)
 				skip_field(j, &r, f, 0);
 		}
 	}
-	if (j->failed)
+	if (j->conv.failed)
 		return -1;
 	if (!name)
 		name = "[unknown]";
 	lc = cls_name ? strlen(cls_name) : 0;
 	ln = strlen(name);
-	full = arena_alloc(j, lc + 1 + ln + 1);
+	full = push_arena_alloc(&j->conv, j->arena, lc + 1 + ln + 1);
 	if (!full)
 		return -1;
 	if (lc)
@@ -1307,7 +1216,7 @@ read_frame(Jfr *j, Rd *r, const JClass *fc)
 	int64_t		line = 0;
 	bool		has_method = false;
 
-	for (uint32_t i = 0; i < fc->nfields && !r->bad && !j->failed; i++)
+	for (uint32_t i = 0; i < fc->nfields && !r->bad && !j->conv.failed; i++)
 	{
 		const JField *f = &fc->fields[i];
 
@@ -1321,14 +1230,14 @@ read_frame(Jfr *j, Rd *r, const JClass *fc)
 		else
 			skip_field(j, r, f, 0);
 	}
-	if (r->bad || j->failed)
+	if (r->bad || j->conv.failed)
 		return -1;
 	if (!has_method)
 		return -2;
 	return frame_index(j, method, line);
 }
 
-/* a stack trace key: its index in stacks, or -1 (none, or an error: see j->failed) */
+/* a stack trace key: its index in stacks, or -1 (none, or an error: see j->conv.failed) */
 static int64_t
 stack_index(Jfr *j, uint64_t key)
 {
@@ -1342,7 +1251,7 @@ stack_index(Jfr *j, uint64_t key)
 	if (!pool_value(j, j->stack_cls, key, &r))
 		return -1;
 	sc = &j->classes[j->stack_cls];
-	for (uint32_t i = 0; i < sc->nfields && !r.bad && !j->failed; i++)
+	for (uint32_t i = 0; i < sc->nfields && !r.bad && !j->conv.failed; i++)
 	{
 		const JField *f = &sc->fields[i];
 
@@ -1358,7 +1267,7 @@ stack_index(Jfr *j, uint64_t key)
 				r.bad = true;
 				break;
 			}
-			for (uint64_t k = 0; k < n && !r.bad && !j->failed; k++)
+			for (uint64_t k = 0; k < n && !r.bad && !j->conv.failed; k++)
 			{
 				int64_t		fi = read_frame(j, &r, &j->classes[f->cls]);
 
@@ -1380,9 +1289,9 @@ stack_index(Jfr *j, uint64_t key)
 		else
 			skip_field(j, &r, f, 0);
 	}
-	if (r.bad && !j->failed)
-		jfail(j, "stack trace %llu is truncated or malformed", (unsigned long long) key);
-	if (j->failed)
+	if (r.bad && !j->conv.failed)
+		push_fail(&j->conv, "stack trace %llu is truncated or malformed", (unsigned long long) key);
+	if (j->conv.failed)
 		return -1;
 	if (!GROW(j, j->stacks, j->cap_stacks, j->nstacks + 1) || !map_put(j, &j->stack_idx, key, j->nstacks, false))
 		return -1;
@@ -1404,7 +1313,7 @@ thread_name(Jfr *j, uint64_t key, int32_t thread_cls)
 	if (!pool_value(j, thread_cls, key, &r))
 		return NULL;
 	tc = &j->classes[thread_cls];
-	for (uint32_t i = 0; i < tc->nfields && !r.bad && !j->failed; i++)
+	for (uint32_t i = 0; i < tc->nfields && !r.bad && !j->conv.failed; i++)
 	{
 		const JField *f = &tc->fields[i];
 
@@ -1422,12 +1331,12 @@ thread_name(Jfr *j, uint64_t key, int32_t thread_cls)
 		java_name = NULL;
 	if (!java_name)
 		java_name = os_name;
-	if (!java_name || !*java_name || j->failed)
+	if (!java_name || !*java_name || j->conv.failed)
 		return NULL;
 	/* a label value: at most 1 kB, cut at a character boundary */
 	if (strlen(java_name) > 1024)
 	{
-		char	   *cut = arena_alloc(j, 1025);
+		char	   *cut = push_arena_alloc(&j->conv, j->arena, 1025);
 		size_t		n = 1024;
 
 		if (!cut)
@@ -1482,10 +1391,10 @@ builder(Jfr *j, Kind k)
 
 	if (j->pb[k])
 		return j->pb[k];
-	j->pb[k] = pb_create_in(&j->budget);
+	j->pb[k] = pb_create_in(&j->conv.budget);
 	if (!j->pb[k])
 	{
-		jfail(j, "out of memory");
+		push_fail(&j->conv, "out of memory");
 		return NULL;
 	}
 	for (int i = 0; i < 2 && ki->type[i]; i++)
@@ -1494,7 +1403,7 @@ builder(Jfr *j, Kind k)
 			  (k == K_CPU || k == K_WALL || k == K_NATIVE) ? j->period[k] : 0);
 	if (pb_error(j->pb[k]))
 	{
-		jfail(j, "%s", pb_error(j->pb[k]));
+		push_fail(&j->conv, "%s", pb_error(j->pb[k]));
 		return NULL;
 	}
 	return j->pb[k];
@@ -1514,7 +1423,7 @@ add_sample(Jfr *j, Kind k, uint64_t stack_key, uint64_t thread_key, int32_t thre
 	si = stack_index(j, stack_key);
 	if (si < 0)
 	{
-		if (!j->failed)
+		if (!j->conv.failed)
 			j->skipped_no_stack++;	/* a sample without a stack trace: as Pyroscope, left out */
 		return;
 	}
@@ -1534,7 +1443,7 @@ add_sample(Jfr *j, Kind k, uint64_t stack_key, uint64_t thread_key, int32_t thre
 			loc = pb_frame(b, j->frames[fi].name, "", j->frames[fi].line, "");
 			if (!loc)
 			{
-				jfail(j, "%s", pb_error(b));
+				push_fail(&j->conv, "%s", pb_error(b));
 				return;
 			}
 			j->frame_loc[k][fi] = loc;
@@ -1548,7 +1457,7 @@ add_sample(Jfr *j, Kind k, uint64_t stack_key, uint64_t thread_key, int32_t thre
 			j->truncated_loc[k] = pb_frame(b, "[truncated]", "", 0, "");
 			if (!j->truncated_loc[k])
 			{
-				jfail(j, "%s", pb_error(b));
+				push_fail(&j->conv, "%s", pb_error(b));
 				return;
 			}
 		}
@@ -1561,7 +1470,7 @@ add_sample(Jfr *j, Kind k, uint64_t stack_key, uint64_t thread_key, int32_t thre
 	label.num = 0;
 	label.num_unit = NULL;
 	if (!pb_sample(b, j->locs, n, values, &label, tname ? 1 : 0))
-		jfail(j, "%s", pb_error(b));
+		push_fail(&j->conv, "%s", pb_error(b));
 }
 
 /* ticks to nanoseconds */
@@ -1683,7 +1592,7 @@ read_event(Jfr *j, Rd *r, EventId e, EventFields *ev)
 	const JClass *c = &j->classes[j->event_cls[e]];
 
 	memset(ev, 0, sizeof(*ev));
-	for (uint32_t i = 0; i < c->nfields && !r->bad && !j->failed; i++)
+	for (uint32_t i = 0; i < c->nfields && !r->bad && !j->conv.failed; i++)
 	{
 		const JField *f = &c->fields[i];
 		Role		role = role_of(e, f);
@@ -1714,9 +1623,9 @@ read_event(Jfr *j, Rd *r, EventId e, EventFields *ev)
 				break;
 		}
 	}
-	if (r->bad && !j->failed)
-		jfail(j, "an event of %s is truncated or malformed", event_names[e]);
-	return !j->failed;
+	if (r->bad && !j->conv.failed)
+		push_fail(&j->conv, "an event of %s is truncated or malformed", event_names[e]);
+	return !j->conv.failed;
 }
 
 static void
@@ -1785,13 +1694,13 @@ read_events(Jfr *j)
 {
 	int32_t		thread_cls = class_by_name(j, "java.lang.Thread");
 
-	for (int pass = 0; pass < 2 && !j->failed; pass++)
+	for (int pass = 0; pass < 2 && !j->conv.failed; pass++)
 	{
 		size_t		pos = CHUNK_HEADER_SIZE;
 
 		if (pass == 1)
 			chunk_periods(j);
-		while (pos < j->chunk_size && !j->failed)
+		while (pos < j->chunk_size && !j->conv.failed)
 		{
 			Rd			r = {j->chunk + pos, j->chunk + j->chunk_size, false};
 			uint64_t	size = rd_var(&r),
@@ -1800,7 +1709,7 @@ read_events(Jfr *j)
 
 			if (r.bad || size == 0 || size > j->chunk_size - pos)
 			{
-				jfail(j, "the event at byte %zu of the chunk has a bad size (%llu)", pos, (unsigned long long) size);
+				push_fail(&j->conv, "the event at byte %zu of the chunk has a bad size (%llu)", pos, (unsigned long long) size);
 				return false;
 			}
 			r.end = j->chunk + pos + size;
@@ -1808,7 +1717,7 @@ read_events(Jfr *j)
 			pos += size;
 			if (r.bad)
 			{
-				jfail(j, "the event at byte %zu of the chunk is truncated", pos - size);
+				push_fail(&j->conv, "the event at byte %zu of the chunk is truncated", pos - size);
 				return false;
 			}
 			for (e = 0; e < E_COUNT; e++)
@@ -1838,19 +1747,7 @@ read_events(Jfr *j)
 			}
 		}
 	}
-	return !j->failed;
-}
-
-static void
-arena_free(Jfr *j, ArenaBlock **arena)
-{
-	while (*arena)
-	{
-		ArenaBlock *next = (*arena)->next;
-
-		jfree(j, *arena);
-		*arena = next;
-	}
+	return !j->conv.failed;
 }
 
 /* what was derived from the constant pools (names, stacks), and the settings: at each chunk's start */
@@ -1862,25 +1759,25 @@ derived_free(Jfr *j)
 	map_free(j, &j->stack_idx);
 	map_free(j, &j->thread_names);
 	map_free(j, &j->thread_states);
-	jfree(j, j->method_names);
+	push_free(&j->conv, j->method_names);
 	j->method_names = NULL;
 	j->nmethods = j->cap_methods = 0;
-	jfree(j, j->frames);
+	push_free(&j->conv, j->frames);
 	j->frames = NULL;
 	j->nframes = j->cap_frames = 0;
-	jfree(j, j->stacks);
+	push_free(&j->conv, j->stacks);
 	j->stacks = NULL;
 	j->nstacks = j->cap_stacks = 0;
-	jfree(j, j->stack_frames);
+	push_free(&j->conv, j->stack_frames);
 	j->stack_frames = NULL;
 	j->nstack_frames = j->cap_stack_frames = 0;
-	jfree(j, j->settings);
+	push_free(&j->conv, j->settings);
 	j->settings = NULL;
 	j->nsettings = j->cap_settings = 0;
 	for (int k = 0; k < K_COUNT; k++)
 		if (j->frame_loc[k])
 			memset(j->frame_loc[k], 0, (size_t) j->cap_frame_loc[k] * sizeof(uint64_t));
-	arena_free(j, &j->chunk_arena);
+	push_arena_free(&j->conv, &j->chunk_arena);
 }
 
 /* the types and their constant pools: when a chunk's metadata differs from the chunk before's */
@@ -1892,11 +1789,11 @@ types_free(Jfr *j)
 	for (uint32_t i = 0; i < j->nclasses; i++)
 		if (j->classes[i].pool)
 			map_free(j, j->classes[i].pool);
-	jfree(j, j->classes);
+	push_free(&j->conv, j->classes);
 	j->classes = NULL;
 	j->nclasses = j->cap_classes = 0;
 	map_free(j, &j->class_ids);
-	arena_free(j, &j->types_arena);
+	push_arena_free(&j->conv, &j->types_arena);
 }
 
 static bool
@@ -1913,18 +1810,18 @@ read_chunk(Jfr *j)
 	j->ticks_per_second = (int64_t) be64(h + 56);
 	if (major != 1 && major != 2)
 	{
-		jfail(j, "version %u.%u; versions 1 and 2 are read", major, (unsigned) (h[6] << 8 | h[7]));
+		push_fail(&j->conv, "version %u.%u; versions 1 and 2 are read", major, (unsigned) (h[6] << 8 | h[7]));
 		return false;
 	}
 	if (size < CHUNK_HEADER_SIZE || size > j->len - j->chunk_offset)
 	{
-		jfail(j, "the chunk's size (%llu bytes) is past the end of the recording (%zu bytes left): a truncated recording",
+		push_fail(&j->conv, "the chunk's size (%llu bytes) is past the end of the recording (%zu bytes left): a truncated recording",
 			  (unsigned long long) size, j->len - j->chunk_offset);
 		return false;
 	}
 	if (j->ticks_per_second <= 0)
 	{
-		jfail(j, "the chunk's ticks per second (%lld) is not positive", (long long) j->ticks_per_second);
+		push_fail(&j->conv, "the chunk's ticks per second (%lld) is not positive", (long long) j->ticks_per_second);
 		return false;
 	}
 	j->chunk_size = size;
@@ -1961,10 +1858,10 @@ jfr_cleanup(Jfr *j)
 	{
 		pb_destroy(j->pb[k]);
 		j->pb[k] = NULL;
-		jfree(j, j->frame_loc[k]);
+		push_free(&j->conv, j->frame_loc[k]);
 		j->frame_loc[k] = NULL;
 	}
-	jfree(j, j->locs);
+	push_free(&j->conv, j->locs);
 	j->locs = NULL;
 }
 
@@ -1999,22 +1896,20 @@ jfr_convert(const uint8_t *data, size_t len, const PushLimits *limits, PushedPro
 		snprintf(err, errlen, "JFR: out of memory");
 		return false;
 	}
-	alloc_budget_init(&j->budget, limits->max_bytes);
-	j->limit = limits->max_bytes;
+	push_conv_init(&j->conv, limits->max_bytes, err, errlen, "JFR");
 	j->thread_labels = limits->thread_labels;
-	j->err = err;
-	j->errlen = errlen;
 	j->data = data;
 	j->len = len;
-	j->locs = jalloc(j, (MAX_STACK_FRAMES + 1) * sizeof(uint64_t));
+	j->locs = push_alloc(&j->conv, (MAX_STACK_FRAMES + 1) * sizeof(uint64_t));
 
-	while (!j->failed && j->chunk_offset < len)
+	while (!j->conv.failed && j->chunk_offset < len)
 	{
 		j->chunk = data + j->chunk_offset;
 		j->chunk_no++;
+		snprintf(j->conv.where, sizeof(j->conv.where), "JFR chunk %d (at byte %zu)", j->chunk_no, j->chunk_offset);
 		if (len - j->chunk_offset < CHUNK_HEADER_SIZE || memcmp(j->chunk, "FLR\0", 4) != 0)
 		{
-			jfail(j, "no chunk header where a chunk should start: a truncated or damaged recording");
+			push_fail(&j->conv, "no chunk header where a chunk should start: a truncated or damaged recording");
 			break;
 		}
 		if (!read_chunk(j))
@@ -2023,8 +1918,9 @@ jfr_convert(const uint8_t *data, size_t len, const PushLimits *limits, PushedPro
 		j->chunk_offset += j->chunk_size;
 	}
 	j->chunk = NULL;
+	snprintf(j->conv.where, sizeof(j->conv.where), "JFR");
 
-	for (int k = 0; k < K_COUNT && !j->failed; k++)
+	for (int k = 0; k < K_COUNT && !j->conv.failed; k++)
 	{
 		uint8_t    *pprof;
 		size_t		pprof_len;
@@ -2034,13 +1930,13 @@ jfr_convert(const uint8_t *data, size_t len, const PushLimits *limits, PushedPro
 		pb_time(j->pb[k], j->start_nanos, j->end_nanos > j->start_nanos ? j->end_nanos - j->start_nanos : 0);
 		if (!pb_encode(j->pb[k], &pprof, &pprof_len))
 		{
-			jfail(j, "%s", pb_error(j->pb[k]));
+			push_fail(&j->conv, "%s", pb_error(j->pb[k]));
 			break;
 		}
 		if (!push_profiles_add(out, kinds[k].name, NULL, 0, pprof, pprof_len))
-			jfail(j, "out of memory");
+			push_fail(&j->conv, "out of memory");
 	}
-	ok = !j->failed;
+	ok = !j->conv.failed;
 	jfr_cleanup(j);
 	free(j);
 	if (!ok)

@@ -32,22 +32,10 @@ typedef Parca__Otlp__ProfilesDictionary Dictionary;
 typedef Parca__Otlp__AnyValue AnyValue;
 typedef Parca__Otlp__KeyValue KeyValue;
 
-typedef struct Arena
-{
-	struct Arena *next;
-	size_t		used;
-	size_t		cap;
-	char		data[];
-} Arena;
-
 typedef struct Otlp
 {
-	AllocBudget budget;
-	size_t		limit;
-	char	   *err;
-	size_t		errlen;
-	bool		failed;
-	Arena	   *arena;			/* the JSON request's structures */
+	PushConv	conv;			/* the budget, and the error ("OTLP profiles: ...") */
+	PushArena  *arena;			/* the JSON request's structures */
 	const Dictionary *dict;
 	/* the profile being converted: dictionary index -> builder id, 0 not yet */
 	uint64_t   *loc_ids;
@@ -57,74 +45,6 @@ typedef struct Otlp
 	PbLine	   *lines;
 	size_t		cap_lines;
 } Otlp;
-
-static void
-ofail(Otlp *o, const char *fmt,...)
-{
-	va_list		ap;
-	char		msg[256];
-
-	if (o->failed)
-		return;
-	o->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(o->err, o->errlen, "OTLP profiles: %s", msg);
-}
-
-static void *
-oalloc(Otlp *o, size_t size)
-{
-	void	   *p;
-
-	if (o->failed)
-		return NULL;
-	p = o->budget.allocator.alloc(o->budget.allocator.allocator_data, size ? size : 1);
-	if (!p && o->budget.exceeded)
-		ofail(o, "the request needs more memory than the limit (%zu bytes)", o->limit);
-	else if (!p)
-		ofail(o, "out of memory");
-	return p;
-}
-
-static void
-ofree(Otlp *o, void *p)
-{
-	if (p)
-		o->budget.allocator.free(o->budget.allocator.allocator_data, p);
-}
-
-/* zeroed memory from the arena (freed all at once) */
-static void *
-arena_zalloc(Otlp *o, size_t size)
-{
-	Arena	   *a = o->arena;
-	void	   *p;
-
-	if (size > SIZE_MAX / 2)
-	{
-		ofail(o, "the request is too large");
-		return NULL;
-	}
-	size = (size + 7) & ~(size_t) 7;
-	if (!a || a->cap - a->used < size)
-	{
-		size_t		cap = size > 65536 ? size : 65536;
-
-		a = oalloc(o, sizeof(Arena) + cap);
-		if (!a)
-			return NULL;
-		a->next = o->arena;
-		a->used = 0;
-		a->cap = cap;
-		o->arena = a;
-	}
-	p = a->data + a->used;
-	a->used += size;
-	memset(p, 0, size);
-	return p;
-}
 
 /* JSON: OTLP/JSON's mapping (lowerCamelCase names, the proto names too; 64-bit integers as strings or numbers) */
 
@@ -175,13 +95,14 @@ jint(Otlp *o, json_object *v, const char *what, int64_t *out, bool is_unsigned)
 	{
 		double		d = json_object_get_double(v);
 
-		if (d == (double) (int64_t) d)
+		/* (a double past int64's range may not be converted at all) */
+		if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == (double) (int64_t) d)
 		{
 			*out = (int64_t) d;
 			return true;
 		}
 	}
-	ofail(o, "%s is not an integer", what);
+	push_fail(&o->conv, "%s is not an integer", what);
 	return false;
 }
 
@@ -194,7 +115,7 @@ jint32(Otlp *o, json_object *obj, const char *camel, const char *snake)
 		return 0;
 	if (v < INT32_MIN || v > INT32_MAX)
 	{
-		ofail(o, "%s (%" PRId64 ") is out of range", camel, v);
+		push_fail(&o->conv, "%s (%" PRId64 ") is out of range", camel, v);
 		return 0;
 	}
 	return (int32_t) v;
@@ -219,7 +140,7 @@ jarr(Otlp *o, json_object *obj, const char *camel, const char *snake, size_t *n)
 		return NULL;
 	if (!json_object_is_type(a, json_type_array))
 	{
-		ofail(o, "%s is not an array", camel);
+		push_fail(&o->conv, "%s is not an array", camel);
 		return NULL;
 	}
 	*n = json_object_array_length(a);
@@ -237,12 +158,12 @@ jstring(Otlp *o, json_object *v)
 		return (char *) protobuf_c_empty_string;
 	if (!json_object_is_type(v, json_type_string))
 	{
-		ofail(o, "a string field holds another JSON type");
+		push_fail(&o->conv, "a string field holds another JSON type");
 		return NULL;
 	}
 	s = json_object_get_string(v);
 	len = (size_t) json_object_get_string_len(v);
-	copy = arena_zalloc(o, len + 1);
+	copy = push_arena_alloc(&o->conv, &o->arena, len + 1);
 	if (copy)
 		memcpy(copy, s, len);
 	return copy;
@@ -257,8 +178,8 @@ jints(Otlp *o, json_object *obj, const char *camel, const char *snake, size_t *n
 
 	if (!a || *n == 0)
 		return NULL;
-	out = arena_zalloc(o, *n * (wide ? 8 : 4));
-	for (size_t i = 0; out && i < *n && !o->failed; i++)
+	out = push_arena_alloc(&o->conv, &o->arena, *n * (wide ? 8 : 4));
+	for (size_t i = 0; out && i < *n && !o->conv.failed; i++)
 	{
 		int64_t		v;
 
@@ -267,14 +188,14 @@ jints(Otlp *o, json_object *obj, const char *camel, const char *snake, size_t *n
 		if (wide)
 			((int64_t *) out)[i] = v;
 		else if (v < INT32_MIN || v > INT32_MAX)
-			ofail(o, "an element of %s (%" PRId64 ") is out of range", camel, v);
+			push_fail(&o->conv, "an element of %s (%" PRId64 ") is out of range", camel, v);
 		else
 			((int32_t *) out)[i] = (int32_t) v;
 	}
-	return o->failed ? NULL : out;
+	return o->conv.failed ? NULL : out;
 }
 
-#define NEW(o, type, init) ({ type *m_ = arena_zalloc((o), sizeof(type)); if (m_) init(m_); m_; })
+#define NEW(o, type, init) ({ type *m_ = push_arena_alloc(&(o)->conv, &(o)->arena, sizeof(type)); if (m_) init(m_); m_; })
 
 /* an array of messages at name, each made by conv */
 typedef void *(*ConvFn) (Otlp *o, json_object *v, int depth);
@@ -287,10 +208,10 @@ jmessages(Otlp *o, json_object *obj, const char *camel, const char *snake, size_
 
 	if (!a || *n == 0)
 		return NULL;
-	out = arena_zalloc(o, *n * sizeof(void *));
-	for (size_t i = 0; out && i < *n && !o->failed; i++)
+	out = push_arena_alloc(&o->conv, &o->arena, *n * sizeof(void *));
+	for (size_t i = 0; out && i < *n && !o->conv.failed; i++)
 		out[i] = conv(o, json_object_array_get_idx(a, i), depth + 1);
-	return o->failed ? NULL : out;
+	return o->conv.failed ? NULL : out;
 }
 
 static void *any_value_from_json(Otlp *o, json_object *v, int depth);
@@ -319,7 +240,7 @@ any_value_from_json(Otlp *o, json_object *v, int depth)
 		return NULL;
 	if (depth > JSON_MAX_DEPTH)
 	{
-		ofail(o, "attribute values nest deeper than %d", JSON_MAX_DEPTH);
+		push_fail(&o->conv, "attribute values nest deeper than %d", JSON_MAX_DEPTH);
 		return NULL;
 	}
 	if ((x = jget(v, "stringValue", "string_value")))
@@ -529,15 +450,15 @@ request_from_json(Otlp *o, const uint8_t *data, size_t len)
 	Request    *req;
 	json_object *d;
 
-	if (!json_values_within((const char *) data, len, o->limit / JSON_BYTES_PER_VALUE))
+	if (!json_values_within((const char *) data, len, o->conv.limit / JSON_BYTES_PER_VALUE))
 	{
-		ofail(o, "the JSON request has too many values for the memory limit (%zu bytes)", o->limit);
+		push_fail(&o->conv, "the JSON request has too many values for the memory limit (%zu bytes)", o->conv.limit);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(JSON_MAX_DEPTH);
 	if (!tok)
 	{
-		ofail(o, "out of memory");
+		push_fail(&o->conv, "out of memory");
 		return NULL;
 	}
 	root = json_tokener_parse_ex(tok, (const char *) data, (int) len);
@@ -546,7 +467,7 @@ request_from_json(Otlp *o, const uint8_t *data, size_t len)
 	{
 		enum json_tokener_error e = json_tokener_get_error(tok);
 
-		ofail(o, "not a JSON request: %s at byte %zu",
+		push_fail(&o->conv, "not a JSON request: %s at byte %zu",
 			  e == json_tokener_success ? "text after the JSON value" :
 			  e == json_tokener_continue ? "the text ends inside a value" : json_tokener_error_desc(e),
 			  json_tokener_get_parse_end(tok));
@@ -558,7 +479,7 @@ request_from_json(Otlp *o, const uint8_t *data, size_t len)
 	if (!json_object_is_type(root, json_type_object))
 	{
 		json_object_put(root);
-		ofail(o, "the JSON request is not an object");
+		push_fail(&o->conv, "the JSON request is not an object");
 		return NULL;
 	}
 	req = NEW(o, Request, parca__otlp__export_profiles_service_request__init);
@@ -588,15 +509,15 @@ request_from_json(Otlp *o, const uint8_t *data, size_t len)
 			strs = jarr(o, d, "stringTable", "string_table", &n);
 			if (strs && n)
 			{
-				dict->string_table = arena_zalloc(o, n * sizeof(char *));
+				dict->string_table = push_arena_alloc(&o->conv, &o->arena, n * sizeof(char *));
 				dict->n_string_table = dict->string_table ? n : 0;
-				for (size_t i = 0; i < dict->n_string_table && !o->failed; i++)
+				for (size_t i = 0; i < dict->n_string_table && !o->conv.failed; i++)
 					dict->string_table[i] = jstring(o, json_object_array_get_idx(strs, i));
 			}
 		}
 	}
 	json_object_put(root);
-	return o->failed ? NULL : req;
+	return o->conv.failed ? NULL : req;
 }
 
 /* conversion */
@@ -608,7 +529,7 @@ str_at(Otlp *o, int32_t i, const char *what)
 		return "";
 	if (i < 0 || (size_t) i >= o->dict->n_string_table)
 	{
-		ofail(o, "%s refers to string %d, but the string table has %zu entries", what, i, o->dict->n_string_table);
+		push_fail(&o->conv, "%s refers to string %d, but the string table has %zu entries", what, i, o->dict->n_string_table);
 		return NULL;
 	}
 	return o->dict->string_table[i] ? o->dict->string_table[i] : "";
@@ -728,7 +649,7 @@ labels_add_attributes(Otlp *o, LabelList *l, KeyValue *const *kvs, size_t n)
 	char		name[256],
 				value[MAX_LABEL_VALUE * 3 + 1];
 
-	for (size_t i = 0; i < n && !o->failed; i++)
+	for (size_t i = 0; i < n && !o->conv.failed; i++)
 	{
 		const char *key = kvs[i]->key && *kvs[i]->key ? kvs[i]->key : str_at(o, kvs[i]->key_strindex, "an attribute key");
 
@@ -737,6 +658,21 @@ labels_add_attributes(Otlp *o, LabelList *l, KeyValue *const *kvs, size_t n)
 		label_name(key, name, sizeof(name));
 		labels_set(l, name, value);
 	}
+}
+
+/*
+ * A field of a profile type as parca can name it: ':', '{', '}', '"', white
+ * space and control characters (which a selector could not hold) as '_',
+ * invalid UTF-8 repaired, at most 127 bytes.  "cpu time" is stored as
+ * "cpu_time" rather than the request refused.
+ */
+static void
+type_field(const char *s, char *buf, size_t size)
+{
+	clean_text(s, buf, (size - 1) / 3);
+	for (char *c = buf; *c; c++)
+		if (*c == ':' || *c == '{' || *c == '}' || *c == '"' || (unsigned char) *c <= ' ' || *c == 0x7f)
+			*c = '_';
 }
 
 /* parca's name for a profile type: see docs/push.md ("OpenTelemetry profiles") */
@@ -765,7 +701,7 @@ mapping_id(Otlp *o, ProfileBuilder *b, int32_t mi)
 		return 0;
 	if (mi < 0 || (size_t) mi >= o->dict->n_mapping_table || !o->dict->mapping_table[mi])
 	{
-		ofail(o, "a location refers to mapping %d, but the mapping table has %zu entries", mi,
+		push_fail(&o->conv, "a location refers to mapping %d, but the mapping table has %zu entries", mi,
 			  o->dict->n_mapping_table);
 		return 0;
 	}
@@ -789,7 +725,7 @@ function_id(Otlp *o, ProfileBuilder *b, int32_t fi)
 
 	if (fi < 0 || (size_t) fi >= o->dict->n_function_table || !o->dict->function_table[fi])
 	{
-		ofail(o, "a line refers to function %d, but the function table has %zu entries", fi,
+		push_fail(&o->conv, "a line refers to function %d, but the function table has %zu entries", fi,
 			  o->dict->n_function_table);
 		return 0;
 	}
@@ -813,7 +749,7 @@ location_id(Otlp *o, ProfileBuilder *b, int32_t li)
 
 	if (li < 0 || (size_t) li >= o->dict->n_location_table || !o->dict->location_table[li])
 	{
-		ofail(o, "a stack refers to location %d, but the location table has %zu entries", li,
+		push_fail(&o->conv, "a stack refers to location %d, but the location table has %zu entries", li,
 			  o->dict->n_location_table);
 		return 0;
 	}
@@ -821,12 +757,12 @@ location_id(Otlp *o, ProfileBuilder *b, int32_t li)
 		return o->loc_ids[li];
 	l = o->dict->location_table[li];
 	mapping = mapping_id(o, b, l->mapping_index);
-	if (o->failed)
+	if (o->conv.failed)
 		return 0;
 	if (l->n_lines > o->cap_lines)
 	{
-		ofree(o, o->lines);
-		o->lines = oalloc(o, l->n_lines * sizeof(PbLine));
+		push_free(&o->conv, o->lines);
+		o->lines = push_alloc(&o->conv, l->n_lines * sizeof(PbLine));
 		o->cap_lines = o->lines ? l->n_lines : 0;
 		if (!o->lines)
 			return 0;
@@ -847,10 +783,14 @@ static void
 convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, PushedProfiles *out)
 {
 	ProfileBuilder *b = NULL;
-	const char *stype,
-			   *sunit,
-			   *ptype = "",
-			   *punit = "";
+	const char *st,
+			   *su,
+			   *pt = "",
+			   *pu = "";
+	char		stype[384],
+				sunit[384],
+				ptype[384],
+				punit[384];
 	char		name[128];
 	LabelList  *labels = NULL;
 	PbLabel    *slabels = NULL;
@@ -861,29 +801,33 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 
 	if (!p->sample_type)
 	{
-		ofail(o, "a profile without a sample type");
+		push_fail(&o->conv, "a profile without a sample type");
 		return;
 	}
-	stype = str_at(o, p->sample_type->type_strindex, "a sample type");
-	sunit = str_at(o, p->sample_type->unit_strindex, "a sample unit");
+	st = str_at(o, p->sample_type->type_strindex, "a sample type");
+	su = str_at(o, p->sample_type->unit_strindex, "a sample unit");
 	if (p->period_type)
 	{
-		ptype = str_at(o, p->period_type->type_strindex, "a period type");
-		punit = str_at(o, p->period_type->unit_strindex, "a period unit");
+		pt = str_at(o, p->period_type->type_strindex, "a period type");
+		pu = str_at(o, p->period_type->unit_strindex, "a period unit");
 	}
-	if (!stype || !sunit || !ptype || !punit)
+	if (!st || !su || !pt || !pu)
 		return;
+	type_field(st, stype, sizeof(stype));
+	type_field(su, sunit, sizeof(sunit));
+	type_field(pt, ptype, sizeof(ptype));
+	type_field(pu, punit, sizeof(punit));
 	profile_name(stype, sunit, ptype, name, sizeof(name));
 
-	labels = oalloc(o, sizeof(LabelList));
-	b = pb_create_in(&o->budget);
-	o->loc_ids = oalloc(o, (d->n_location_table + 1) * sizeof(uint64_t));
-	o->mapping_ids = oalloc(o, (d->n_mapping_table + 1) * sizeof(uint64_t));
-	o->function_ids = oalloc(o, (d->n_function_table + 1) * sizeof(uint64_t));
-	slabels = oalloc(o, MAX_LABELS * sizeof(PbLabel));
+	labels = push_alloc(&o->conv, sizeof(LabelList));
+	b = pb_create_in(&o->conv.budget);
+	o->loc_ids = push_alloc(&o->conv, (d->n_location_table + 1) * sizeof(uint64_t));
+	o->mapping_ids = push_alloc(&o->conv, (d->n_mapping_table + 1) * sizeof(uint64_t));
+	o->function_ids = push_alloc(&o->conv, (d->n_function_table + 1) * sizeof(uint64_t));
+	slabels = push_alloc(&o->conv, MAX_LABELS * sizeof(PbLabel));
 	if (!labels || !b || !o->loc_ids || !o->mapping_ids || !o->function_ids || !slabels)
 	{
-		ofail(o, "out of memory");
+		push_fail(&o->conv, "out of memory");
 		goto done;
 	}
 	memcpy(labels, base, sizeof(LabelList));
@@ -897,7 +841,7 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 	memset(o->function_ids, 0, (d->n_function_table + 1) * sizeof(uint64_t));
 
 	/* the profile's own attributes are labels of its series too */
-	for (size_t i = 0; i < p->n_attribute_indices && !o->failed; i++)
+	for (size_t i = 0; i < p->n_attribute_indices && !o->conv.failed; i++)
 	{
 		int32_t		ai = p->attribute_indices[i];
 		const Parca__Otlp__KeyValueAndUnit *a;
@@ -907,7 +851,7 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 
 		if (ai < 0 || (size_t) ai >= d->n_attribute_table || !d->attribute_table[ai])
 		{
-			ofail(o, "a profile refers to attribute %d, but the attribute table has %zu entries", ai,
+			push_fail(&o->conv, "a profile refers to attribute %d, but the attribute table has %zu entries", ai,
 				  d->n_attribute_table);
 			goto done;
 		}
@@ -925,7 +869,7 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 		pb_period(b, ptype, punit, p->period);
 	pb_time(b, (int64_t) (p->time_unix_nano & INT64_MAX), (int64_t) (p->duration_nano & INT64_MAX));
 
-	for (size_t si = 0; si < p->n_samples && !o->failed; si++)
+	for (size_t si = 0; si < p->n_samples && !o->conv.failed; si++)
 	{
 		const Parca__Otlp__Sample *s = p->samples[si];
 		const Parca__Otlp__Stack *st;
@@ -934,7 +878,7 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 
 		if (s->n_values > 1)
 		{
-			ofail(o, "sample %zu has %zu values; a profile has one sample type", si, s->n_values);
+			push_fail(&o->conv, "sample %zu has %zu values; a profile has one sample type", si, s->n_values);
 			goto done;
 		}
 		/* without a value, each timestamp is one occurrence */
@@ -943,19 +887,19 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 			continue;
 		if (s->stack_index < 0 || (size_t) s->stack_index >= d->n_stack_table || !d->stack_table[s->stack_index])
 		{
-			ofail(o, "sample %zu refers to stack %d, but the stack table has %zu entries", si, s->stack_index,
+			push_fail(&o->conv, "sample %zu refers to stack %d, but the stack table has %zu entries", si, s->stack_index,
 				  d->n_stack_table);
 			goto done;
 		}
 		st = d->stack_table[s->stack_index];
 		if (st->n_location_indices > MAX_STACK)
 		{
-			ofail(o, "sample %zu has a stack of %zu frames (at most %d)", si, st->n_location_indices, MAX_STACK);
+			push_fail(&o->conv, "sample %zu has a stack of %zu frames (at most %d)", si, st->n_location_indices, MAX_STACK);
 			goto done;
 		}
 		if (!o->locs)
 		{
-			o->locs = oalloc(o, MAX_STACK * sizeof(uint64_t));
+			o->locs = push_alloc(&o->conv, MAX_STACK * sizeof(uint64_t));
 			if (!o->locs)
 				goto done;
 		}
@@ -964,8 +908,8 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 			o->locs[k] = location_id(o, b, st->location_indices[k]);
 			if (!o->locs[k])
 			{
-				if (!o->failed)
-					ofail(o, "%s", pb_error(b) ? pb_error(b) : "a location could not be made");
+				if (!o->conv.failed)
+					push_fail(&o->conv, "%s", pb_error(b) ? pb_error(b) : "a location could not be made");
 				goto done;
 			}
 		}
@@ -977,7 +921,7 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 
 			if (ai < 0 || (size_t) ai >= d->n_attribute_table || !d->attribute_table[ai])
 			{
-				ofail(o, "sample %zu refers to attribute %d, but the attribute table has %zu entries", si, ai,
+				push_fail(&o->conv, "sample %zu refers to attribute %d, but the attribute table has %zu entries", si, ai,
 					  d->n_attribute_table);
 				goto done;
 			}
@@ -1001,59 +945,59 @@ convert_profile(Otlp *o, const Parca__Otlp__Profile *p, const LabelList *base, P
 					 a->value->value_case == PARCA__OTLP__ANY_VALUE__VALUE_BOOL_VALUE ||
 					 a->value->value_case == PARCA__OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE)
 			{
-				char	   *text = oalloc(o, MAX_LABEL_VALUE * 3 + 1);
+				char	   *text = push_alloc(&o->conv, MAX_LABEL_VALUE * 3 + 1);
 
 				if (!text)
 					goto done;
 				if (!value_text(o, a->value, text, MAX_LABEL_VALUE))
 				{
-					ofree(o, text);
+					push_free(&o->conv, text);
 					continue;
 				}
 				if (!num_text)
 				{
-					num_text = oalloc(o, MAX_LABELS * sizeof(char *));
+					num_text = push_alloc(&o->conv, MAX_LABELS * sizeof(char *));
 					if (!num_text)
 					{
-						ofree(o, text);
+						push_free(&o->conv, text);
 						goto done;
 					}
 					memset(num_text, 0, MAX_LABELS * sizeof(char *));
 				}
-				ofree(o, num_text[nl]);
+				push_free(&o->conv, num_text[nl]);
 				num_text[nl] = text;
 				slabels[nl].str = text;
 				nl++;
 			}
 		}
-		if (o->failed)
+		if (o->conv.failed)
 			goto done;
 		if (!pb_sample(b, o->locs, st->n_location_indices, &value, slabels, nl))
 		{
-			ofail(o, "%s", pb_error(b));
+			push_fail(&o->conv, "%s", pb_error(b));
 			goto done;
 		}
 	}
-	if (o->failed || pb_sample_count(b) == 0)
+	if (o->conv.failed || pb_sample_count(b) == 0)
 		goto done;
 	if (!pb_encode(b, &pprof, &pprof_len))
 	{
-		ofail(o, "%s", pb_error(b));
+		push_fail(&o->conv, "%s", pb_error(b));
 		goto done;
 	}
 	if (!push_profiles_add(out, name, labels->items, labels->n, pprof, pprof_len))
-		ofail(o, "out of memory");
+		push_fail(&o->conv, "out of memory");
 done:
 	if (num_text)
 		for (size_t i = 0; i < MAX_LABELS; i++)
-			ofree(o, num_text[i]);
-	ofree(o, num_text);
-	ofree(o, slabels);
-	ofree(o, o->loc_ids);
-	ofree(o, o->mapping_ids);
-	ofree(o, o->function_ids);
+			push_free(&o->conv, num_text[i]);
+	push_free(&o->conv, num_text);
+	push_free(&o->conv, slabels);
+	push_free(&o->conv, o->loc_ids);
+	push_free(&o->conv, o->mapping_ids);
+	push_free(&o->conv, o->function_ids);
 	o->loc_ids = o->mapping_ids = o->function_ids = NULL;
-	ofree(o, labels);
+	push_free(&o->conv, labels);
 	pb_destroy(b);
 }
 
@@ -1061,16 +1005,16 @@ static void
 convert_request(Otlp *o, const Request *req, PushedProfiles *out)
 {
 	static const Dictionary empty = PARCA__OTLP__PROFILES_DICTIONARY__INIT;
-	LabelList  *base = oalloc(o, sizeof(LabelList));
+	LabelList  *base = push_alloc(&o->conv, sizeof(LabelList));
 
 	if (!base)
 		return;
 	o->dict = req->dictionary ? req->dictionary : &empty;
-	for (size_t r = 0; r < req->n_resource_profiles && !o->failed; r++)
+	for (size_t r = 0; r < req->n_resource_profiles && !o->conv.failed; r++)
 	{
 		const Parca__Otlp__ResourceProfiles *rp = req->resource_profiles[r];
 
-		for (size_t s = 0; s < rp->n_scope_profiles && !o->failed; s++)
+		for (size_t s = 0; s < rp->n_scope_profiles && !o->conv.failed; s++)
 		{
 			const Parca__Otlp__ScopeProfiles *sp = rp->scope_profiles[s];
 
@@ -1079,11 +1023,11 @@ convert_request(Otlp *o, const Request *req, PushedProfiles *out)
 				labels_add_attributes(o, base, rp->resource->attributes, rp->resource->n_attributes);
 			if (sp->scope)
 				labels_add_attributes(o, base, sp->scope->attributes, sp->scope->n_attributes);
-			for (size_t p = 0; p < sp->n_profiles && !o->failed; p++)
+			for (size_t p = 0; p < sp->n_profiles && !o->conv.failed; p++)
 				convert_profile(o, sp->profiles[p], base, out);
 		}
 	}
-	ofree(o, base);
+	push_free(&o->conv, base);
 }
 
 bool
@@ -1113,34 +1057,25 @@ otlp_convert(const uint8_t *data, size_t len, bool json, const PushLimits *limit
 		snprintf(err, errlen, "OTLP profiles: out of memory");
 		return false;
 	}
-	alloc_budget_init(&o->budget, limits->max_bytes);
-	o->limit = limits->max_bytes;
-	o->err = err;
-	o->errlen = errlen;
+	push_conv_init(&o->conv, limits->max_bytes, err, errlen, "OTLP profiles");
 	if (json)
 		req = request_from_json(o, data ? data : (const uint8_t *) "", len);
 	else
 	{
-		req = parca__otlp__export_profiles_service_request__unpack(&o->budget.allocator, len, data);
-		if (!req && o->budget.exceeded)
-			ofail(o, "the request needs more memory than the limit (%zu bytes) to decode", o->limit);
+		req = parca__otlp__export_profiles_service_request__unpack(&o->conv.budget.allocator, len, data);
+		if (!req && o->conv.budget.exceeded)
+			push_fail(&o->conv, "the request needs more memory than the limit (%zu bytes) to decode", o->conv.limit);
 		else if (!req)
-			ofail(o, "not an ExportProfilesServiceRequest protocol buffer message, or a truncated one");
+			push_fail(&o->conv, "not an ExportProfilesServiceRequest protocol buffer message, or a truncated one");
 	}
-	if (req && !o->failed)
+	if (req && !o->conv.failed)
 		convert_request(o, req, out);
 	if (req && !json)
-		parca__otlp__export_profiles_service_request__free_unpacked(req, &o->budget.allocator);
-	while (o->arena)
-	{
-		Arena	   *next = o->arena->next;
-
-		ofree(o, o->arena);
-		o->arena = next;
-	}
-	ofree(o, o->locs);
-	ofree(o, o->lines);
-	ok = !o->failed;
+		parca__otlp__export_profiles_service_request__free_unpacked(req, &o->conv.budget.allocator);
+	push_arena_free(&o->conv, &o->arena);
+	push_free(&o->conv, o->locs);
+	push_free(&o->conv, o->lines);
+	ok = !o->conv.failed;
 	free(o);
 	if (!ok)
 		push_profiles_free(out);

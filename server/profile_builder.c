@@ -191,20 +191,9 @@ b_reserve(ProfileBuilder *b, void **arr, size_t *cap, size_t need, size_t elem)
 #define RESERVE(b, arr, cap, need) b_reserve((b), (void **) &(arr), &(cap), (need), sizeof(*(arr)))
 
 static inline uint64_t
-mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-static inline uint64_t
 hash_add(uint64_t h, uint64_t v)
 {
-	return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+	return pb_hash64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
 }
 
 static uint64_t
@@ -225,7 +214,7 @@ hash_bytes(const void *data, size_t len)
 	}
 	while (len--)
 		h = (h ^ *p++) * 0x100000001b3ULL;
-	return mix64(h);
+	return pb_hash64(h);
 }
 
 typedef bool (*EqFn) (const ProfileBuilder *b, size_t idx, const void *key);

@@ -34,6 +34,18 @@ typedef struct PbLabel
 	const char *num_unit;		/* numeric labels: NULL or "" for none */
 } PbLabel;
 
+/* a 64-bit mixing hash (murmur3's finalizer), for the converters' tables too */
+static inline uint64_t
+pb_hash64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
 /* a builder with a budget of its own of memory_limit bytes; NULL if out of memory */
 ProfileBuilder *pb_create(size_t memory_limit);
 

@@ -1,6 +1,8 @@
 /* push_profile.c: the converters' list of profiles (push_profile.h) */
 #include "push_profile.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,97 @@ pushed_profile_free(PushedProfile *pp)
 	free(pp->labels);
 	free(pp->name);
 	free(pp->pprof);
+}
+
+void
+push_conv_init(PushConv *c, size_t limit, char *err, size_t errlen, const char *where)
+{
+	memset(c, 0, sizeof(*c));
+	alloc_budget_init(&c->budget, limit);
+	c->limit = limit;
+	c->err = err;
+	c->errlen = errlen;
+	c->err[0] = 0;
+	snprintf(c->where, sizeof(c->where), "%s", where);
+}
+
+void
+push_fail(PushConv *c, const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[256];
+
+	if (c->failed)
+		return;
+	c->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s: %s", c->where, msg);
+}
+
+void *
+push_alloc(PushConv *c, size_t size)
+{
+	void	   *p;
+
+	if (c->failed)
+		return NULL;
+	p = c->budget.allocator.alloc(c->budget.allocator.allocator_data, size ? size : 1);
+	if (!p && c->budget.exceeded)
+		push_fail(c, "the conversion needs more memory than the limit (%zu bytes)", c->limit);
+	else if (!p)
+		push_fail(c, "out of memory");
+	return p;
+}
+
+void
+push_free(PushConv *c, void *p)
+{
+	if (p)
+		c->budget.allocator.free(c->budget.allocator.allocator_data, p);
+}
+
+void *
+push_arena_alloc(PushConv *c, PushArena **arena, size_t size)
+{
+	PushArena  *a = *arena;
+	void	   *p;
+
+	if (size > SIZE_MAX / 2)
+	{
+		push_fail(c, "an allocation of %zu bytes", size);
+		return NULL;
+	}
+	size = (size + 7) & ~(size_t) 7;
+	if (!a || a->cap - a->used < size)
+	{
+		size_t		cap = size > 65536 ? size : 65536;
+
+		a = push_alloc(c, sizeof(PushArena) + cap);
+		if (!a)
+			return NULL;
+		a->next = *arena;
+		a->used = 0;
+		a->cap = cap;
+		*arena = a;
+	}
+	p = a->data + a->used;
+	a->used += size;
+	memset(p, 0, size);
+	return p;
+}
+
+void
+push_arena_free(PushConv *c, PushArena **arena)
+{
+	while (*arena)
+	{
+		PushArena  *next = (*arena)->next;
+
+		push_free(c, *arena);
+		*arena = next;
+	}
 }
 
 void

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc_budget.h"
+
 typedef struct PushLabel
 {
 	char	   *name;
@@ -46,6 +48,38 @@ void		push_profiles_free(PushedProfiles *p);
  */
 bool		push_profiles_add(PushedProfiles *p, const char *name, const PushLabel *labels,
 							  size_t nlabels, uint8_t *pprof, size_t pprof_len);
+
+/*
+ * A conversion's memory, charged to its budget, and its first error: once
+ * failed, allocations return NULL and later errors are not kept.
+ */
+typedef struct PushConv
+{
+	AllocBudget budget;
+	size_t		limit;
+	char	   *err;
+	size_t		errlen;
+	bool		failed;
+	char		where[96];		/* the message's prefix: "JFR chunk 2 (at byte 8192)" */
+} PushConv;
+
+/* err must have room for errlen (> 0) bytes */
+void		push_conv_init(PushConv *c, size_t limit, char *err, size_t errlen, const char *where);
+void		push_fail(PushConv *c, const char *fmt,...) __attribute__((format(printf, 2, 3)));
+void	   *push_alloc(PushConv *c, size_t size);	/* NULL with the error set */
+void		push_free(PushConv *c, void *p);
+
+/* an arena: zeroed memory from blocks charged to a budget, freed all at once */
+typedef struct PushArena
+{
+	struct PushArena *next;
+	size_t		used;
+	size_t		cap;
+	char		data[];
+} PushArena;
+
+void	   *push_arena_alloc(PushConv *c, PushArena **arena, size_t size);	/* NULL with the error set */
+void		push_arena_free(PushConv *c, PushArena **arena);
 
 /* the length of the valid UTF-8 character at p (n > 0 bytes left), or 0 (a NUL is not valid) */
 size_t		push_utf8_char(const uint8_t *p, size_t n);

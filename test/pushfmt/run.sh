@@ -92,6 +92,9 @@ done
 check_eq "go tool pprof opens every JFR profile" "$(ls "$tmp"/jfr/*.pb.gz | wc -l)" "$n"
 check_eq "the profile types named as Pyroscope names JFR's" \
 	"block memory memory memory mutex process_cpu wall" "$(cut -f2 "$tmp/jfr/list" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+# the sampling period is the recording's own: settings=profile samples every 10 ms (the default 20 ms)
+check_eq "the CPU profile's period is the recording's (profile.jfc: 10 ms)" "Period: 10000000" \
+	"$(go tool pprof -raw "$tmp"/jfr/*-process_cpu.pb.gz 2>/dev/null | grep -m1 '^Period:')"
 # the hot methods: spinHeavy does twice spinLight's work
 top=$(go tool pprof -top "$tmp"/jfr/*-process_cpu.pb.gz 2>/dev/null | awk '$NF ~ /^Workload\.spin/ { print $NF; exit }')
 check_eq "the hottest method is Workload.spinHeavy" "Workload.spinHeavy" "$top"
@@ -101,6 +104,22 @@ check "every JFR profile stored by parca_ingest_pprof" ingest_all "$tmp/jfr"
 check_eq "the profile types in the database" \
 	"block:contentions:count:block:count block:delay:nanoseconds:block:count memory:alloc_in_new_tlab_bytes:bytes:space:bytes memory:alloc_in_new_tlab_objects:count:space:bytes memory:alloc_outside_tlab_bytes:bytes:space:bytes memory:alloc_outside_tlab_objects:count:space:bytes memory:alloc_sample_bytes:bytes:space:bytes memory:alloc_sample_objects:count:space:bytes mutex:contentions:count:mutex:count mutex:delay:nanoseconds:mutex:count process_cpu:cpu:nanoseconds:cpu:nanoseconds wall:native:nanoseconds:wall:nanoseconds" \
 	"$(q "SELECT string_agg(DISTINCT regexp_replace(profile_type, ':delta$', ''), ' ' ORDER BY regexp_replace(profile_type, ':delta$', '')) FROM parca.series")"
+
+# a recording written by hand: every string encoding, a truncated stack
+$PY "$here/tiny_jfr.py" "$tmp/tiny.jfr"
+mkdir -p "$tmp/tiny"
+"$convert" "$tmp/tiny.jfr" --jfr --out "$tmp/tiny" --thread-labels > "$tmp/tiny/list"
+tiny_samples() {
+	go tool pprof -traces "$1" 2>/dev/null | awk '
+		/^-+\+-+$/ { if (stack != "") print value, thread, stack; stack = ""; value = ""; thread = ""; next }
+		/thread_name:/ { thread = $2; next }
+		NF >= 2 && value == "" && $1 ~ /^[0-9.]+m?s$/ { value = $1; stack = $2; next }
+		NF == 1 && value != "" { stack = stack ";" $1 }
+		END { if (stack != "") print value, thread, stack }' | sort
+}
+check_eq "a recording written by hand: UTF-8, Latin-1, UTF-16 and pooled strings, a truncated stack" \
+	"$(printf '20ms Wörker-𝄞 demo.Hot.spin;[truncated]\n30ms Wörker-𝄞 demo.Hot.spin;demo.Hot.main')" \
+	"$(tiny_samples "$tmp"/tiny/1-process_cpu.pb.gz)"
 
 # hostile recordings: truncated, a checkpoint chain that loops, absurd counts
 head -c $(( $(stat -c %s "$tmp/rec.jfr") / 2 )) "$tmp/rec.jfr" > "$tmp/half.jfr"
@@ -115,7 +134,53 @@ d[16:24] = struct.pack(">q", 0)
 open(sys.argv[2], "wb").write(d[:size])
 EOF
 out=$("$convert" "$tmp/loop.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
-check "a constant pool offset outside the chunk: exit 1, no crash" test "$rc" = 1
+check "a constant pool offset outside the chunk: exit 1 naming it" exit1_with "$rc" "$out" "outside the chunk"
+# a cycle of checkpoints: in a chunk with two or more, the one before the
+# last points forward to the last again (else the only one points forward)
+$PY - "$tmp/rec.jfr" "$tmp/cycle.jfr" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+
+
+def varint(pos):
+    """JFR's varint: 7 bits a byte, the ninth byte 8 bits; its value, start and end"""
+    v, start = 0, pos
+    for i in range(8):
+        b = d[pos]
+        pos += 1
+        v |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            return v, start, pos
+    return v | d[pos] << 56, start, pos + 1
+
+
+def delta_at(off):
+    pos = off
+    for _ in range(4):  # size, type, start time, duration
+        _, _, pos = varint(pos)
+    return varint(pos)
+
+
+chunk, target = 0, None
+while chunk < len(d):
+    size, cp = struct.unpack(">qq", d[chunk + 8:chunk + 24])
+    delta, start, end = delta_at(chunk + cp)
+    if delta:
+        prev = chunk + cp + delta - (1 << 64)
+        _, start, end = delta_at(prev)
+        target = (start, end, chunk + cp - prev)
+        break
+    if target is None:
+        target = (start, end, 1)
+    chunk += size
+start, end, fwd = target
+n = end - start
+assert fwd < 1 << (7 * n)
+d[start:end] = bytearray((fwd >> (7 * i)) & 0x7F | (0x80 if i < n - 1 else 0) for i in range(n))
+open(sys.argv[2], "wb").write(d)
+EOF
+out=$("$convert" "$tmp/cycle.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
+check "a cycle in the checkpoint chain: exit 1 naming it" exit1_with "$rc" "$out" "points forward"
 out=$("$convert" "$tmp/rec.jfr" --jfr --out "$tmp/x" --max-bytes 100000 2>&1); rc=$?
 check "a recording past the memory limit: exit 1 naming the limit" exit1_with "$rc" "$out" "more memory than the limit"
 
@@ -157,7 +222,8 @@ p = profile_pb2.Profile(); p.ParseFromString(d); print(len(p.sample_type))")
 	check "$fx: protobuf and JSON give the same profiles" sh -c "cd '$base-otlp' && for f in *.pb.gz; do cmp -s \"\$f\" '$base-otlp-json'/\"\$f\" || exit 1; done"
 done
 has_labels() {
-	go tool pprof -raw "$1" 2>/dev/null | grep -q ':\['
+	# (grep -c reads to the end: grep -q would stop the pipe early, a failure under pipefail)
+	[ "$(go tool pprof -raw "$1" 2>/dev/null | grep -c ':\[')" -gt 0 ]
 }
 check "sample attributes are pprof labels" has_labels "$(ls "$tmp"/otlp-parca_labels_pb_gz-otlp/1-*.pb.gz)"
 
@@ -175,6 +241,14 @@ echo '{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeSt
 out=$("$convert" "$tmp/idx.json" --otlp-json --out "$tmp/x" 2>&1); rc=$?
 check "a stack index past the table: exit 1 naming it" exit1_with "$rc" "$out" "refers to stack 7"
 
+# sample and period types no selector could name ("cpu time", "nano:s", "wall{x}") are made nameable
+echo '{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"periodType":{"typeStrindex":3,"unitStrindex":2},"period":"1","samples":[{"stackIndex":1,"values":["5"]}]}]}]}],"dictionary":{"stringTable":["","cpu time","nano:s","wall{x}","f"],"functionTable":[{},{"nameStrindex":4}],"locationTable":[{},{"lines":[{"functionIndex":1}]}],"stackTable":[{},{"locationIndices":[1]}]}}' > "$tmp/odd.json"
+mkdir -p "$tmp/odd"
+"$convert" "$tmp/odd.json" --otlp-json --out "$tmp/odd" > "$tmp/odd/list"
+check "a sample type with white space, ':' and braces: stored" ingest_all "$tmp/odd"
+check_eq "... as cpu_time:cpu_time:nano_s:wall_x_:nano_s" "cpu_time:cpu_time:nano_s:wall_x_:nano_s" \
+	"$(q "SELECT string_agg(DISTINCT regexp_replace(profile_type, ':delta$', ''), ' ') FROM parca.series WHERE profile_type LIKE 'cpu_time:%'")"
+
 # --- fuzzing (libFuzzer, ASan, UBSan), seeded with the files above ---
 if [ "$fuzz_seconds" -gt 0 ]; then
 	if make -s -C "$REPO_ROOT/server" fuzz >/dev/null 2>"$tmp/fuzz-build.err"; then
@@ -183,7 +257,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
 			mkdir -p "$corpus"
 			cp "$here"/corpus/$f/* "$corpus"/ 2>/dev/null
 			case $f in
-				jfr) cp "$tmp/rec.jfr" "$corpus/" ;;
+				jfr) cp "$tmp/tiny.jfr" "$tmp/rec.jfr" "$corpus/" ;;
 				otlp) cp "$tmp"/otlp-*.pb "$corpus/" ;;
 				otlp-json) cp "$tmp"/otlp-parca_fib*.json "$corpus/" ;;
 			esac
