@@ -26,6 +26,16 @@ stack_names() {
 	  WHERE $only_user)"
 }
 
+# export_pprof SQL-WHERE FILE: merged samples of the series matching
+# SQL-WHERE (on parca.series se) as the gzipped pprof parca_pprof exports
+export_pprof() {
+	psql -X -qAt -v ON_ERROR_STOP=1 -c "
+		SELECT pg_catalog.translate(encode(parca_pprof(parca_merge(s.stack, s.value),
+		       min(se.profile_type), max(s.period)), 'base64'), E'\n', '')
+		FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+		WHERE $1" | base64 -d > "$2"
+}
+
 # wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.
 wait_for() {
 	local deadline=$((SECONDS + $1))
