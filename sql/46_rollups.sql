@@ -417,9 +417,10 @@ BEGIN
                                                              least(upper(r) + interval '1 microsecond', frontier)));
     END LOOP;
     todo := ARRAY(SELECT DISTINCT h FROM unnest(todo) h ORDER BY 1);
-    IF cardinality(todo) > greatest(max_dirty, 0) THEN
+    -- (greatest() ignores a NULL: no limit is tested as such)
+    IF max_dirty IS NOT NULL AND cardinality(todo) > greatest(max_dirty, 0) THEN
         dirty_until := todo[greatest(max_dirty, 0) + 1];
-        todo := todo[1:max_dirty];
+        todo := todo[1:greatest(max_dirty, 0)];
     END IF;
     SELECT * INTO done FROM parca.rollup_periods('hour', todo);
     hours := done.rolled;
