@@ -153,6 +153,22 @@ sql="SELECT md5(string_agg(r::text, ',' ORDER BY r.time, r.series)) FROM $range 
 same=$([ "$(q "SET parca.rollups = off; $sql" | tail -1)" = "$(q "SET parca.rollups = on; $sql" | tail -1)" ] && echo yes || echo NO)
 row "parca_query_range, the $HOURS hours by hour" "$raw_s" "$rollup_s" "$(calc %.1fx "$raw_s / $rollup_s")" "$same"
 
+# the worker's round (parca_maintain_rollups): with nothing new, then
+# after one late profile (one series, its samples) written into the
+# second hour, which is rolled up again with its day and week
+run_timed round0 "SELECT * FROM parca_maintain_rollups();" >/dev/null
+read -r idle_cpu idle_wall <<< "$(run_timed round1 "SELECT * FROM parca_maintain_rollups();")"
+q "INSERT INTO parca.samples
+   SELECT time + interval '5 seconds', series_id, stack, value, period, duration, num_labels FROM parca.samples
+   WHERE series_id = 1 AND time = (SELECT min(time) FROM parca.samples
+                                   WHERE series_id = 1 AND time >= '$first'::timestamptz + interval '1 hour');
+   SELECT pg_stat_force_next_flush()" >/dev/null
+read -r late_cpu late_wall <<< "$(run_timed round2 "SELECT * FROM parca_maintain_rollups();")"
+echo "a worker round with nothing new: $idle_wall s, backend CPU $idle_cpu s;" \
+	"after a late profile in the second hour: $late_wall s, backend CPU $late_cpu s" \
+	"(hours|days|weeks|dropped: $(sed -n 2p "$work/round2.out"))"
+compare "flame graph, the $HOURS hours, after the late profile" "parca_query('$sel', '$first', '$last')"
+
 # 2. the month, of generated copies of the first day's rollup
 t0=$(now)
 q "DO \$\$
@@ -163,8 +179,7 @@ BEGIN
         INSERT INTO parca.samples_daily
         SELECT time + k * interval '1 day', series_id, stack, value, period, duration, num_labels
         FROM parca.samples_daily WHERE time = '$first';
-        INSERT INTO parca.rollup_days (start, source_rows)
-        SELECT start + k * interval '1 day', source_rows FROM parca.rollup_days WHERE start = '$first';
+        INSERT INTO parca.rollup_days (start) VALUES ('$first'::timestamptz + k * interval '1 day');
     END LOOP;
 END
 \$\$" >/dev/null

@@ -28,5 +28,8 @@ CREATE TABLE parca.samples_default PARTITION OF parca.samples DEFAULT USING parc
 SELECT pg_catalog.pg_extension_config_dump('parca.samples_default', '');
 -- VACUUM writes the rows of the stripes it merges by series, then time:
 -- a query for some series then skips the other series' chunk groups
--- (docs/columnar.md, "Merging stripes on pages").
-INSERT INTO parca.columnar_options (relid, sort_by) VALUES ('parca.samples'::regclass, '{series_id,time}');
+-- (docs/columnar.md, "Merging stripes on pages").  Every transaction that
+-- writes rows logs their range of times (parca.columnar_write_log), which
+-- the rollups take in (docs/rollups.md).
+INSERT INTO parca.columnar_options (relid, sort_by, log_by)
+VALUES ('parca.samples'::regclass, '{series_id,time}', 'time');

@@ -135,11 +135,22 @@ DECLARE
     s record;
     r record;
     parts integer;
+    doomed regclass[];
+    part regclass;
 BEGIN
     created := 0; moved_rows := 0; dropped := 0;
     SELECT * INTO s FROM parca.partition_settings();
     -- one maintainer at a time (the worker, or someone by hand)
     PERFORM pg_advisory_xact_lock(hashtext('parca.samples partitions'));
+    -- retention may drop partitions (step 3), whose rows go to the
+    -- rollups first: the rollups' lock before any table's, as the rollups
+    -- take it (sql/46_rollups.sql)
+    IF s.retention_seconds > 0
+       AND (EXISTS (SELECT FROM parca.partition_ranges() p
+                    WHERE NOT p.is_default AND p.range_end <= now() - make_interval(secs => s.retention_seconds))
+            OR EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time))) THEN
+        PERFORM pg_advisory_xact_lock(hashtext('parca.samples rollups'));
+    END IF;
     SELECT count(*) INTO parts FROM parca.partition_ranges() WHERE NOT is_default;
 
     -- 1. rows in the default partition get partitions of their own.  It
@@ -176,11 +187,23 @@ BEGIN
         PERFORM parca.create_partition(now() + make_interval(secs => i * s.interval_seconds));
     END LOOP;
 
-    -- 3. retention
+    -- 3. retention.  The rows written into the partitions since the
+    -- rollups last looked are rolled up first, and the rollups of their
+    -- hours keep what the rows held (parca.rollup_before_retention,
+    -- docs/rollups.md); writers are held off from here to the end of the
+    -- transaction (readers are not), so that no row slips in between.
     IF s.retention_seconds > 0 THEN
+        SELECT array_agg(p.partition) INTO doomed FROM parca.partition_ranges() p
+        WHERE NOT p.is_default AND p.range_end <= now() - make_interval(secs => s.retention_seconds);
+        IF doomed IS NOT NULL THEN
+            LOCK TABLE ONLY parca.samples IN EXCLUSIVE MODE;
+            FOREACH part IN ARRAY doomed LOOP
+                EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', part);
+            END LOOP;
+            PERFORM parca.rollup_before_retention(doomed);
+        END IF;
         FOR r IN SELECT p.partition, p.range_start, p.range_end FROM parca.partition_ranges() p
-                 WHERE NOT p.is_default
-                   AND p.range_end <= now() - make_interval(secs => s.retention_seconds)
+                 WHERE p.partition = ANY (doomed)
                  ORDER BY p.range_start
         LOOP
             EXECUTE format('DROP TABLE %s', r.partition);

@@ -191,8 +191,8 @@ parca_maintenance_worker_main(Datum arg)
 		}
 		/*
 		 * A worker's statistics reach the shared counts only when it says so:
-		 * the rows this round moved into partitions count as inserted there,
-		 * which the next round's search for late rows reads.
+		 * autovacuum is to know of the rows this round moved, wrote and
+		 * deleted (the write log's entries it took in).
 		 */
 		pgstat_report_stat(true);
 		symbolize_while_waiting(wait_ms);

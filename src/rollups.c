@@ -24,7 +24,6 @@
 bool		parca_rollups = true;
 static int	rollup_retention_min = 0;
 static int	rollup_daily_retention_min = 0;
-static int	rollup_late_window_min = 120;
 
 void
 rollups_init(void)
@@ -44,24 +43,18 @@ rollups_init(void)
 							"A 28 days' partition of parca.samples_daily or parca.samples_weekly goes once its whole range is older.",
 							&rollup_daily_retention_min, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MIN, NULL, NULL, NULL);
-	DefineCustomIntVariable("parca.rollup_late_window",
-							"How far back the maintenance worker counts the rows of hours already rolled up again, for late rows.",
-							"Hours of older partitions are looked at again when the partition's count of inserted rows changes.",
-							&rollup_late_window_min, 120, 0, INT_MAX / SECONDS_PER_MINUTE,
-							PGC_SIGHUP, GUC_UNIT_MIN, NULL, NULL, NULL);
 }
 
 PG_FUNCTION_INFO_V1(parca_rollup_settings);
 
-/* (enabled, retention_seconds, daily_retention_seconds, late_window_seconds). */
+/* (enabled, retention_seconds, daily_retention_seconds). */
 Datum
 parca_rollup_settings(PG_FUNCTION_ARGS)
 {
-	Datum		values[4];
+	Datum		values[3];
 
 	values[0] = BoolGetDatum(parca_rollups);
 	values[1] = Int64GetDatum((int64) rollup_retention_min * SECONDS_PER_MINUTE);
 	values[2] = Int64GetDatum((int64) rollup_daily_retention_min * SECONDS_PER_MINUTE);
-	values[3] = Int64GetDatum((int64) rollup_late_window_min * SECONDS_PER_MINUTE);
 	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
 }

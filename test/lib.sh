@@ -91,10 +91,8 @@ start_cluster() {
 		echo "unix_socket_directories = '$PGDATA_DIR'"
 		echo "shared_preload_libraries = 'parca'"
 		echo "fsync = off"
-		# Rollups off unless a suite asks for them: a suite that stores
-		# profiles of a past hour again and again would otherwise read
-		# the hour's rollup made by a worker round in between, without the
-		# rows written since, until the next round (docs/rollups.md)
+		# Rollups off unless a suite asks for them: the other suites
+		# check raw merges, and need no rollup rounds beside them
 		case " $* " in
 			*parca.rollups*) ;;
 			*) echo "parca.rollups = off" ;;

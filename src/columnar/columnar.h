@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "datatype/timestamp.h"
 #include "nodes/bitmapset.h"
 #include "nodes/pg_list.h"
 #include "utils/rel.h"
@@ -37,6 +38,15 @@ extern bool columnar_is_columnar(Relation rel);
  * them may be cached.
  */
 extern void columnar_content_version(Relation rel, int64 *storage_id, int64 *next_row);
+
+/*
+ * Whether rows were written into table relid (a table with a log_by
+ * column, or the partitioned table at the top of such tables) whose
+ * log_by values meet [lo, hi], as the active snapshot sees
+ * parca.columnar_write_log, or by this transaction: what its readers
+ * (the rollups) have not taken in yet.
+ */
+extern bool columnar_written(Oid relid, TimestampTz lo, TimestampTz hi);
 
 /* ---- chunk skipping predicates ---- */
 

@@ -15,6 +15,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -26,6 +27,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "columnar/columnar_internal.h"
 
@@ -45,6 +47,13 @@
 #define Anum_options_chunk_group_rows 3
 #define Anum_options_compression_level 4
 #define Anum_options_sort_by	5
+#define Anum_options_log_by		6
+
+/* parca.columnar_write_log columns */
+#define Anum_log_relid			1
+#define Anum_log_lo				2
+#define Anum_log_hi				3
+#define Natts_log				3
 
 Oid
 columnar_namespace(void)
@@ -108,17 +117,34 @@ resolve_sort_by(Oid relid, ArrayType *names, ColumnarOptions *o)
 }
 
 /*
- * The options row of relid: each option it sets put in *o; its sort_by
- * array (copied) returned, or NULL if it has none.
+ * The log_by column named name, as a column of the table relid: a name
+ * that is no timestamptz column of it is left out (set_options checks it,
+ * but columns change).
  */
-static ArrayType *
-read_options(Relation optrel, Oid relid, ColumnarOptions *o)
+static AttrNumber
+resolve_log_by(Oid relid, const char *name)
+{
+	AttrNumber	attno = get_attnum(relid, name);
+
+	if (attno > 0 && get_atttype(relid, attno) == TIMESTAMPTZOID)
+		return attno;
+	return InvalidAttrNumber;
+}
+
+/*
+ * The options row of relid: each option it sets put in *o; its sort_by
+ * array (copied) in *sort_by and its log_by column name in *log_by, each
+ * NULL if it has none.
+ */
+static void
+read_options(Relation optrel, Oid relid, ColumnarOptions *o, ArrayType **sort_by, char **log_by)
 {
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	ArrayType  *sort_by = NULL;
 
+	*sort_by = NULL;
+	*log_by = NULL;
 	ScanKeyInit(&key, Anum_options_relid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(optrel, columnar_relid("columnar_options_pkey", false),
@@ -138,16 +164,21 @@ read_options(Relation optrel, Oid relid, ColumnarOptions *o)
 		d = heap_getattr(tup, Anum_options_compression_level, desc, &isnull);
 		if (!isnull)
 			o->compression_level = DatumGetInt32(d);
-		/* (a catalog of 0.1 has no sort_by yet, until ALTER EXTENSION UPDATE) */
+		/* (a catalog of 0.1 has neither yet, until ALTER EXTENSION UPDATE) */
 		if (desc->natts >= Anum_options_sort_by)
 		{
 			d = heap_getattr(tup, Anum_options_sort_by, desc, &isnull);
 			if (!isnull)
-				sort_by = DatumGetArrayTypePCopy(d);
+				*sort_by = DatumGetArrayTypePCopy(d);
+		}
+		if (desc->natts >= Anum_options_log_by)
+		{
+			d = heap_getattr(tup, Anum_options_log_by, desc, &isnull);
+			if (!isnull)
+				*log_by = TextDatumGetCString(d);
 		}
 	}
 	systable_endscan(scan);
-	return sort_by;
 }
 
 ColumnarOptions
@@ -160,24 +191,38 @@ columnar_get_options(Oid relid)
 	o.chunk_group_rows = columnar_chunk_group_rows;
 	o.compression_level = columnar_compression_level;
 	o.nsort = 0;
+	o.log_by = InvalidAttrNumber;
 	if (OidIsValid(optrel))
 	{
 		Relation	rel = table_open(optrel, AccessShareLock);
-		ArrayType  *sort_by = read_options(rel, relid, &o);
+		ArrayType  *sort_by;
+		char	   *log_by;
+
+		read_options(rel, relid, &o, &sort_by, &log_by);
 
 		/*
-		 * A partition without a sort order of its own has its partitioned
-		 * table's (its column names), so that one setting on parca.samples
-		 * reaches the partitions the worker makes.
+		 * A partition without a sort order (log_by) of its own has its
+		 * partitioned table's (its column names), so that one setting on
+		 * parca.samples reaches the partitions the worker makes.
 		 */
-		if (sort_by == NULL && get_rel_relispartition(relid))
+		if ((sort_by == NULL || log_by == NULL) && get_rel_relispartition(relid))
 		{
 			ColumnarOptions parent = o;
+			ArrayType  *parent_sort_by;
+			char	   *parent_log_by;
 
-			sort_by = read_options(rel, get_partition_parent(relid, true), &parent);
+			read_options(rel, get_partition_parent(relid, true), &parent, &parent_sort_by,
+						 &parent_log_by);
+			if (sort_by == NULL)
+				sort_by = parent_sort_by;
+			if (log_by == NULL)
+				log_by = parent_log_by;
 		}
 		if (sort_by != NULL)
 			resolve_sort_by(relid, sort_by, &o);
+		/* ('': none, and not the parent's) */
+		if (log_by != NULL && log_by[0] != '\0')
+			o.log_by = resolve_log_by(relid, log_by);
 		table_close(rel, AccessShareLock);
 	}
 	if (o.chunk_group_rows > o.stripe_rows)
@@ -453,4 +498,72 @@ columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return n;
+}
+
+/*
+ * Log that this transaction wrote rows into table relid (the table at the
+ * top of the partition tree written) whose log_by column lies in
+ * [lo, hi]: one row of parca.columnar_write_log, which commits or aborts
+ * with the rows.  Nothing while the extension itself is being dropped.
+ */
+void
+columnar_log_insert(Oid relid, TimestampTz lo, TimestampTz hi)
+{
+	Oid			logrel = columnar_relid("columnar_write_log", true);
+	Relation	rel;
+	Relation	idx;
+	Datum		values[Natts_log];
+	bool		nulls[Natts_log] = {0};
+	HeapTuple	tup;
+
+	if (!OidIsValid(logrel))
+		return;
+	rel = table_open(logrel, RowExclusiveLock);
+	idx = index_open(columnar_relid("columnar_write_log_relid_lo", false), RowExclusiveLock);
+	values[Anum_log_relid - 1] = ObjectIdGetDatum(relid);
+	values[Anum_log_lo - 1] = TimestampTzGetDatum(lo);
+	values[Anum_log_hi - 1] = TimestampTzGetDatum(hi);
+	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	heap_insert(rel, tup, GetCurrentCommandId(true), 0, NULL);
+	/* the index is on (relid, lo), the first two columns */
+	index_insert(idx, values, nulls, &tup->t_self, rel, UNIQUE_CHECK_NO, false,
+				 BuildIndexInfo(idx));
+	heap_freetuple(tup);
+	index_close(idx, RowExclusiveLock);
+	table_close(rel, RowExclusiveLock);
+}
+
+/*
+ * Whether parca.columnar_write_log holds, as snapshot sees it, a write
+ * into table relid that meets [lo, hi].
+ */
+bool
+columnar_log_meets(Oid relid, TimestampTz lo, TimestampTz hi, Snapshot snapshot)
+{
+	Oid			logrel = columnar_relid("columnar_write_log", true);
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		meets = false;
+
+	if (!OidIsValid(logrel))
+		return false;
+	rel = table_open(logrel, AccessShareLock);
+	ScanKeyInit(&keys[0], Anum_log_relid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_log_lo, BTLessEqualStrategyNumber, F_TIMESTAMPTZ_LE,
+				TimestampTzGetDatum(hi));
+	scan = systable_beginscan(rel, columnar_relid("columnar_write_log_relid_lo", false),
+							  true, snapshot, 2, keys);
+	while (!meets && (tup = systable_getnext(scan)) != NULL)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_log_hi, RelationGetDescr(rel), &isnull);
+
+		meets = !isnull && DatumGetTimestampTz(d) >= lo;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return meets;
 }

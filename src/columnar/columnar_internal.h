@@ -33,6 +33,7 @@
  *	columnar_customscan.c	Columnar Scan: column projection, chunk skipping
  *	columnar_agg.c			Columnar Aggregate: GROUP BY inside the scan
  *	columnar_check.c		parca_columnar_check(), parca_columnar_chunks()
+ *	columnar_write_log.c	parca_columnar_written(): the write log read
  *	columnar_write_state.c	the transaction's buffered rows, per table and
  *							subtransaction: row numbers, flushing at commit,
  *							in-memory stripes for the writer's own reads
@@ -48,7 +49,7 @@
  *	columnar_scratch.c		the buffers of scans, kept from one scan to
  *							the next
  *	columnar_catalog.c		parca.columnar_stripes, parca.columnar_options,
- *							the compaction lock
+ *							parca.columnar_write_log, the compaction lock
  */
 #ifndef PARCA_COLUMNAR_INTERNAL_H
 #define PARCA_COLUMNAR_INTERNAL_H
@@ -88,6 +89,8 @@ typedef struct ColumnarOptions
 	/* the pass-by-value columns VACUUM orders merged stripes by */
 	int			nsort;
 	AttrNumber	sort_by[COLUMNAR_MAX_SORT_COLUMNS];
+	/* the timestamptz column whose range writes log, or InvalidAttrNumber */
+	AttrNumber	log_by;
 } ColumnarOptions;
 
 /* ---- row numbers and TIDs ---- */
@@ -300,6 +303,8 @@ extern int	columnar_stripe_block_runs(int64 storage_id, ColumnarBlockRun **runs)
 extern void columnar_delete_storage(Oid relid, int64 storage_id);
 extern void columnar_delete_options(Oid relid);
 extern int	columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts);
+extern void columnar_log_insert(Oid relid, TimestampTz lo, TimestampTz hi);
+extern bool columnar_log_meets(Oid relid, TimestampTz lo, TimestampTz hi, Snapshot snapshot);
 
 /* ---- columnar_scratch.c: the buffers of scans, kept between scans ---- */
 
@@ -464,6 +469,7 @@ extern void columnar_write_row(Relation rel, TupleTableSlot *slot, CommandId cid
 extern void columnar_flush_relation(Oid relid);
 extern void columnar_discard_relation(Oid relid);
 extern List *columnar_pending_stripes(Relation rel, CommandId curcid);
+extern bool columnar_pending_written(Oid relid, TimestampTz lo, TimestampTz hi);
 extern uint64 columnar_pending_generation;
 extern void columnar_write_state_init(void);
 

@@ -15,6 +15,15 @@
  * from raw rows elsewhere, and the sum is the raw merge of the range.  The lists are
  * read under the caller's snapshot, as are the rows, so a period being
  * rolled up while the query runs is read from one side only.
+ *
+ * A period listed whose source rows were written into since it was
+ * rolled up (the write log, columnar_written(), still has entries that
+ * meet it, under the same snapshot) is read from the level below, as if
+ * it were not rolled up: the rows it lacks are there.  Unless its
+ * generation is above 0: retention dropped source rows that its rollup
+ * holds, which the level below no longer has, and its rollup is read
+ * (without the rows written since, until the maintenance worker's next
+ * round rolls them up).
  */
 #include "postgres.h"
 
@@ -29,6 +38,7 @@
 #include "utils/rls.h"
 #include "utils/timestamp.h"
 
+#include "columnar/columnar.h"
 #include "partitions.h"
 #include "query/rollup_ranges.h"
 #include "rollups.h"
@@ -70,15 +80,18 @@ add_range(List *ranges, TimestampTz start, TimestampTz stop, const Level *level)
 
 /*
  * Adds [start, stop] to ranges: the runs of whole periods that levels[0]
- * lists from its table, the rest through the levels below it; the last
- * level is raw rows.
+ * lists from its table (those that rows of raw_relid were written into
+ * since left out), the rest through the levels below it; the last level
+ * is raw rows.
  */
 static List *
-add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels)
+add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels,
+		  Oid raw_relid)
 {
 	TimestampTz cursor = start;
 	TimestampTz last;
 	TimestampTz *starts;
+	bool	   *sealed;
 	uint64		n;
 	int			ret;
 
@@ -87,8 +100,8 @@ add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels
 	/* the last period that ends within the range */
 	last = TIMESTAMP_NOT_FINITE(stop) ? stop : stop - levels->width + 1;
 	if (!OidIsValid(levels->relid) || start > last)
-		return add_level(ranges, start, stop, levels + 1);
-	ret = SPI_execute_with_args(psprintf("SELECT start FROM %s"
+		return add_level(ranges, start, stop, levels + 1, raw_relid);
+	ret = SPI_execute_with_args(psprintf("SELECT start, generation OPERATOR(pg_catalog.>) 0 FROM %s"
 										 " WHERE start OPERATOR(pg_catalog.>=) $1"
 										 " AND start OPERATOR(pg_catalog.<=) $2 ORDER BY start",
 										 levels->list),
@@ -100,6 +113,7 @@ add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels
 	/* copied out: the levels below run queries of their own */
 	n = SPI_processed;
 	starts = palloc(sizeof(TimestampTz) * Max(n, 1));
+	sealed = palloc(sizeof(bool) * Max(n, 1));
 	for (uint64 i = 0; i < n; i++)
 	{
 		bool		isnull;
@@ -108,6 +122,10 @@ add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels
 													  SPI_tuptable->tupdesc, 1, &isnull));
 		if (isnull)
 			starts[i] = DT_NOBEGIN;
+		sealed[i] = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
+											   SPI_tuptable->tupdesc, 2, &isnull));
+		if (isnull)
+			sealed[i] = false;
 	}
 	SPI_freetuptable(SPI_tuptable);
 	for (uint64 i = 0; i < n; i++)
@@ -116,13 +134,16 @@ add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels
 
 		if (TIMESTAMP_NOT_FINITE(t) || t < cursor)
 			continue;
+		/* written into since it was rolled up: read from the level below */
+		if (!sealed[i] && columnar_written(raw_relid, t, t + levels->width - 1))
+			continue;
 		if (t > cursor)
-			ranges = add_level(ranges, cursor, t - 1, levels + 1);
+			ranges = add_level(ranges, cursor, t - 1, levels + 1, raw_relid);
 		ranges = add_range(ranges, t, t + levels->width - 1, levels);
 		cursor = t + levels->width;
 	}
 	if (cursor <= stop)
-		ranges = add_level(ranges, cursor, stop, levels + 1);
+		ranges = add_level(ranges, cursor, stop, levels + 1, raw_relid);
 	return ranges;
 }
 
@@ -194,7 +215,7 @@ rollup_ranges(TimestampTz start, TimestampTz stop, const char *caller)
 
 	if (start > stop)
 		return NIL;
-	ranges = add_level(NIL, start, stop, levels);
+	ranges = add_level(NIL, start, stop, levels, raw);
 	check_retention(ranges, caller);
 	return ranges;
 }

@@ -8,39 +8,8 @@
 CREATE FUNCTION parca.message_quote(text) RETURNS text
     AS 'MODULE_PATHNAME', 'parca_message_quote' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE OR REPLACE FUNCTION parca_columnar_set_options(
-    tbl regclass,
-    compression_level integer DEFAULT NULL,
-    stripe_rows integer DEFAULT NULL,
-    chunk_group_rows integer DEFAULT NULL,
-    sort_by text[] DEFAULT NULL) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    bad text;
-BEGIN
-    SELECT coalesce(parca.message_quote(n), 'NULL') INTO bad
-    FROM unnest(parca_columnar_set_options.sort_by) AS u(n)
-    WHERE NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-                      WHERE a.attrelid = tbl AND a.attname = u.n AND a.attnum > 0
-                        AND NOT a.attisdropped AND t.typbyval)
-    LIMIT 1;
-    IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'sort_by names %, which is no column of % of a pass-by-value type', bad, tbl
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Order stripes by columns such as bigint or timestamptz ones.';
-    END IF;
-    INSERT INTO parca.columnar_options AS o
-        SELECT t.relid, parca_columnar_set_options.stripe_rows,
-               parca_columnar_set_options.chunk_group_rows,
-               parca_columnar_set_options.compression_level, parca_columnar_set_options.sort_by
-        FROM (SELECT tbl UNION SELECT relid FROM pg_partition_tree(tbl)) AS t(relid)
-    ON CONFLICT (relid) DO UPDATE SET
-        stripe_rows = coalesce(EXCLUDED.stripe_rows, o.stripe_rows),
-        chunk_group_rows = coalesce(EXCLUDED.chunk_group_rows, o.chunk_group_rows),
-        compression_level = coalesce(EXCLUDED.compression_level, o.compression_level),
-        sort_by = coalesce(EXCLUDED.sort_by, o.sort_by);
-END
-$$;
+-- (parca_columnar_set_options quotes the names it refuses with
+-- parca.message_quote: part 56 defines it so)
 
 CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
     AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;

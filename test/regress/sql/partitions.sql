@@ -122,5 +122,7 @@ BEGIN
 END
 $$;
 SELECT count(*) AS partitions_left FROM parca.partitions;
-DELETE FROM parca.columnar_options;
+-- (the options of parca.samples as installed: its sort order and write log)
+DELETE FROM parca.columnar_options WHERE relid <> 'parca.samples'::regclass;
+UPDATE parca.columnar_options SET chunk_group_rows = NULL WHERE relid = 'parca.samples'::regclass;
 TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;

@@ -98,9 +98,9 @@ SELECT * FROM parca_maintain_rollups(max_hours => 2);
 SELECT * FROM parca_maintain_rollups(max_hours => 20);
 SELECT * FROM parca_maintain_rollups();
 SELECT * FROM parca_maintain_rollups();
-SELECT start, source_rows FROM parca.rollup_hours ORDER BY start;
-SELECT start, source_rows FROM parca.rollup_days ORDER BY start;
-SELECT start, source_rows FROM parca.rollup_weeks ORDER BY start;
+SELECT start, generation FROM parca.rollup_hours ORDER BY start;
+SELECT start, generation FROM parca.rollup_days ORDER BY start;
+SELECT start, generation FROM parca.rollup_weeks ORDER BY start;
 SELECT level, partition, range_start, range_end, periods FROM parca.rollups ORDER BY level, range_start;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 WHERE c.oid = 'parca.samples_hourly_20170928'::regclass;
@@ -185,19 +185,21 @@ FROM parca.samples_hourly h JOIN parca.series s ON s.id = h.series_id
 WHERE h.time = '2017-09-29 22:00+00' AND s.profile_type = 'cpu:samples:count:cpu:nanoseconds:delta' LIMIT 1;
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 
--- late rows for hours already rolled up, long before the late window:
--- the hours differ until the next round, which sees their partitions'
--- insert counts grown and rolls them up again, adding the late rows'
--- sums, and the days of those hours, which have more hourly rows now
+-- late rows for hours already rolled up, long ago: the hours they were
+-- written into (the write log says which) are read from raw rows at once,
+-- and the next round rolls them up again, adding the late rows' sums, and
+-- the days and weeks of those hours
 INSERT INTO parca.samples
 SELECT t, series_id, stack, value * 5, period, duration, NULL
 FROM orig, (VALUES ('2017-09-29 22:30+00'::timestamptz), ('2017-10-01 05:10+00')) v(t);
+SELECT lo, hi FROM parca.columnar_write_log WHERE relid = 'parca.samples'::regclass ORDER BY lo;
+SELECT parca_columnar_written('parca.samples', '2017-09-29 22:00+00', '2017-09-29 22:59:59+00') AS hour_written,
+       parca_columnar_written('parca.samples', '2017-09-29 23:00+00', '2017-09-29 23:59:59+00') AS next_hour_written;
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
--- (the statistics reach the shared counts when this session is idle next)
-SELECT pg_stat_force_next_flush();
 SELECT * FROM parca_maintain_rollups();
-SELECT start, source_rows FROM parca.rollup_hours WHERE start = '2017-09-29 22:00+00';
+SELECT start, generation FROM parca.rollup_hours WHERE start = '2017-09-29 22:00+00';
+SELECT count(*) AS log_left FROM parca.columnar_write_log;
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 21:00+00', '2017-09-30 00:59:59.999999+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-10-01 00:00+00', '2017-10-01 23:59:59.999999+00');
 SELECT * FROM pg_temp.compare('cpu:samples:count:cpu:nanoseconds:delta', '2017-09-29 00:00+00', '2017-10-03 23:59:59.999999+00');
@@ -317,9 +319,8 @@ SELECT count(*) AS partitions, (SELECT count(*) FROM parca.rollup_days) AS days,
 RESET parca.rollup_retention;
 RESET parca.rollup_daily_retention;
 SHOW parca.rollups;
-SHOW parca.rollup_late_window;
 -- leave no dated partition behind (other tests' plans show the partitions)
-DO $$
+CREATE FUNCTION pg_temp.drop_dated_partitions() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE p regclass;
 BEGIN
     FOR p IN SELECT partition FROM parca.partitions WHERE NOT is_default LOOP
@@ -327,6 +328,208 @@ BEGIN
     END LOOP;
 END
 $$;
+SELECT pg_temp.drop_dated_partitions();
 SELECT * FROM parca_maintain_rollups();
-SELECT count(*) AS seen_left FROM parca.rollup_inserts_seen;
+-- Late rows in every shape (issue 25): the rollups agree with the raw
+-- rows at all times, before the worker's next round and after it, and
+-- keep the history of hours whose raw rows retention dropped.  Days of
+-- about 45 days ago (from a Thursday, as weeks start), and today's hours.
+TRUNCATE parca.samples_hourly, parca.samples_daily, parca.samples_weekly, parca.rollup_hours,
+    parca.rollup_days, parca.rollup_weeks, parca.profiles_hourly;
+-- parca_query, parca_query_range (steps of whole hours, and steps that
+-- cut them) and parca_function_range, with rollups and without, under
+-- one snapshot: whether they all agree
+CREATE FUNCTION pg_temp.answers(sel text, a timestamptz, b timestamptz) RETURNS text
+    LANGUAGE sql AS $$
+    SELECT concat_ws(' | ', array_to_string(pg_temp.icicle(parca_query(sel, a, b)), ','),
+        (SELECT string_agg(r::text, ',' ORDER BY r.time, r.series) FROM parca_query_range(sel, a, b, '1 hour') r),
+        (SELECT string_agg(r::text, ',' ORDER BY r.time, r.series) FROM parca_query_range(sel, a, b, '100 minutes') r),
+        (SELECT string_agg(f::text, ',' ORDER BY f.time, f.function)
+         FROM parca_function_range(sel, a, b, '1 day', 'main', 'contains') f))
+$$;
+CREATE FUNCTION pg_temp.agree(sel text, a timestamptz, b timestamptz) RETURNS boolean
+    LANGUAGE plpgsql AS $$
+DECLARE
+    with_rollups text;
+    raw text;
+BEGIN
+    PERFORM set_config('parca.rollups', 'on', true);
+    with_rollups := pg_temp.answers(sel, a, b);
+    PERFORM set_config('parca.rollups', 'off', true);
+    raw := pg_temp.answers(sel, a, b);
+    PERFORM set_config('parca.rollups', 'on', true);
+    RETURN with_rollups IS NOT DISTINCT FROM raw;
+END
+$$;
+-- a worker's round: partitions (rows moved out of the default
+-- partition, retention), then rollups
+CREATE FUNCTION pg_temp.round() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM parca_maintain_partitions();
+    PERFORM parca_maintain_rollups();
+END
+$$;
+CREATE TEMP TABLE d AS
+SELECT date_bin('7 days', now() - interval '45 days', '1970-01-01 00:00+00') AS w0,
+       date_bin('1 hour', now() - interval '5 hours', '1970-01-01 00:00+00') AS h5;
+-- days 0 to 9 from a Thursday, hours 9 to 11, but no row on day 2 (no
+-- partition is made for it) and none at 15:00; today, two hours
+INSERT INTO parca.samples
+SELECT d.w0 + k * interval '1 day' + h * interval '1 hour' + interval '20 minutes',
+       series_id, stack, value * ((k + h) % 3 + 1), period, duration, NULL
+FROM orig, d, generate_series(0, 9) k, generate_series(9, 11) h WHERE k <> 2;
+INSERT INTO parca.samples
+SELECT d.h5 + k * interval '1 hour' + interval '10 minutes', series_id, stack, value, period, duration, NULL
+FROM orig, d, generate_series(0, 1) k;
+SELECT pg_temp.round();
+SELECT (SELECT count(*) FROM parca.rollup_hours WHERE start < w0 + interval '14 days') AS hours,
+       (SELECT count(*) FROM parca.rollup_days WHERE start < w0 + interval '14 days') AS days,
+       (SELECT count(*) FROM parca.rollup_weeks WHERE start < w0 + interval '14 days') AS weeks
+FROM d;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '14 days' - interval '1 microsecond') AS weeks,
+       pg_temp.agree('mem:alloc_space:bytes:space:bytes', w0 - interval '1 day', w0 + interval '15 days') AS more
+FROM d;
+COMMIT;
+
+-- a row on a day without a partition (in the default partition, moved
+-- out by the round), inside a week rolled up: right at once and after
+-- the round
+INSERT INTO parca.samples
+SELECT d.w0 + interval '2 days 10 hours 25 minutes', series_id, stack, value * 7, period, duration, NULL
+FROM orig, d;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '7 days' - interval '1 microsecond') AS week,
+       pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0 + interval '2 days', w0 + interval '3 days' - interval '1 microsecond') AS day
+FROM d;
+COMMIT;
+SELECT pg_temp.round();
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '7 days' - interval '1 microsecond') AS week,
+       pg_temp.agree('mem:alloc_space:bytes:space:bytes', w0 - interval '3 hours', w0 + interval '9 days') AS around
+FROM d;
+COMMIT;
+
+-- a new series in an empty hour (15:00) of a day rolled up
+INSERT INTO parca.samples
+SELECT d.w0 + interval '4 days 15 hours 5 minutes',
+       parca_series_id('cpu:samples:count:cpu:nanoseconds:delta', '{"job": "late"}'),
+       stack, value, period, duration, NULL
+FROM orig, d WHERE series_id = (SELECT min(series_id) FROM orig);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '7 days' - interval '1 microsecond') AS week,
+       pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta{job="late"}', w0, w0 + interval '14 days') AS series
+FROM d;
+COMMIT;
+SELECT pg_temp.round();
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '7 days' - interval '1 microsecond') AS week,
+       pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta{job="late"}', w0, w0 + interval '14 days') AS series
+FROM d;
+COMMIT;
+
+-- late rows in today's hours, hours after they were rolled up
+INSERT INTO parca.samples
+SELECT d.h5 + interval '50 minutes', series_id, stack, value * 3, period, duration, NULL FROM orig, d;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', h5 - interval '1 hour', h5 + interval '3 hours') AS today FROM d;
+COMMIT;
+SELECT pg_temp.round();
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', h5 - interval '1 hour', h5 + interval '3 hours') AS today,
+       pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', h5, h5 + interval '1 hour' - interval '1 microsecond') AS hour
+FROM d;
+COMMIT;
+
+-- retention drops the raw partitions of days 0 and 1: their hours keep
+-- their rollups (sealed), and rows written into them later, however
+-- many, are added to that history, never compared against rows gone
+CREATE FUNCTION pg_temp.totals(sel text, a timestamptz, b timestamptz,
+                               OUT total bigint, OUT range_value double precision, OUT profiles numeric)
+    LANGUAGE sql AS $$
+    SELECT parca_profile_total(parca_query(sel, a, b)),
+           (SELECT sum(r.value) FROM parca_query_range(sel, a, b, '1 hour') r),
+           (SELECT sum(r.profiles) FROM parca_query_range(sel, a, b, '1 hour') r)
+$$;
+CREATE TEMP TABLE sealed AS
+SELECT t.* FROM d, pg_temp.totals('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '2 days' - interval '1 microsecond') t;
+SELECT total > 0 AS history FROM sealed;
+SELECT set_config('parca.retention',
+                  floor(extract(epoch FROM now() - (w0 + interval '2 days')) / 60) || 'min', false) <> '' AS retention
+FROM d;
+SELECT pg_temp.round();
+SELECT count(*) AS raw_partitions_left FROM parca.partitions p, d
+WHERE NOT p.is_default AND p.range_start < d.w0 + interval '2 days';
+-- (the NOTICE: raw rows past retention)
+SELECT t = s AS history_kept, (SELECT count(*) FROM parca.samples x, d WHERE x.time < d.w0 + interval '2 days') AS raw_rows
+FROM d, sealed s, pg_temp.totals('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '2 days' - interval '1 microsecond') t;
+-- a backfill with fewer rows than the hour had, a new series in an
+-- empty hour; then one with more rows than the hour had
+CREATE TEMP TABLE backfill (total bigint, range_value double precision, profiles numeric);
+-- a backfill's totals, from raw rows, as it is written; and whether the
+-- rollups hold the history and every backfill
+CREATE FUNCTION pg_temp.note_backfill() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('parca.rollups', 'off', true);
+    INSERT INTO backfill
+    SELECT t.* FROM d, pg_temp.totals('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '2 days' - interval '1 microsecond') t;
+    PERFORM set_config('parca.rollups', 'on', true);
+END
+$$;
+CREATE FUNCTION pg_temp.history_and_backfills(OUT total boolean, OUT range_value boolean, OUT profiles boolean)
+    LANGUAGE sql AS $$
+    SELECT t.total = s.total + b.total, t.range_value = s.range_value + b.range_value, t.profiles = s.profiles + b.profiles
+    FROM d, sealed s, (SELECT sum(total) AS total, sum(range_value) AS range_value, sum(profiles) AS profiles FROM backfill) b,
+         pg_temp.totals('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '2 days' - interval '1 microsecond') t
+$$;
+INSERT INTO parca.samples
+SELECT d.w0 + interval '1 day 10 hours 40 minutes', series_id, stack, value, period, duration, NULL
+FROM orig, d WHERE series_id = (SELECT min(series_id) FROM orig);
+INSERT INTO parca.samples
+SELECT d.w0 + interval '15 hours 30 minutes',
+       parca_series_id('cpu:samples:count:cpu:nanoseconds:delta', '{"job": "backfill"}'),
+       stack, value, period, duration, NULL
+FROM orig, d WHERE series_id = (SELECT min(series_id) FROM orig);
+SELECT pg_temp.note_backfill();
+SELECT pg_temp.round();
+SELECT * FROM pg_temp.history_and_backfills();
+SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta{job="backfill"}', w0, w0 + interval '1 day'))
+       = (SELECT sum(value * period) FROM orig WHERE series_id = (SELECT min(series_id) FROM orig)) AS new_series
+FROM d;
+INSERT INTO parca.samples
+SELECT d.w0 + interval '1 day 10 hours' + k * interval '1 minute', series_id, stack, value, period, duration, NULL
+FROM orig, d, generate_series(1, 4) k;
+SELECT pg_temp.note_backfill();
+SELECT pg_temp.round();
+SELECT * FROM pg_temp.history_and_backfills();
+-- by hand, before the round moves the rows out of the default partition
+-- (and drops their new partition): more rows than the hour had
+INSERT INTO parca.samples
+SELECT d.w0 + interval '1 day 10 hours 50 minutes' + k * interval '1 second', series_id, stack, value, period, duration, NULL
+FROM orig, d, generate_series(1, 3) k;
+SELECT pg_temp.note_backfill();
+SELECT hours, days, weeks FROM d, parca_rollup_hours(w0 + interval '1 day', w0 + interval '2 days');
+SELECT pg_temp.round();
+SELECT * FROM pg_temp.history_and_backfills();
+-- the days and weeks above them hold the same
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.agree('cpu:samples:count:cpu:nanoseconds:delta', w0 + interval '2 days', w0 + interval '14 days' - interval '1 microsecond') AS after_them
+FROM d;
+COMMIT;
+SET parca.rollups = off;
+CREATE TEMP TABLE rest AS
+SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta', w0 + interval '2 days',
+                                       w0 + interval '14 days' - interval '1 microsecond')) AS total
+FROM d;
+RESET parca.rollups;
+SELECT parca_profile_total(parca_query('cpu:samples:count:cpu:nanoseconds:delta', w0, w0 + interval '14 days' - interval '1 microsecond'))
+       = s.total + b.total + r.total AS weeks
+FROM d, sealed s, rest r, (SELECT sum(total) AS total FROM backfill) b;
+RESET parca.rollups;
+RESET parca.retention;
+SELECT pg_temp.drop_dated_partitions();
+TRUNCATE parca.samples_hourly, parca.samples_daily, parca.samples_weekly, parca.rollup_hours,
+    parca.rollup_days, parca.rollup_weeks, parca.profiles_hourly;
+DELETE FROM parca.columnar_write_log;
+
 TRUNCATE parca.samples, parca.series, parca.locations, parca.functions, parca.mappings;
