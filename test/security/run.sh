@@ -341,6 +341,9 @@ qr() {
 qr "CREATE EXTENSION parca; CREATE EXTENSION pg_stat_statements" >/dev/null
 qr "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/good.pb.gz'), 'rls', '{\"job\": \"seen\"}'),
            parca_ingest_pprof(pg_read_binary_file('$tmp/good.pb.gz'), 'rls', '{\"job\": \"hidden\"}')" >/dev/null
+# (the rows moved out of the default partition first, as the database's
+# maintenance worker would do at any moment: the tables below stay put)
+qr "SELECT parca_maintain_partitions()" >/dev/null
 qr "SELECT * FROM parca_rollup_hours('-infinity', now())" >/dev/null
 q "CREATE ROLE restricted LOGIN"
 q "CREATE ROLE unrestricted LOGIN BYPASSRLS"
