@@ -8,6 +8,8 @@
 # The eBPF agent (agent/, bpf/) has a Makefile of its own and needs clang,
 # bpftool, libbpf, libdw and the kernel's BTF, which the extension does
 # not: it is built only when asked, `make agent` and `make install-agent`.
+# So is the push server (server/: libmicrohttpd, json-c, libpq), `make
+# server` and `make install-server`.
 
 EXTENSION = parca
 EXTVERSION = 0.2
@@ -54,6 +56,15 @@ clean-agent:
 	$(MAKE) -C agent clean
 .PHONY: agent install-agent clean-agent
 
+server:
+	$(MAKE) -C server
+install-server:
+	$(MAKE) -C server install
+clean: clean-server
+clean-server:
+	$(MAKE) -C server clean
+.PHONY: server install-server clean-server
+
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
@@ -72,5 +83,5 @@ $(filter-out $(PROTO_C:.c=.o),$(OBJS)): $(PROTO_H)
 -include $(OBJS:.o=.d)
 
 .PHONY: bench
-bench: all agent
+bench: all agent server
 	bash bench/run.sh

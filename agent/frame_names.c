@@ -55,12 +55,15 @@ dwarf_frames(Dwarf *dw, uint64_t addr, FrameLine *lines)
 	return n;
 }
 
-/* The chain of inlined frames at addr down to its function, from .gopclntab. */
+/*
+ * The chain of inlined frames at addr down to its function, from
+ * .gopclntab; *complete as gopclntab_lines says.
+ */
 static int
-go_frames(const GoPclntab *t, uint64_t addr, FrameLine *lines)
+go_frames(const GoPclntab *t, uint64_t addr, FrameLine *lines, bool *complete)
 {
 	GoLine		gl[SYMBOLIZE_MAX_LINES];
-	int			n = gopclntab_lines(t, addr, gl, SYMBOLIZE_MAX_LINES);
+	int			n = gopclntab_lines(t, addr, gl, SYMBOLIZE_MAX_LINES, complete);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -79,15 +82,22 @@ symbolize(ObjFile *f, uint64_t file_offset, FrameLine *lines)
 	Dwarf	   *dw;
 	const GoPclntab *go;
 	const char *name;
+	bool		complete = true;
 	int			n = 0;
+	int			ndwarf;
 
 	if (!objfile_vaddr(f, file_offset, &addr))
 		return 0;
-	/* A Go program: its own table, as the database reads it. */
+
+	/*
+	 * A Go program: its own table, as the database reads it; DWARF where
+	 * the table cannot name the inlined calls at addr.
+	 */
 	if ((go = objfile_gopclntab(f)) != NULL)
-		n = go_frames(go, addr, lines);
-	if (n == 0 && (dw = objfile_dwarf(f)) != NULL)
-		n = dwarf_frames(dw, addr, lines);
+		n = go_frames(go, addr, lines, &complete);
+	if ((n == 0 || !complete) && (dw = objfile_dwarf(f)) != NULL &&
+		(ndwarf = dwarf_frames(dw, addr, lines)) > 0)
+		return ndwarf;
 	if (n > 0)
 		return n;
 	/* Neither: the symbol table (or the debug file's). */

@@ -48,7 +48,12 @@ snapshot() {
 	   FROM parca.targets WHERE last_scrape IS NOT NULL ON CONFLICT DO NOTHING"
 }
 
-pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker'")
+# the first job starts the database's scrape worker (docs/workers.md)
+for _ in $(seq 50); do
+	pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker' AND datname = current_database()")
+	[ -n "$pid" ] && break
+	sleep 0.2
+done
 if [ -z "$pid" ]; then
 	echo "scrape bench: no server or no scrape worker"
 	exit 1

@@ -7,6 +7,10 @@
 #     (parca_profile), against go tool pprof -proto reading and writing it;
 #   - a function over time: flat/cum of main.next per 10 s over those
 #     copies (one bucket each), against go tool pprof -top on each file;
+#   - the dashboard's time series (parca_query_range) over those copies,
+#     and over three profiles among the merge's rows below, with
+#     PostgreSQL's default jit = on and with jit = off (the query
+#     functions turn it off for themselves: the same times);
 #   - the sandwich of main.next and of time.Now (both trees) on the merged
 #     profile of one copy, against go tool pprof -peek (its callers and
 #     callees, one level: the nearest view pprof has);
@@ -69,6 +73,10 @@ echo "go tool pprof -proto (one file):    $(best_cmd_ms go tool pprof -proto "$l
 
 echo "parca_function_range main.next ($copies buckets): $(best_ms "SELECT count(*) FROM parca_function_range('$sel', '$first', 'infinity', '10 s', 'main.next')") ms"
 echo "go tool pprof -top, $copies files:       $(best_cmd_ms bash -c "for _ in \$(seq $copies); do go tool pprof -top '$large'; done") ms"
+# the dashboard's time series, with PostgreSQL's default jit = on (the
+# query functions set jit = off for themselves, sql/70_query.sql) and off
+qr="SELECT count(*) FROM parca_query_range('$sel', '$first', 'infinity', '10 s')"
+echo "parca_query_range ($copies profiles by 10 s): $(best_ms "$qr" on) ms with jit = on, $(best_ms "$qr") ms with jit = off"
 
 for fn in main.next time.Now; do
 	re="^$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$fn")\$"
@@ -158,6 +166,10 @@ if [ "$merge_rows" -gt 0 ]; then
 	echo "  parca_callgraph_nodes + _edges (0.005, 0.001): $(best_ms "WITH p AS MATERIALIZED (SELECT $mq AS p) SELECT (SELECT count(*) FROM p, parca_callgraph_nodes(p.p)) + (SELECT count(*) FROM p, parca_callgraph_edges(p.p))") ms"
 	echo "  parca_callgraph_dot (0.005, 0.001): $(best_ms "SELECT length(parca_callgraph_dot($mq))") ms"
 	echo "    go tool pprof -dot:             $(best_cmd_ms go tool pprof -dot -nodefraction=0.005 -edgefraction=0.001 -nodecount=1000000 "$mergedf") ms"
+	# three profiles in a partition of the merged rows: the issue's dashboard
+	# call, with PostgreSQL's default jit = on and with jit = off
+	qr="SELECT count(*) FROM parca_query_range('$msel', '$mfirst', '$mfirst'::timestamptz + interval '25 s', '10 s')"
+	echo "  parca_query_range, 3 profiles by 10 s: $(best_ms "$qr" on) ms with jit = on, $(best_ms "$qr") ms with jit = off"
 	echo "  parca_function_range main.next ($mcopies buckets of 10 s): $(best_ms "SELECT count(*) FROM parca_function_range('$msel', '$mfirst', 'infinity', '10 s', 'main.next')") ms"
 	echo "    go tool pprof -top on each of the $mcopies files: about $(awk -v t="$(best_cmd_ms go tool pprof -top "$large")" -v n="$mcopies" 'BEGIN { printf "%.0f", t * n }') ms (one file's best of three, x $mcopies)"
 fi

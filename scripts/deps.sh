@@ -11,11 +11,13 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
 	libcurl4-openssl-dev libyaml-dev
 	libbpf-dev libelf-dev libdw-dev clang llvm bpftool
+	libmicrohttpd-dev libjson-c-dev
 	elfutils debuginfod
-	golang-go python3
+	golang-go golang-github-google-pprof-dev python3
 	linux-perf openssl libc6-dbg
 	chromium nodejs
 	curl bc
+	openjdk-17-jdk-headless time protobuf-compiler python3-protobuf libclang-rt-14-dev
 )
 # npm (test/grafana installs Grafana's packages): Debian's, unless a node
 # build that brings its own (and conflicts with Debian's) is installed

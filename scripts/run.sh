@@ -3,7 +3,9 @@
 # starts the project's own PostgreSQL cluster (.parca/ under the project
 # folder, port 54329, database "parca"), ingests the pprof fixtures and
 # prints the hottest functions; then profiles this machine for 20 s with
-# parca-agent and prints its hottest functions.
+# parca-agent and prints its hottest functions; then starts parca-server
+# beside the cluster (127.0.0.1:7070, its log in .parca/parca-server.log)
+# and prints how to point a profiler's SDK at it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -13,6 +15,8 @@ make -s -j2
 make -s install
 make -s -j2 agent
 make -s install-agent
+make -s -j2 server
+make -s install-server
 . scripts/cluster.sh
 cluster_start "$repo"
 
@@ -47,5 +51,39 @@ SELECT function, round(flat / 1e9, 2) AS flat_s, round(flat_percent::numeric, 2)
 FROM parca_top(parca_query('parca_agent:samples:count:cpu:nanoseconds:delta',
                            now() - interval '1 min', now()))
 ORDER BY flat DESC LIMIT 15"
+echo
+# parca-server: it logs in as parca_server, which may only SET ROLE to
+# push_local, a member of parca_push (docs/push.md, "Roles"); without
+# credentials, which it allows on loopback only.
+PARCA_SERVER_LISTEN=${PARCA_SERVER_LISTEN:-127.0.0.1:7070}
+psql -X -q -c "SET client_min_messages = warning; DO \$\$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'parca_server') THEN
+        CREATE ROLE parca_server LOGIN NOINHERIT;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'push_local') THEN
+        CREATE ROLE push_local NOLOGIN IN ROLE parca_push;
+    END IF;
+END \$\$; GRANT push_local TO parca_server"
+if [ -f "$PARCA_DIR/parca-server.pid" ] && kill -0 "$(cat "$PARCA_DIR/parca-server.pid")" 2>/dev/null; then
+	kill "$(cat "$PARCA_DIR/parca-server.pid")"
+	sleep 1
+fi
+"$repo/server/parca-server" --listen "$PARCA_SERVER_LISTEN" --allow-anonymous --anonymous-role push_local \
+	--dsn "host=127.0.0.1 port=$PARCA_PORT user=parca_server dbname=parca" >>"$PARCA_DIR/parca-server.log" 2>&1 &
+echo $! > "$PARCA_DIR/parca-server.pid"
+for _ in $(seq 1 50); do curl -s -o /dev/null "http://$PARCA_SERVER_LISTEN/ready" && break; sleep 0.2; done
+curl -s -o /dev/null -w '' --data-binary @"$fixtures/parca/alloc_objects.pb.gz" \
+	"http://$PARCA_SERVER_LISTEN/ingest?name=run-sh%7Bsource%3Dscripts-run%7D&format=pprof" || true
+echo "parca-server accepts pushed profiles at http://$PARCA_SERVER_LISTEN ($(curl -s "http://$PARCA_SERVER_LISTEN/ready" || echo "not ready: see $PARCA_DIR/parca-server.log"))"
+echo "Point a profiler at it as at a Pyroscope server (docs/push.md):"
+echo "  Go:      pyroscope.Start(pyroscope.Config{ApplicationName: \"myapp\", ServerAddress: \"http://$PARCA_SERVER_LISTEN\"})"
+echo "  Node.js: Pyroscope.init({appName: 'myapp', serverAddress: 'http://$PARCA_SERVER_LISTEN'}); Pyroscope.start()"
+echo "  Java:    java -javaagent:pyroscope.jar -Dpyroscope.application.name=myapp -Dpyroscope.server.address=http://$PARCA_SERVER_LISTEN ..."
+echo "  Python:  pyroscope.configure(application_name=\"myapp\", server_address=\"http://$PARCA_SERVER_LISTEN\")"
+echo "  Alloy:   pyroscope.write \"parca\" { endpoint { url = \"http://$PARCA_SERVER_LISTEN\" } }"
+echo "  OTLP:    an OpenTelemetry profiles exporter to http://$PARCA_SERVER_LISTEN/v1development/profiles"
+echo "  curl:    curl --data-binary @cpu.pb.gz 'http://$PARCA_SERVER_LISTEN/ingest?name=myapp&format=pprof'"
+echo "then: SELECT * FROM parca_profile_types(); -- e.g. memory:alloc_space:bytes:space:bytes{service_name=\"run-sh\"}"
+echo "Its log: $PARCA_DIR/parca-server.log; stop it: kill \$(cat $PARCA_DIR/parca-server.pid)"
 echo
 echo "The cluster keeps running: psql -h 127.0.0.1 -p $PARCA_PORT -U postgres parca"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs dependencies, builds and installs the
-# extension and the agent (make agent, make install-agent), runs the
+# extension, the agent and the push server (make agent, make install-agent,
+# make server, make install-server), runs the
 # pg_regress suite against a temporary instance, then each end-to-end suite
 # test/*/run.sh.  The last line counts every pg_regress test and every
 # end-to-end check.
@@ -12,6 +13,8 @@ make -s -j2
 make -s install
 make -s -j2 agent
 make -s install-agent
+make -s -j2 server
+make -s install-server
 
 # PostgreSQL will not run as root, and the clone may live where the
 # postgres user cannot read: pg_regress runs on a copy it owns.

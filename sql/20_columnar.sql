@@ -54,7 +54,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     bad text;
 BEGIN
-    SELECT coalesce(quote_ident(n), 'NULL') INTO bad
+    SELECT coalesce(parca.message_quote(n), 'NULL') INTO bad
     FROM unnest(parca_columnar_set_options.sort_by) AS u(n)
     WHERE NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                       WHERE a.attrelid = tbl AND a.attname = u.n AND a.attnum > 0

@@ -10,6 +10,12 @@
 CREATE FUNCTION parca.text_is_valid(text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'parca_text_is_valid' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- Text quoted for an error message: "whole" when short, else its first 64
+-- characters, "..." and its length, so that a message names a bad
+-- argument without echoing megabytes of it (src/valid_text.c).
+CREATE FUNCTION parca.message_quote(text) RETURNS text
+    AS 'MODULE_PATHNAME', 'parca_message_quote' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE TABLE parca.mappings (
     id          bigint PRIMARY KEY,
     build_id    text NOT NULL CHECK (parca.text_is_valid(build_id)),    -- '' when unknown

@@ -101,7 +101,7 @@ BEGIN
             source := 'parca.samples_daily'; target := 'parca.samples_weekly'; list := 'parca.rollup_weeks';
             width := interval '7 days'; partition_seconds := 28 * 86400;
         ELSE
-            RAISE EXCEPTION 'unknown rollup level "%"', level USING ERRCODE = 'invalid_parameter_value',
+            RAISE EXCEPTION 'unknown rollup level %', parca.message_quote(level) USING ERRCODE = 'invalid_parameter_value',
                 HINT = 'The levels are hour, day and week.';
     END CASE;
 END

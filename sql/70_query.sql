@@ -1,5 +1,18 @@
 -- Querying profiles: selectors, merge, diff, icicle, top, flame graph SVG,
 -- time series and discovery (src/query/; docs/query.md).
+--
+-- JIT: the functions that read parca.samples or its rollups run with
+-- jit = off (a function's SET holds for the functions it calls too).  Their
+-- rows' work is decoding and merging in C (columnar scans, parca_merge),
+-- not the expressions JIT compiles, and their plans' estimates are
+-- pessimistic (1000 rows from a set-returning function, 100 parts of a
+-- multirange, each scanning its partitions), so that with PostgreSQL's
+-- default thresholds a dashboard's call over three profiles spent 1.2 s
+-- compiling (inlining and optimizing past jit_optimize_above_cost) for
+-- 55 ms of work, and over a million raw rows still lost more to compiling
+-- than JIT saved (docs/query.md).  A SET keeps a SQL function from being
+-- inlined (its statements are planned with its arguments as parameters),
+-- so these pin their search_path too (docs/security.md).
 
 -- Planner support: a call whose selector does not depend on the row is
 -- evaluated once per query (an InitPlan), not once per row.
@@ -25,6 +38,7 @@ CREATE FUNCTION parca_query(selector text, start timestamptz, stop timestamptz,
     RETURNS profile
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE
     -- its scan feeds C code row by row: compiling the WHERE clause costs more than it saves
+    -- (and see JIT above)
     SET jit = off;
 COMMENT ON FUNCTION parca_query(text, timestamptz, timestamptz, text[], text, text, text, text) IS
     'merge the samples of the selected series in [start, stop] into one profile';
@@ -68,7 +82,7 @@ COMMENT ON FUNCTION parca_flamegraph_svg(profile, text) IS
 -- stored series counts; with one, only series with samples in it.
 CREATE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT s.profile_type FROM parca.series s
     WHERE start IS NULL OR stop IS NULL
        OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
@@ -82,7 +96,7 @@ COMMENT ON FUNCTION parca_profile_types(timestamptz, timestamptz) IS
 CREATE FUNCTION parca_labels(selector text DEFAULT '{}', start timestamptz DEFAULT NULL,
                              stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT k FROM @extschema@.parca_series(coalesce(selector, '{}')) s,
                            pg_catalog.jsonb_object_keys(s.labels) k
     WHERE start IS NULL OR stop IS NULL
@@ -97,7 +111,7 @@ COMMENT ON FUNCTION parca_labels(text, timestamptz, timestamptz) IS
 CREATE FUNCTION parca_label_values(label text, selector text DEFAULT '{}',
                                    start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE AS $$
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT DISTINCT s.labels OPERATOR(pg_catalog.->>) label
     FROM @extschema@.parca_series(coalesce(selector, '{}')) s
     WHERE s.labels OPERATOR(pg_catalog.?) label
@@ -120,6 +134,12 @@ CREATE FUNCTION parca_labels_text(labels jsonb) RETURNS text
     FROM pg_catalog.jsonb_each_text(labels)
 $$;
 
+-- The checks of parca_query_range's and parca_function_range's step and
+-- sum_by, made before anything runs: sum_by, or an error that names the
+-- argument (src/query/range_arguments.c).
+CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
+    AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- Time series for Grafana: per step bucket (aligned to start, or to
 -- 2000-01-01 when start is -infinity) and series,
 -- the total value (samples:count in the period unit when it is known) and, for delta types,
@@ -131,20 +151,24 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
                                   step interval, sum_by text[] DEFAULT NULL)
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
-    LANGUAGE sql STABLE AS $$
-    WITH sel AS (
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+    WITH args AS (
+        -- the arguments checked first: the hours below are read with them
+        -- (sum_by read once, checked)
+        SELECT parca.range_arguments(step, sum_by) AS sum_by
+    ), sel AS (
         SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
                pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
                AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count' AS scaled,
-               CASE WHEN sum_by IS NULL THEN s.labels
+               CASE WHEN a.sum_by IS NULL THEN s.labels
                     ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                          FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
-        FROM @extschema@.parca_series(selector) s
+                          FROM pg_catalog.unnest(a.sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
+        FROM @extschema@.parca_series(selector) s, args a
     ), ids AS (
         -- (as arrays: the planner sees a few series, not a table of them)
         SELECT pg_catalog.array_agg(sel.id) AS id, pg_catalog.array_agg(sel.scaled) AS scaled FROM sel
     ), origin AS (
-        SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o
+        SELECT CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END AS o FROM args
     ), hours AS MATERIALIZED (
         SELECT h.* FROM origin, parca.range_hours((SELECT ids.id FROM ids), start, stop, step, origin.o) h
     ), raw_parts AS (
@@ -201,35 +225,20 @@ $$;
 COMMENT ON FUNCTION parca_query_range(text, timestamptz, timestamptz, interval, text[]) IS
     'per step and series: total value and, for delta types, value per second';
 
--- A selector from parts, for dashboards: template variables are pasted
--- into SQL string literals (which Grafana's SQL datasource quotes), never
--- into selector syntax.  The label matcher matches exactly one of
--- label_values (each escaped for the regex and quoted for the selector);
--- a NULL array, or a NULL element (Grafana's "All", sent as NULL), means
--- any value.  matchers is more selector text: `job="api", pod!~"x-.*"`.
--- An empty profile type, or an empty list of values, selects nothing:
--- the result is NULL, and the query functions return nothing for it.
+-- A selector from parts, for dashboards (src/query/selector_build.c):
+-- template variables are pasted into SQL string literals (which Grafana's
+-- SQL datasource quotes), never into selector syntax.  The label matcher
+-- matches exactly one of label_values (each escaped for the regex and
+-- quoted for the selector); a NULL array, or a NULL element (Grafana's
+-- "All", sent as NULL), means any value.  matchers is more selector text:
+-- `job="api", pod!~"x-.*"`.  The profile type, the label name and the
+-- matchers must be what their grammar allows, or it is an error.  An empty
+-- profile type, or an empty list of values, selects nothing: the result is
+-- NULL, and the query functions return nothing for it.
 CREATE FUNCTION parca_selector(profile_type text, label text DEFAULT NULL,
                                label_values text[] DEFAULT NULL, matchers text DEFAULT '')
     RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE
-        WHEN coalesce(profile_type, '') = '' THEN NULL
-        WHEN coalesce(label, '') <> '' AND cardinality(label_values) = 0 THEN NULL
-        ELSE profile_type || '{' || concat_ws(', ',
-            CASE WHEN coalesce(label, '') <> '' AND label_values IS NOT NULL
-                      AND array_position(label_values, NULL) IS NULL
-                 THEN label || CASE WHEN cardinality(label_values) = 1 THEN '="' ELSE '=~"' END
-                      || replace(replace(
-                             CASE WHEN cardinality(label_values) = 1 THEN label_values[1]
-                                  ELSE (SELECT string_agg(regexp_replace(v, '([^[:alnum:]_])', E'\\\\\\1', 'g'), '|')
-                                        FROM unnest(label_values) AS v) END,
-                             E'\\', E'\\\\'), '"', E'\\"')
-                      || '"'
-            END,
-            nullif(btrim(matchers, E' \t\n\r,'), '')) || '}'
-    END
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
     'a selector from a profile type, one label with a list of values and more matchers, each value quoted';
 
@@ -241,7 +250,7 @@ COMMENT ON FUNCTION parca_selector(text, text, text[], text) IS
 -- Grafana's unit.
 CREATE FUNCTION parca_query_unit(selector text, start timestamptz, stop timestamptz)
     RETURNS text
-    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT CASE
         WHEN count(DISTINCT s.profile_type) <> 1 THEN NULL
         WHEN split_part(min(s.profile_type), ':', 2) = 'samples'

@@ -8,7 +8,8 @@
 CREATE FUNCTION parca_profiles(selector text, start timestamptz, stop timestamptz)
     RETURNS TABLE("time" timestamptz, profile_id text, series_id bigint, series text, labels jsonb,
                   total bigint, samples bigint, duration_ns bigint)
-    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    -- jit = off: see JIT in sql/70_query.sql
+    LANGUAGE sql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
     SELECT x.time,
            x.series_id || '@' || (extract(epoch FROM x.time) * 1000000)::bigint,
            x.series_id, @extschema@.parca_labels_text(s.labels), s.labels,
@@ -26,8 +27,9 @@ $$;
 COMMENT ON FUNCTION parca_profiles(text, timestamptz, timestamptz) IS
     'the profiles a selector picks in [start, stop], one row each, with the id parca_profile opens';
 
+-- (jit = off, as parca_query: see JIT in sql/70_query.sql)
 CREATE FUNCTION parca_profile(profile_id text) RETURNS profile
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT SET jit = off;
 COMMENT ON FUNCTION parca_profile(text) IS
     'one profile on its own, by the id parca_profiles lists (SERIES_ID@MICROSECONDS_SINCE_1970)';
 
@@ -47,16 +49,15 @@ COMMENT ON FUNCTION parca_function_values(profile, text, text) IS
 CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop timestamptz, step interval,
                                      function_name text, match text DEFAULT 'equal')
     RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
-    LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    -- jit = off: see JIT in sql/70_query.sql
+    LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 BEGIN
     IF match NOT IN ('equal', 'not_equal', 'contains', 'not_contains', 'starts_with', 'not_starts_with') THEN
-        RAISE EXCEPTION 'unknown match "%"', match
+        RAISE EXCEPTION 'unknown match %', parca.message_quote(match)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.';
     END IF;
-    IF step <= interval '0' THEN
-        RAISE EXCEPTION 'step must be positive' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM parca.range_arguments(step, NULL);
     RETURN QUERY
     WITH buckets AS MATERIALIZED (
         -- the buckets with profiles, as parca_query_range finds them (from

@@ -151,8 +151,8 @@ BEGIN
        AND j.job_name = NEW.job_name
      LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'scrape_timeout % of job "%" must exceed its scrape_interval % for delta profile "%"',
-            bad.timeout, bad.job_name, bad.scrape_interval, bad.name
+        RAISE EXCEPTION 'scrape_timeout % of job % must exceed its scrape_interval % for delta profile %',
+            bad.timeout, parca.message_quote(bad.job_name), bad.scrape_interval, parca.message_quote(bad.name)
             USING ERRCODE = 'check_violation';
     END IF;
     RETURN NULL;
@@ -175,7 +175,7 @@ BEGIN
     IF NEW.file_sd_files <> '{}'
        AND (TG_OP = 'INSERT' OR NEW.file_sd_files IS DISTINCT FROM OLD.file_sd_files)
        AND NOT pg_has_role(current_user, 'pg_read_server_files', 'USAGE') THEN
-        RAISE EXCEPTION 'permission denied to set file_sd_files of scrape job "%"', NEW.job_name
+        RAISE EXCEPTION 'permission denied to set file_sd_files of scrape job %', parca.message_quote(NEW.job_name)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Only superusers and members of pg_read_server_files may make the server read files.';
     END IF;
@@ -199,10 +199,19 @@ LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    doc jsonb := content::jsonb;
+    doc jsonb;
     grp jsonb;
     target jsonb;
+    detail text;
 BEGIN
+    BEGIN
+        doc := content::jsonb;
+    EXCEPTION WHEN invalid_text_representation THEN
+        -- the parser's detail quotes the bad token, which may be the whole file
+        GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+        RAISE EXCEPTION 'file_sd: not JSON: %', parca.message_quote(detail)
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
     IF jsonb_typeof(doc) <> 'array' THEN
         RAISE EXCEPTION 'file_sd: expected a JSON array of {"targets": [...], "labels": {...}}'
             USING ERRCODE = 'invalid_parameter_value';
@@ -219,12 +228,12 @@ BEGIN
         SELECT coalesce(jsonb_object_agg(key, value), '{}') INTO labels
           FROM jsonb_each(coalesce(grp->'labels', '{}')) WHERE key NOT LIKE '\_\_%';
         IF NOT parca.scrape_labels_valid(labels) THEN
-            RAISE EXCEPTION 'file_sd: invalid labels %', labels
+            RAISE EXCEPTION 'file_sd: invalid labels %', parca.message_quote(labels::text)
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         FOR target IN SELECT value FROM jsonb_array_elements(grp->'targets') LOOP
             IF jsonb_typeof(target) <> 'string' THEN
-                RAISE EXCEPTION 'file_sd: target % is not a string', target
+                RAISE EXCEPTION 'file_sd: target % is not a string', parca.message_quote(target::text)
                     USING ERRCODE = 'invalid_parameter_value';
             END IF;
             address := (target #>> '{}')::parca.scrape_address;

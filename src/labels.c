@@ -4,10 +4,12 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
 #include "labels.h"
+#include "valid_text.h"
 
 bool
 label_name_is_valid(const char *name)
@@ -20,6 +22,43 @@ label_name_is_valid(const char *name)
 			  (*p >= '0' && *p <= '9') || *p == '_'))
 			return false;
 	return true;
+}
+
+void
+label_name_validate(const char *name, const char *what)
+{
+	if (!label_name_is_valid(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid label name %s in %s", message_quote_cstring(name), what),
+				 errdetail("Label names start with a letter or underscore and contain only letters, digits and underscores.")));
+}
+
+List *
+label_names_from_array(ArrayType *names, int max, const char *what)
+{
+	List	   *result = NIL;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s names more than %d labels", what, max)));
+	deconstruct_array(names, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			continue;
+		if (VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])) > LABEL_NAME_QUERY_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a label name in %s is longer than %d bytes", what, LABEL_NAME_QUERY_MAX)));
+		result = lappend(result, TextDatumGetCString(elems[i]));
+		label_name_validate(llast(result), what);
+	}
+	return result;
 }
 
 char *
@@ -61,6 +100,11 @@ labels_from_jsonb(Jsonb *labels, int *npairs, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON object of label names to string values", what)));
+	if (VARSIZE(labels) > LABELS_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is %zu bytes of jsonb, more than the %d a label set may take", what,
+						(Size) VARSIZE(labels), LABELS_MAX_BYTES)));
 	pairs = palloc(Max(JB_ROOT_COUNT(labels), 1) * sizeof(LabelPair));
 	it = JsonbIteratorInit(&labels->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
@@ -68,18 +112,14 @@ labels_from_jsonb(Jsonb *labels, int *npairs, const char *what)
 		if (tok == WJB_KEY)
 		{
 			name = pnstrdup(v.val.string.val, v.val.string.len);
-			if (!label_name_is_valid(name))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid label name \"%s\" in %s", name, what),
-						 errdetail("Label names start with a letter or underscore and contain only letters, digits and underscores.")));
+			label_name_validate(name, what);
 		}
 		else if (tok == WJB_VALUE)
 		{
 			if (v.type != jbvString)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("label \"%s\" in %s must have a string value", name, what)));
+						 errmsg("label %s in %s must have a string value", message_quote_cstring(name), what)));
 			pairs[n].name = name;
 			pairs[n].value = pnstrdup(v.val.string.val, v.val.string.len);
 			n++;

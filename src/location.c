@@ -28,6 +28,7 @@
 
 #include "ids/ids.h"
 #include "metastore.h"
+#include "valid_text.h"
 
 PG_FUNCTION_INFO_V1(location_in);
 PG_FUNCTION_INFO_V1(location_out);
@@ -157,7 +158,7 @@ bad_location(const char *text, const char *why)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid input syntax for type location: \"%s\"", text),
+			 errmsg("invalid input syntax for type location: %s", message_quote_cstring(text)),
 			 errdetail("%s", why),
 			 errhint("Write a JSON object such as {\"address\": \"0x4a1b2c\", \"build_id\": \"ab12\", \"file\": \"/usr/bin/app\", \"lines\": [{\"function\": \"main\", \"filename\": \"main.c\", \"line\": 12}]}.")));
 }
@@ -192,11 +193,41 @@ int_field(JsonbContainer *obj, const char *key, const char *text)
 	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
 }
 
+/*
+ * text as jsonb.  The JSON parser's error detail quotes the bad token,
+ * which may be all of a long text: it is shown cut short.
+ */
+static Jsonb *
+location_json(const char *text)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Jsonb	   *j = NULL;
+
+	PG_TRY();
+	{
+		j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_INVALID_TEXT_REPRESENTATION)
+			PG_RE_THROW();
+		FlushErrorState();
+		bad_location(text, psprintf("It is not JSON: %s",
+									edata->detail ? message_quote_cstring(edata->detail) : edata->message));
+	}
+	PG_END_TRY();
+	return j;
+}
+
 Datum
 location_in(PG_FUNCTION_ARGS)
 {
 	char	   *text = PG_GETARG_CSTRING(0);
-	Jsonb	   *j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+	Jsonb	   *j = location_json(text);
 	Location	loc;
 	JsonbValue *v;
 

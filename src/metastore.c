@@ -31,6 +31,7 @@
 #include "ids/ids.h"
 #include "metastore.h"
 #include "samples_table.h"
+#include "valid_text.h"
 
 /* Beyond this many cached ids the cache starts over. */
 #define ID_CACHE_MAX_ENTRIES	(1024 * 1024)
@@ -820,7 +821,7 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 			run_plan(&select_series, args, NULL, SPI_OK_SELECT);
 	}
 	if (SPI_processed != 1)
-		elog(ERROR, "series for profile type \"%s\" could not be stored", profile_type);
+		elog(ERROR, "series for profile type %s could not be stored", message_quote_cstring(profile_type));
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	/* On a 64-bit collision the newer key simply takes the slot. */

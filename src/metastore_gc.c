@@ -115,18 +115,20 @@ emit(ReturnSetInfo *rsinfo, HTAB *ids, char kind)
 
 /*
  * relid opened for reading, if it exists, the user may read it and it is a
- * parca_columnar table.
+ * parca_columnar table; NULL if it does not exist and missing_ok.  Closed
+ * keeping its lock until the transaction ends, as a scan's table.
  */
 static Relation
-open_columnar_table(Oid relid)
+open_columnar_table(Oid relid, bool missing_ok)
 {
-	Relation	rel;
+	Relation	rel = try_table_open(relid, AccessShareLock);
 
-	if (get_rel_name(relid) == NULL)
+	if (rel == NULL && missing_ok)
+		return NULL;
+	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	rel = table_open(relid, AccessShareLock);
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
 					   RelationGetRelationName(rel));
@@ -138,17 +140,23 @@ open_columnar_table(Oid relid)
 	return rel;
 }
 
-/* Adds the references of the rows of relid, a parca_columnar table. */
+/*
+ * Adds the references of the rows of relid, a parca_columnar table.  One
+ * dropped since the caller listed it (a rollup partition that retention
+ * dropped) refers to nothing any more.
+ */
 static void
 read_references(References *refs, Oid relid)
 {
-	Relation	rel = open_columnar_table(relid);
+	Relation	rel = open_columnar_table(relid, true);
 	AttrNumber	series_att;
 	AttrNumber	stack_att;
 	ColumnarReadState *rs;
 	ColumnarGroup g;
 	int			dict_stripe = -1;
 
+	if (rel == NULL)
+		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	series_att = samples_table_find_column(rel, SAMPLES_ATT_SERIES_ID);
@@ -195,7 +203,7 @@ read_references(References *refs, Oid relid)
 					add_stack(refs, DatumGetPointer(stack[r]));
 	}
 	columnar_read_end(rs);
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);
 }
 
 /*
@@ -236,12 +244,12 @@ parca_partition_references(PG_FUNCTION_ARGS)
 Datum
 parca_partition_content_version(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_columnar_table(PG_GETARG_OID(0));
+	Relation	rel = open_columnar_table(PG_GETARG_OID(0), false);
 	int64		storage_id;
 	int64		next_row;
 
 	columnar_content_version(rel, &storage_id, &next_row);
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf(INT64_FORMAT "/" INT64_FORMAT,
 											  storage_id, next_row)));
 }

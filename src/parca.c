@@ -3,7 +3,8 @@
  *		Entry point of the parca extension: module magic and settings.
  *
  * Each part of the extension that needs start-up work (settings, shared
- * memory, background workers) has an init function called from here.
+ * memory) has an init function called from here; the background workers
+ * are started by the launcher that workers_init() registers.
  */
 #include "postgres.h"
 
@@ -27,6 +28,7 @@
 #include "rollups.h"
 #include "scrape/scrape.h"
 #include "symbolize/symbolize.h"
+#include "workers/workers.h"
 
 PG_MODULE_MAGIC;
 
@@ -51,6 +53,7 @@ _PG_init(void)
 	symbolize_init();
 	partitions_init();
 	rollups_init();
+	workers_init();
 	MarkGUCPrefixReserved("parca");
 }
 

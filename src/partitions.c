@@ -10,7 +10,9 @@
  * whether or not anything is scraped (parca.scrape_enabled = off, an
  * agent-only installation), and the DDL it runs waits for locks (up to
  * the lock_timeout the functions set), which must not hold up the scrape
- * loop's stores or its HTTP transfers.
+ * loop's stores or its HTTP transfers.  The launcher (src/workers/) starts
+ * it in every database that has the extension; between its rounds it
+ * runs the symbolizer, whose work waits as well as the rounds' does.
  */
 #include "postgres.h"
 
@@ -21,11 +23,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
-#include "storage/ipc.h"
-#include "storage/latch.h"
-#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -33,6 +31,8 @@
 
 #include "parca.h"
 #include "partitions.h"
+#include "symbolize/symbolize.h"
+#include "workers/workers.h"
 
 PGDLLEXPORT void parca_maintenance_worker_main(Datum arg);
 
@@ -42,14 +42,11 @@ static int	partition_interval_min = 24 * 60;
 static int	retention_min = 0;
 static int	partition_premake = 2;
 static int	maintenance_naptime_s = 60;
-static char *maintenance_database = NULL;
 static bool metastore_gc = true;
 
 void
 partitions_init(void)
 {
-	BackgroundWorker worker;
-
 	DefineCustomIntVariable("parca.partition_interval",
 							"Time range of each partition of parca.samples.",
 							"Partitions start at multiples of it from 1970-01-01 00:00 UTC; a change applies to partitions made from then on.",
@@ -70,28 +67,11 @@ partitions_init(void)
 							NULL,
 							&maintenance_naptime_s, 60, 1, 24 * 3600,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomStringVariable("parca.maintenance_database",
-							   "Database whose parca.samples the maintenance worker keeps.",
-							   "Changing it restarts the worker.",
-							   &maintenance_database, "postgres",
-							   PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("parca.metastore_gc",
 							 "Whether the maintenance worker collects the metastore's garbage after dropping partitions.",
 							 "Every writer must follow the protocol of docs/ingestion.md, parca-agent included.",
 							 &metastore_gc, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 10;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "parca_maintenance_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "parca maintenance worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "parca maintenance worker");
-	RegisterBackgroundWorker(&worker);
 }
 
 int64
@@ -113,9 +93,6 @@ parca_partition_settings(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(partition_premake);
 	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
 }
-
-/* How often the worker looks for the extension while it is not installed. */
-#define EXTENSION_CHECK_MS	10000
 
 /*
  * Runs a maintenance function of the extension, if it is installed, in a
@@ -185,18 +162,7 @@ maintain(const char *function, const char *column, int64 *first)
 void
 parca_maintenance_worker_main(Datum arg)
 {
-	char	   *database;
-
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	database = pstrdup(maintenance_database);
-	BackgroundWorkerInitializeConnection(database, NULL, 0);
-	pgstat_report_appname("parca maintenance worker");
-	/* as the scrape worker: built-ins are looked up in pg_catalog only */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	ereport(LOG, (errmsg("parca maintenance worker started on database \"%s\"", database)));
+	workers_begin(arg);
 
 	for (;;)
 	{
@@ -208,18 +174,11 @@ parca_maintenance_worker_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			if (strcmp(maintenance_database, database) != 0)
-			{
-				ereport(LOG,
-						(errmsg("parca maintenance worker restarts for parca.maintenance_database \"%s\"",
-								maintenance_database)));
-				proc_exit(1);
-			}
 		}
 		wait_ms = maintenance_naptime_s * 1000L;
-		/* a new installation gets its partitions soon after CREATE EXTENSION */
+		/* dropped: the launcher starts the worker again if it comes back */
 		if (!maintain("parca_maintain_partitions", "dropped", &dropped))
-			wait_ms = Min(wait_ms, EXTENSION_CHECK_MS);
+			workers_exit(WORKER_EXIT_NO_EXTENSION);
 		else
 		{
 			int64		hours;
@@ -236,8 +195,6 @@ parca_maintenance_worker_main(Datum arg)
 		 * which the next round's search for late rows reads.
 		 */
 		pgstat_report_stat(true);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 wait_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		symbolize_while_waiting(wait_ms);
 	}
 }

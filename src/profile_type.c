@@ -5,6 +5,7 @@
 #include "postgres.h"
 
 #include "profile_type.h"
+#include "valid_text.h"
 
 bool
 profile_type_char_ok(char c)
@@ -71,7 +72,7 @@ profile_type_parse_or_error(const char *text, ProfileType *type)
 	if (profile_type_parse(text, (int) strlen(text), type, NULL) != PROFILE_TYPE_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid profile type \"%s\"", text),
+				 errmsg("invalid profile type %s", message_quote_cstring(text)),
 				 errdetail("A profile type is name:sample_type:sample_unit:period_type:period_unit, optionally followed by :delta; the name is not empty, and no field contains '{', '}', '\"', white space or control characters.")));
 }
 
@@ -99,7 +100,7 @@ profile_name_validate(const char *name)
 		if (!profile_type_char_ok(*p))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid profile name \"%s\"", name),
+					 errmsg("invalid profile name %s", message_quote_cstring(name)),
 					 errdetail("A profile name may not contain ':', '{', '}', '\"', white space or control characters.")));
 }
 
@@ -110,6 +111,7 @@ profile_type_field_validate(const char *field, const char *what)
 		if (!profile_type_char_ok(*p))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid profile: %s \"%s\" cannot be part of a profile type", what, field),
+					 errmsg("invalid profile: %s %s cannot be part of a profile type", what,
+							message_quote_cstring(field)),
 					 errdetail("A profile type is name:sample_type:sample_unit:period_type:period_unit; no selector could name one whose fields contain ':', '{', '}', '\"', white space or control characters.")));
 }

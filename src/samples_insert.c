@@ -65,13 +65,18 @@ struct SamplesInsert
 	bool	   *num_nulls;
 };
 
-/* Whether rel (the table, or the partitioned table) is still as the extension made it. */
+/*
+ * Whether rel (the table, or the partitioned table) is still as the
+ * extension made it.  The row-level security of the table an INSERT names
+ * applies, that of a partition it routes to does not (the extension's
+ * partitions have it, for readers who name them: sql/47_row_security.sql).
+ */
 static bool
-is_plain(Relation rel, char relkind)
+is_plain(Relation rel, char relkind, bool named)
 {
 	return rel->rd_rel->relkind == relkind && rel->trigdesc == NULL &&
 		rel->rd_rules == NULL &&
-		check_enable_rls(RelationGetRelid(rel), InvalidOid, true) != RLS_ENABLED &&
+		(!named || check_enable_rls(RelationGetRelid(rel), InvalidOid, true) != RLS_ENABLED) &&
 		samples_table_has_layout(rel);
 }
 
@@ -269,14 +274,14 @@ samples_insert_begin(TimestampTz time, int64 period, int64 duration)
 		bool		routable;
 		Oid			partition = samples_table_partition_for(rel, time, &routable);
 
-		if (OidIsValid(partition) && is_plain(rel, RELKIND_PARTITIONED_TABLE))
+		if (OidIsValid(partition) && is_plain(rel, RELKIND_PARTITIONED_TABLE, true))
 		{
 			target = table_open(partition, RowExclusiveLock);
-			si->direct = is_plain(target, RELKIND_RELATION);
+			si->direct = is_plain(target, RELKIND_RELATION, false);
 		}
 	}
 	else
-		si->direct = is_plain(rel, RELKIND_RELATION);
+		si->direct = is_plain(rel, RELKIND_RELATION, true);
 	if (si->direct)
 		direct_begin(si, rel, target);
 	else

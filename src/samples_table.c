@@ -9,8 +9,10 @@
 #include "partitioning/partdesc.h"
 #include "catalog/pg_type.h"
 #include "partitioning/partbounds.h"
+#include "rewrite/rowsecurity.h"
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
+#include "utils/rls.h"
 #include "utils/timestamp.h"
 
 #include "metastore.h"
@@ -48,6 +50,20 @@ samples_table_relid(void)
 				 errmsg("table parca.samples does not exist"),
 				 errhint("Drop and create extension parca again.")));
 	return relid;
+}
+
+bool
+samples_table_rls_hides_rows(Relation rel)
+{
+	RowSecurityPolicy *policy;
+
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, true) != RLS_ENABLED)
+		return false;
+	if (rel->rd_rsdesc == NULL || list_length(rel->rd_rsdesc->policies) != 1)
+		return true;
+	policy = linitial(rel->rd_rsdesc->policies);
+	return strcmp(policy->policy_name, SAMPLES_UNRESTRICTED_POLICY) != 0 || !policy->permissive ||
+		check_enable_rls(samples_table_relid(), InvalidOid, true) == RLS_ENABLED;
 }
 
 /* Whether attribute a of rel is the column at attno in the table as made. */

@@ -51,6 +51,22 @@ extern bool samples_table_has_layout(Relation rel);
 extern AttrNumber samples_table_find_column(Relation rel, AttrNumber attno);
 
 /*
+ * The policy that shows the rows of the rollups to the users whom
+ * parca.samples' row-level security does not restrict
+ * (sql/47_row_security.sql).
+ */
+#define SAMPLES_UNRESTRICTED_POLICY "parca_unrestricted_readers"
+
+/*
+ * Whether row-level security may hide some rows of rel (parca.samples, a
+ * rollup) from the current user: it applies to the user, and the table's
+ * policy is not only SAMPLES_UNRESTRICTED_POLICY in a session that
+ * parca.samples' row-level security does not restrict (where that policy
+ * shows every row).
+ */
+extern bool samples_table_rls_hides_rows(Relation rel);
+
+/*
  * parca.samples is partitioned by time (sql/40_samples.sql).  Given it
  * opened, the partition that holds time t (the default partition if no
  * other does; InvalidOid if there is none), and the partitions whose time

@@ -18,6 +18,7 @@
 #include "utils/builtins.h"
 
 #include "stacktrace.h"
+#include "valid_text.h"
 
 PG_FUNCTION_INFO_V1(stacktrace_in);
 PG_FUNCTION_INFO_V1(stacktrace_out);
@@ -134,7 +135,7 @@ stacktrace_in(PG_FUNCTION_ARGS)
 syntax_error:
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid input syntax for type stacktrace: \"%s\"", str),
+			 errmsg("invalid input syntax for type stacktrace: %s", message_quote_cstring(str)),
 			 errdetail("Expected location ids as hexadecimal numbers of up to 16 digits, leaf first, e.g. {00a1b2c3d4e5f607,1122334455667788}.")));
 	PG_RETURN_NULL();
 }

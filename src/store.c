@@ -26,6 +26,7 @@
 #include "ids/ids.h"
 #include "extension_version.h"
 #include "metastore.h"
+#include "valid_text.h"
 
 PG_FUNCTION_INFO_V1(parca_store_mappings);
 PG_FUNCTION_INFO_V1(parca_store_functions);
@@ -92,8 +93,8 @@ check_id(uint64 given, uint64 computed, const char *what, const char *name)
 	if (given != computed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s \"%s\" has id %lld, but its content has id %lld",
-						what, name, (long long) given, (long long) computed),
+				 errmsg("%s %s has id %lld, but its content has id %lld",
+						what, message_quote_cstring(name), (long long) given, (long long) computed),
 				 errhint("The writer computes ids differently from this server: check that their write protocols match (parca_write_protocol()).")));
 }
 

@@ -9,6 +9,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "utils/builtins.h"
 
 #include "valid_text.h"
 
@@ -38,6 +39,27 @@ valid_text(const char *s, Size len, bool *repaired)
 	return buf.data;
 }
 
+char *
+message_quote(const char *s, Size len)
+{
+	/* a prefix long enough for the characters shown, made valid text */
+	Size		head = Min(len, (Size) MESSAGE_QUOTE_CHARS * MAX_MULTIBYTE_CHAR_LEN + 1);
+	bool		repaired;
+	const char *shown = valid_text(s, head, &repaired);
+	int			shown_len = repaired ? (int) strlen(shown) : (int) head;
+	int			cut = pg_mbcharcliplen(shown, shown_len, MESSAGE_QUOTE_CHARS);
+
+	if (cut == shown_len && head == len)
+		return psprintf("\"%.*s\"", cut, shown);
+	return psprintf("\"%.*s...\" (%zu bytes)", cut, shown, len);
+}
+
+char *
+message_quote_cstring(const char *s)
+{
+	return message_quote(s, strlen(s));
+}
+
 /* parca.text_is_valid(text): whether it is valid in the database encoding. */
 PG_FUNCTION_INFO_V1(parca_text_is_valid);
 Datum
@@ -47,4 +69,14 @@ parca_text_is_valid(PG_FUNCTION_ARGS)
 	int			len = VARSIZE_ANY_EXHDR(t);
 
 	PG_RETURN_BOOL(pg_encoding_verifymbstr(GetDatabaseEncoding(), VARDATA_ANY(t), len) == len);
+}
+
+/* parca.message_quote(text): message_quote() for SQL and PL/pgSQL functions' messages. */
+PG_FUNCTION_INFO_V1(parca_message_quote);
+Datum
+parca_message_quote(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_TEXT_P(cstring_to_text(message_quote(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t))));
 }

@@ -26,6 +26,16 @@ stack_names() {
 	  WHERE $only_user)"
 }
 
+# export_pprof SQL-WHERE FILE: merged samples of the series matching
+# SQL-WHERE (on parca.series se) as the gzipped pprof parca_pprof exports
+export_pprof() {
+	psql -X -qAt -v ON_ERROR_STOP=1 -c "
+		SELECT pg_catalog.translate(encode(parca_pprof(parca_merge(s.stack, s.value),
+		       min(se.profile_type), max(s.period)), 'base64'), E'\n', '')
+		FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+		WHERE $1" | base64 -d > "$2"
+}
+
 # wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.
 wait_for() {
 	local deadline=$((SECONDS + $1))
@@ -178,12 +188,13 @@ near_expected() {
 	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 4 * sqrt(e)) }'
 }
 
-# best_ms SQL: the best of three runs of SQL, in milliseconds (for bench/)
+# best_ms SQL [JIT]: the best of three runs of SQL, in milliseconds, with
+# jit = JIT (default off; on is PostgreSQL's default) (for bench/)
 best_ms() {
 	local best=""
 	for _ in 1 2 3; do
 		local ms
-		ms=$(psql -X -qAt -c "SET jit = off" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
+		ms=$(psql -X -qAt -c "SET jit = ${2:-off}" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)
 		if [ -z "$best" ] || awk -v a="$ms" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$ms; fi
 	done
 	echo "$best"

@@ -1,6 +1,7 @@
 /*
  * columnar_check.c
- *		parca_columnar_check(): the integrity check of a columnar table, and
+ *		parca_columnar_check(): the integrity check of a columnar table (or
+ *		of the parca_columnar partitions of a partitioned one), and
  *		parca_columnar_chunks(): what each chunk holds and how it is encoded.
  */
 #include "postgres.h"
@@ -24,20 +25,31 @@ PG_FUNCTION_INFO_V1(parca_columnar_check);
 PG_FUNCTION_INFO_V1(parca_columnar_chunks);
 
 /*
- * The parca_columnar table relid, locked.  Both functions read every
- * column of every row, so the user needs SELECT on the table, checked
- * before the lock is taken (as pgstattuple does); a relation that does
- * not exist is an error naming its OID.  If shows_values, the caller shows
- * values (chunk minima and maxima), which row-level security would hide.
+ * Both functions read every column of every row, so the user needs SELECT
+ * on the table, checked before the lock is taken (as pgstattuple does); a
+ * relation that does not exist is an error naming its OID.  (SELECT on a
+ * partitioned table reads its partitions.)
+ */
+static void
+check_select(Oid relid)
+{
+	AclResult	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/*
+ * The parca_columnar table relid, locked.  If shows_values, the caller
+ * shows values (chunk minima and maxima), which row-level security would
+ * hide.
  */
 static Relation
 open_columnar(Oid relid, bool shows_values)
 {
-	AclResult	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
 	Relation	rel;
 
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(relid));
+	check_select(relid);
 	rel = columnar_open_table(relid, AccessShareLock);
 	if (shows_values && check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		ereport(ERROR,
@@ -57,18 +69,25 @@ corrupt(Relation rel, ColumnarStripe *s, const char *what)
 						   s->first_row) : 0));
 }
 
-/*
- * parca_columnar_check(regclass) -> (stripes, inline_stripes, rows, data_blocks)
- *
- * Raises an error naming the first problem: a bad metapage, overlapping
- * row numbers or pages, a stripe past the end of the relation, a chunk
- * whose CRC does not match, a chunk that does not decode, or a stripe
- * whose decoded rows do not match its count.
- */
-Datum
-parca_columnar_check(PG_FUNCTION_ARGS)
+/* What parca_columnar_check() counts, of one table and in all. */
+typedef struct CheckCounts
 {
-	Relation	rel = open_columnar(PG_GETARG_OID(0), false);
+	int64		stripes;
+	int64		inline_stripes;
+	int64		rows;
+	int64		data_blocks;
+} CheckCounts;
+
+/*
+ * Check one parca_columnar table, opened and locked; add what it holds to
+ * *counts.  Raises an error naming the first problem: a bad metapage,
+ * overlapping row numbers or pages, a stripe past the end of the relation,
+ * a chunk whose CRC does not match, a chunk that does not decode, or a
+ * stripe whose decoded rows do not match its count.
+ */
+static void
+check_table(Relation rel, CheckCounts *counts)
+{
 	ColumnarMetaPage meta = columnar_read_metapage(rel);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -83,12 +102,7 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 	Bitmapset  *attrs = NULL;
 	StringInfoData stored;
 	ListCell   *lc;
-	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	for (int i = 1; i <= RelationGetDescr(rel)->natts; i++)
 		attrs = bms_add_member(attrs, i);
 	foreach(lc, stripes)
@@ -193,11 +207,49 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 	}
 
 	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
-	values[0] = Int64GetDatum(list_length(stripes));
-	values[1] = Int64GetDatum(ninline);
-	values[2] = Int64GetDatum(rows);
-	values[3] = Int64GetDatum(data_blocks);
+	counts->stripes += list_length(stripes);
+	counts->inline_stripes += ninline;
+	counts->rows += rows;
+	counts->data_blocks += data_blocks;
+}
+
+/*
+ * parca_columnar_check(regclass) -> (stripes, inline_stripes, rows, data_blocks)
+ *
+ * Of the table, or the sums over the parca_columnar partitions of a
+ * partitioned table (parca.samples, its rollups), each checked in turn
+ * (columnar_tables_of: other partitions are skipped with a NOTICE).
+ */
+Datum
+parca_columnar_check(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	CheckCounts counts = {0};
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {0};
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "parca_columnar_check",
+											  ALLOCSET_DEFAULT_SIZES);
+	ListCell   *lc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	check_select(relid);
+	foreach(lc, columnar_tables_of(relid, AccessShareLock))
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		Relation	rel = columnar_open_table(lfirst_oid(lc), AccessShareLock);
+
+		check_table(rel, &counts);
+		table_close(rel, AccessShareLock);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+	}
+	MemoryContextDelete(cxt);
+	values[0] = Int64GetDatum(counts.stripes);
+	values[1] = Int64GetDatum(counts.inline_stripes);
+	values[2] = Int64GetDatum(counts.rows);
+	values[3] = Int64GetDatum(counts.data_blocks);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 

@@ -543,4 +543,12 @@ extern void columnar_agg_init(void);
  */
 extern Relation columnar_open_table(Oid relid, LOCKMODE lockmode);
 
+/*
+ * The tables a function given relid works on: relid itself, or, if it is
+ * a partitioned table, its leaf partitions that are parca_columnar, locked
+ * in lockmode (the caller checked the user's rights on relid first); a
+ * leaf of another access method is skipped with a NOTICE.
+ */
+extern List *columnar_tables_of(Oid relid, LOCKMODE lockmode);
+
 #endif							/* PARCA_COLUMNAR_INTERNAL_H */

@@ -16,6 +16,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "commands/progress.h"
@@ -754,26 +755,85 @@ columnar_open_table(Oid relid, LOCKMODE lockmode)
 	return rel;
 }
 
+List *
+columnar_tables_of(Oid relid, LOCKMODE lockmode)
+{
+	List	   *tables = NIL;
+	ListCell   *lc;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return list_make1_oid(relid);
+	foreach(lc, find_all_inheritors(relid, lockmode, NULL))
+	{
+		Oid			part = lfirst_oid(lc);
+		Relation	rel;
+
+		/* the table itself, and partitioned partitions, hold no rows */
+		if (get_rel_relkind(part) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = try_table_open(part, NoLock);
+		if (rel == NULL)
+			continue;
+		if (columnar_is_columnar(rel))
+			tables = lappend_oid(tables, part);
+		else
+			ereport(NOTICE,
+					(errmsg("partition \"%s\" of \"%s\" is not a parca_columnar table: skipped",
+							RelationGetRelationName(rel), get_rel_name(relid))));
+		table_close(rel, NoLock);
+	}
+	return tables;
+}
+
+/* Whoever may VACUUM the table may compact it: its owner, the database's. */
+static bool
+may_compact(Oid relid)
+{
+	return pg_class_ownercheck(relid, GetUserId()) ||
+		pg_database_ownercheck(MyDatabaseId, GetUserId());
+}
+
 /*
- * parca_columnar_compact(regclass): merge small stripes now.  Whoever may
- * VACUUM the table may (its owner, the database's owner), checked before
- * the lock is taken.
+ * parca_columnar_compact(regclass): merge small stripes now, of the table
+ * or of each parca_columnar partition of a partitioned table, as VACUUM of
+ * it would: rights checked before the lock is taken, a partition the user
+ * may not compact skipped with a WARNING.  Returns the stripes merged.
  */
 Datum
 parca_columnar_compact(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	Relation	rel;
-	int64		merged;
+	int64		merged = 0;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "parca_columnar_compact",
+											  ALLOCSET_DEFAULT_SIZES);
+	ListCell   *lc;
 
 	PreventCommandDuringRecovery("parca_columnar_compact()");
-	if (!pg_class_ownercheck(relid, GetUserId()) &&
-		!pg_database_ownercheck(MyDatabaseId, GetUserId()))
+	if (!may_compact(relid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-	rel = columnar_open_table(relid, RowExclusiveLock);
-	columnar_refresh_free_space(rel);
-	/* not as VACUUM: this lock lets CREATE INDEX CONCURRENTLY run meanwhile */
-	merged = columnar_compact(rel, true, false);
-	table_close(rel, NoLock);
+	foreach(lc, columnar_tables_of(relid, RowExclusiveLock))
+	{
+		Oid			part = lfirst_oid(lc);
+		MemoryContext old;
+		Relation	rel;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!may_compact(part))
+		{
+			ereport(WARNING,
+					(errmsg("skipping \"%s\": only its owner or the database's owner may compact it",
+							get_rel_name(part))));
+			continue;
+		}
+		old = MemoryContextSwitchTo(cxt);
+		rel = columnar_open_table(part, RowExclusiveLock);
+		columnar_refresh_free_space(rel);
+		/* not as VACUUM: this lock lets CREATE INDEX CONCURRENTLY run meanwhile */
+		merged += columnar_compact(rel, true, false);
+		table_close(rel, NoLock);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+	}
+	MemoryContextDelete(cxt);
 	PG_RETURN_INT64(merged);
 }

@@ -277,13 +277,15 @@ open_at(Elf *elf, GoBytes tab, uint64_t tab_vaddr, GoPclntab *t)
 	/*
 	 * A position-independent program's text start is a dynamic
 	 * relocation, which the file may hold as 0: it is then the start of
-	 * .text, where the Go linker puts runtime.text.
+	 * .text, where the Go linker puts runtime.text.  A debug file without
+	 * its code (.text removed, as in Parca's fixtures) keeps the header's.
 	 */
 	if (!in_text(elf, t->text_start))
 	{
-		if (parca_elf_section(elf, ".text", &text) == NULL)
+		if (parca_elf_section(elf, ".text", &text) != NULL)
+			t->text_start = text.sh_addr;
+		else if (t->text_start == 0)
 			return false;
-		t->text_start = text.sh_addr;
 	}
 	find_gofunc(elf, &t->file, tab_vaddr, t);
 	return functab_entry(t, 0, &t->first_entry, &unused);
@@ -548,7 +550,8 @@ position(const GoPclntab *t, const GoFunc *f, uint64_t pc, GoLine *l)
 }
 
 /*
- * The inlined call ix of f's tree: its name, call site pc and start line.
+ * The inlined call ix (>= 0) of f's tree: its name, call site pc and start
+ * line; false if the tree does not hold it.
  * Up to 1.19 an inlinedCall is {parent int16, funcID, pad, file, line,
  * name, parentPc int32}; from 1.20 on {funcID, pad[3], name, parentPc,
  * startLine int32}.
@@ -564,8 +567,6 @@ inlined_call(const GoPclntab *t, const GoFunc *f, int32_t ix, const char **name,
 	uint32_t	line = 0;
 	GoBytes		call;
 
-	if (ix < 0)
-		return false;
 	at = (uint64_t) ix * size;
 	call = slice(&f->inl_tree, at, at + size);
 	if (call.len != size)
@@ -590,22 +591,29 @@ inlined_call(const GoPclntab *t, const GoFunc *f, int32_t ix, const char **name,
 }
 
 int
-gopclntab_lines(const GoPclntab *t, uint64_t pc, GoLine *lines, int max)
+gopclntab_lines(const GoPclntab *t, uint64_t pc, GoLine *lines, int max, bool *complete)
 {
 	GoFunc		f;
 	const char *name;
 	int32_t		ix;
 	int			n = 0;
 
+	*complete = true;
 	if (max <= 0 || !find_func(t, pc, &f) || (name = string_at(&t->funcnames, f.name)) == NULL)
 		return 0;
 	position(t, &f, pc, &lines[0]);
 
 	/* the inlined calls at pc, innermost first, each at its caller's position next */
 	while (n < max - 1 && n < MAX_INLINE_DEPTH &&
-		   pc_value(t, f.inl_index, f.entry, f.end, pc, &ix) &&
-		   inlined_call(t, &f, ix, &lines[n].function, &pc, &lines[n].start_line))
+		   pc_value(t, f.inl_index, f.entry, f.end, pc, &ix) && ix >= 0)
+	{
+		if (!inlined_call(t, &f, ix, &lines[n].function, &pc, &lines[n].start_line))
+		{
+			*complete = false;
+			break;
+		}
 		position(t, &f, pc, &lines[++n]);
+	}
 	lines[n].function = name;
 	lines[n].start_line = f.start_line > 0 ? f.start_line : 0;
 	return n + 1;

@@ -78,8 +78,13 @@ extern bool gopclntab_open(Elf *elf, GoPclntab *t);
  * The chain of frames at ELF virtual address pc, innermost (inlined)
  * first, down to the function that contains it; at most max.  Returns
  * their number, 0 when the table does not know the address.  The strings
- * point into the file.
+ * point into the file.  *complete is false when pc lies in inlined code
+ * whose calls the file does not hold (the inline trees are in read-only
+ * data, which a debug file may lack): the last frame is then the function
+ * that contains pc at the position of an inlined callee's code, as
+ * go tool pprof names it; DWARF, where the file has it, knows the calls.
  */
-extern int	gopclntab_lines(const GoPclntab *t, uint64_t pc, GoLine *lines, int max);
+extern int	gopclntab_lines(const GoPclntab *t, uint64_t pc, GoLine *lines, int max,
+							bool *complete);
 
 #endif							/* PARCA_GOPCLNTAB_H */

@@ -387,8 +387,8 @@ check_text(const Pprof *p, int64 index, const char *what)
 	if (p->repaired != NULL && p->repaired[index])
 		ereport(ERROR,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				 errmsg("invalid profile: %s \"%s\" is not valid %s text",
-						what, p->msg->string_table[index], GetDatabaseEncodingName()),
+				 errmsg("invalid profile: %s %s is not valid %s text",
+						what, message_quote_cstring(p->msg->string_table[index]), GetDatabaseEncodingName()),
 				 errdetail("It holds a NUL byte or bytes that are not a character (shown as %s). It names series, so it is refused rather than repaired; function, file and mapping names are stored with such bytes replaced.",
 						   GetDatabaseEncoding() == PG_UTF8 ? "U+FFFD" : "'?'")));
 }

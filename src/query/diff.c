@@ -16,6 +16,7 @@
 #include "fmgr.h"
 
 #include "profile.h"
+#include "valid_text.h"
 
 static int64
 profile_total(const struct varlena *profile, ProfileMeta *meta, uint32 *nstacks)
@@ -76,8 +77,9 @@ parca_diff(PG_FUNCTION_ARGS)
 		strcmp(base_meta.profile_type, compared_meta.profile_type) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot compare a profile of type \"%s\" with one of type \"%s\"",
-						base_meta.profile_type, compared_meta.profile_type)));
+				 errmsg("cannot compare a profile of type %s with one of type %s",
+						message_quote_cstring(base_meta.profile_type),
+						message_quote_cstring(compared_meta.profile_type))));
 	if (!absolute && base_total != 0)
 		scale = (double) compared_total / (double) base_total;
 

@@ -32,12 +32,12 @@ Datum
 parca_series_ids(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Selector   *sel = selector_parse(sel_text);
+	Selector   *sel = selector_parse_text(PG_GETARG_TEXT_PP(0));
 	SeriesMatch *series;
 	int			n;
 	Datum	   *ids;
 	ArrayType  *result;
+
 
 	SPI_connect();
 	series = selector_find_series(sel, NIL, &n);

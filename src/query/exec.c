@@ -40,6 +40,7 @@
 #include "utils/timestamp.h"
 
 #include "ids/ids.h"
+#include "labels.h"
 #include "metastore.h"
 #include "metastore_read.h"
 #include "parca.h"
@@ -50,6 +51,7 @@
 #include "query/stack_filter.h"
 #include "query/symbols.h"
 #include "stacktrace.h"
+#include "valid_text.h"
 
 /*
  * The type of sample counts scaled by the period:
@@ -94,7 +96,11 @@ group_location(const char *label)
 	return loc.id;
 }
 
-/* Label of a group: `a="x", b="y"` for the grouping labels' values. */
+/*
+ * Label of a group: `a="x", b="y"` for the grouping labels' values, each
+ * quoted as in a selector, so that values holding quotes or commas cannot
+ * make two groups look alike (nor share a frame).
+ */
 static char *
 group_label(List *names, char **values)
 {
@@ -105,7 +111,10 @@ group_label(List *names, char **values)
 	initStringInfo(&buf);
 	foreach(lc, names)
 	{
-		appendStringInfo(&buf, "%s%s=\"%s\"", i ? ", " : "", (char *) lfirst(lc), values[i]);
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "%s=", (char *) lfirst(lc));
+		selector_append_quoted(&buf, values[i], strlen(values[i]));
 		i++;
 	}
 	return buf.data;
@@ -289,8 +298,8 @@ merge_series(const char *caller, const char *ptype, const ProfileType *type,
 	MemoryContextSwitchTo(cxt);
 	if (scale && periods.min_known > 0 && periods.unknown_seen)
 		ereport(NOTICE,
-				(errmsg("%s: some samples of \"%s\" have no period (0); their counts were added unscaled",
-						caller, ptype)));
+				(errmsg("%s: some samples of %s have no period (0); their counts were added unscaled",
+						caller, message_quote_cstring(ptype))));
 	/* only rows without a period: the values are counts, and say so */
 	meta.profile_type = scale && !(periods.unknown_seen && periods.min_known == 0) ?
 		period_unit_type(type) : pstrdup(ptype);
@@ -314,7 +323,7 @@ Datum
 parca_query(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *sel_text;
+	text	   *sel_text;
 	Selector   *sel;
 	TimestampTz start;
 	TimestampTz stop;
@@ -332,23 +341,14 @@ parca_query(PG_FUNCTION_ARGS)
 	/* no selector or no range: nothing to merge (not STRICT: the rest may be NULL) */
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_NULL();
-	sel_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	sel_text = PG_GETARG_TEXT_PP(0);
 	start = PG_GETARG_TIMESTAMPTZ(1);
 	stop = PG_GETARG_TIMESTAMPTZ(2);
-	sel = selector_parse(sel_text);
+	sel = selector_parse_text(sel_text);
 	selector_require_type(sel, sel_text);
 	if (!PG_ARGISNULL(3))
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-
-		deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT,
-						  &elems, &nulls, &n);
-		for (int i = 0; i < n; i++)
-			if (!nulls[i])
-				group_names = lappend(group_names, TextDatumGetCString(elems[i]));
-	}
+		group_names = label_names_from_array(PG_GETARG_ARRAYTYPE_P(3), SELECTOR_MAX_LABEL_NAMES,
+											 "group_by");
 	for (int arg = 4; arg < 8; arg++)
 	{
 		if (PG_ARGISNULL(arg))
@@ -370,7 +370,7 @@ parca_query(PG_FUNCTION_ARGS)
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("unknown profile type \"%s\"", sel->profile_type),
+				 errmsg("unknown profile type %s", message_quote_cstring(sel->profile_type)),
 				 errhint("SELECT * FROM parca_profile_types() lists the stored ones.")));
 
 	series = selector_find_series(sel, group_names, &nseries);
@@ -424,8 +424,9 @@ Datum
 parca_profile(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *id = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *at = strchr(id, '@');
+	text	   *id_text = PG_GETARG_TEXT_PP(0);
+	char	   *id;
+	char	   *at;
 	char	   *end;
 	int64		series_id;
 	int64		unix_us;
@@ -437,6 +438,11 @@ parca_profile(PG_FUNCTION_ARGS)
 	int			ret;
 	struct varlena *result;
 
+	/* two 64-bit integers and an @: a longer id is not read any further */
+	if (VARSIZE_ANY_EXHDR(id_text) > 2 * 20 + 1)
+		goto bad;
+	id = text_to_cstring(id_text);
+	at = strchr(id, '@');
 	errno = 0;
 	if (at == NULL || at == id || at[1] == '\0')
 		goto bad;
@@ -475,7 +481,7 @@ parca_profile(PG_FUNCTION_ARGS)
 bad:
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid profile id \"%s\"", text_to_cstring(PG_GETARG_TEXT_PP(0))),
+			 errmsg("invalid profile id %s", message_quote(VARDATA_ANY(id_text), VARSIZE_ANY_EXHDR(id_text))),
 			 errhint("A profile id is SERIES_ID@MICROSECONDS_SINCE_1970, as parca_profiles() lists them.")));
 	PG_RETURN_NULL();			/* not reached */
 }

@@ -32,7 +32,6 @@
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -496,7 +495,7 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
 				   bool scale, MergePeriods *periods)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
+	Relation	rel = try_table_open(relid, AccessShareLock);
 	List	   *tables = NIL;
 	SeriesGroup *series;
 	Datum	   *id_datums;
@@ -504,15 +503,20 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 	ListCell   *lc;
 	bool		ok;
 
+	/* dropped since its OID was looked up: the SQL merge says so by name */
+	if (rel == NULL)
+		return false;
 	ok = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
-		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+		!samples_table_rls_hides_rows(rel);
 	if (ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 	{
 		/*
 		 * The partitions whose time ranges meet [start, stop]: all of them
 		 * read here, or none (the SQL merge then reads them all).  Rights
 		 * and row-level security are those of parca.samples, as for a query
-		 * through it.
+		 * through it.  Listed under the parent's lock, which a partition's
+		 * DROP waits for; one detached (CONCURRENTLY) and dropped since has
+		 * no rows left to read.
 		 */
 		bool		routable;
 		List	   *oids = samples_table_partitions_between(rel, start, stop, &routable);
@@ -520,8 +524,10 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 		ok = routable;
 		foreach(lc, oids)
 		{
-			Relation	part = table_open(lfirst_oid(lc), AccessShareLock);
+			Relation	part = try_table_open(lfirst_oid(lc), AccessShareLock);
 
+			if (part == NULL)
+				continue;
 			tables = lappend(tables, part);
 			ok = ok && readable(part);
 		}
@@ -531,12 +537,19 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 		ok = readable(rel);
 		tables = list_make1(rel);
 	}
+
+	/*
+	 * Every table is closed keeping its lock until the transaction ends, as
+	 * the executor keeps a scan's: a partition read here is not dropped
+	 * (by retention) under a REPEATABLE READ transaction that reads it
+	 * again, and the SQL merge would take the same locks.
+	 */
 	if (!ok)
 	{
 		foreach(lc, tables)
 			if (lfirst(lc) != rel)
-				table_close(lfirst(lc), AccessShareLock);
-		table_close(rel, AccessShareLock);
+				table_close(lfirst(lc), NoLock);
+		table_close(rel, NoLock);
 		return false;
 	}
 
@@ -569,9 +582,9 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 	{
 		scan_table(&m, lfirst(lc));
 		if (lfirst(lc) != rel)
-			table_close(lfirst(lc), AccessShareLock);
+			table_close(lfirst(lc), NoLock);
 	}
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);
 	if (m.known_min != PG_INT64_MAX &&
 		(periods->min_known == 0 || m.known_min < periods->min_known))
 		periods->min_known = m.known_min;

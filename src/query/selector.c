@@ -22,15 +22,19 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "regex/regex.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "query/selector.h"
+#include "valid_text.h"
 
 typedef struct SelParser
 {
 	const char *text;
 	const char *p;
+	int			nregexes;		/* regex matchers so far */
 } SelParser;
 
 /* 1-based character position of p in the selector text. */
@@ -46,15 +50,30 @@ sel_error_at(const SelParser *ps, const char *at, const char *msg)
 	ereport(ERROR,
 			(errcode(ERRCODE_SYNTAX_ERROR),
 			 errmsg("invalid selector at position %d: %s", sel_position(ps, at), msg),
-			 *at ? errdetail("The selector is \"%s\"; the error is at \"%s\".", ps->text, at)
-			 : errdetail("The selector \"%s\" ends there.", ps->text)));
+			 *at ? errdetail("The selector is %s; the error is at %s.",
+							 message_quote_cstring(ps->text), message_quote_cstring(at))
+			 : errdetail("The selector %s ends there.", message_quote_cstring(ps->text))));
+}
+
+/* A limit of selector.h passed, at the given place. */
+static void
+sel_limit_error(const SelParser *ps, const char *at, const char *msg, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("selector too large at position %d: %s", sel_position(ps, at), msg),
+			 errdetail("The selector is %s.", message_quote_cstring(ps->text)),
+			 errhint("%s", hint)));
 }
 
 static void
 sel_skip_space(SelParser *ps)
 {
 	while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
+	{
+		CHECK_FOR_INTERRUPTS();
 		ps->p++;
+	}
 }
 
 static bool
@@ -78,7 +97,10 @@ sel_parse_type(SelParser *ps, Selector *sel)
 
 	while (*ps->p != '\0' && *ps->p != '{' && *ps->p != ' ' && *ps->p != '\t' &&
 		   *ps->p != '\n' && *ps->p != '\r')
+	{
+		CHECK_FOR_INTERRUPTS();
 		ps->p++;
+	}
 	switch (profile_type_parse(start, (int) (ps->p - start), &sel->type, &error_at))
 	{
 		case PROFILE_TYPE_OK:
@@ -107,56 +129,63 @@ sel_parse_type(SelParser *ps, Selector *sel)
  * A quoted label value.  In a regex matcher's value an escape the string
  * does not know, such as the \. that Grafana's ${var:regex} writes, is
  * handed to the regex as it is (where, as in RE2, it escapes the
- * character); elsewhere it is an error.
+ * character); elsewhere it is an error.  The value is never longer than
+ * its quoted form, which is measured first: the value takes that much
+ * memory once, and an unterminated one none.
  */
 static char *
 sel_parse_string(SelParser *ps, bool regex)
 {
 	char		quote = *ps->p;
 	const char *start = ps->p;
-	StringInfoData buf;
+	const char *end;
+	char	   *value;
+	char	   *out;
 
 	if (quote != '"' && quote != '\'' && quote != '`')
 		sel_error_at(ps, ps->p, "expected a quoted label value");
-	ps->p++;
-	initStringInfo(&buf);
-	while (*ps->p != quote)
+	for (end = start + 1; *end != quote; end++)
 	{
-		if (*ps->p == '\0')
+		CHECK_FOR_INTERRUPTS();
+		if (*end == '\0' || (*end == '\\' && quote != '`' && *++end == '\0'))
 			sel_error_at(ps, start, "unterminated label value");
-		if (*ps->p == '\\' && quote != '`')
+	}
+	value = out = palloc(end - start);
+	for (ps->p = start + 1; ps->p < end; ps->p++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (*ps->p != '\\' || quote == '`')
 		{
-			ps->p++;
-			switch (*ps->p)
-			{
-				case 'n':
-					appendStringInfoChar(&buf, '\n');
-					break;
-				case 't':
-					appendStringInfoChar(&buf, '\t');
-					break;
-				case '\\':
-				case '"':
-				case '\'':
-					appendStringInfoChar(&buf, *ps->p);
-					break;
-				case '\0':
-					sel_error_at(ps, start, "unterminated label value");
-					break;
-				default:
-					if (!regex)
-						sel_error_at(ps, ps->p - 1, "unknown escape in label value");
-					appendStringInfoChar(&buf, '\\');
-					appendStringInfoChar(&buf, *ps->p);
-			}
-			ps->p++;
+			*out++ = *ps->p;
 			continue;
 		}
-		appendStringInfoChar(&buf, *ps->p);
-		ps->p++;
+		switch (*++ps->p)
+		{
+			case 'n':
+				*out++ = '\n';
+				break;
+			case 't':
+				*out++ = '\t';
+				break;
+			case '\\':
+			case '"':
+			case '\'':
+				*out++ = *ps->p;
+				break;
+			default:
+				if (!regex)
+					sel_error_at(ps, ps->p - 1, "unknown escape in label value");
+				*out++ = '\\';
+				*out++ = *ps->p;
+		}
 	}
-	ps->p++;
-	return buf.data;
+	*out = '\0';
+	if (regex && out - value > SELECTOR_MAX_REGEX_BYTES)
+		sel_limit_error(ps, start,
+						psprintf("a regular expression is longer than %d bytes", SELECTOR_MAX_REGEX_BYTES),
+						"Match fewer values with one regular expression.");
+	ps->p = end + 1;
+	return value;
 }
 
 /* Error context: says which matcher's regex failed to compile. */
@@ -174,6 +203,12 @@ anchored_regex(const char *re)
 	return psprintf("^(?:%s)$", re);
 }
 
+/*
+ * Compiles the regex now, so that a bad one is an error that points at it
+ * (PostgreSQL's engine refuses one whose automaton is too large, and can
+ * be cancelled while it compiles); the compiled form stays in the
+ * backend's cache of regexes for the query that uses it.
+ */
 static void
 check_regex(SelParser *ps, const char *at, const char *re)
 {
@@ -195,12 +230,16 @@ sel_parse_matcher(SelParser *ps)
 	LabelMatcher *m = palloc0(sizeof(LabelMatcher));
 	const char *start = ps->p;
 	const char *value_at;
+	bool		regex;
 
 	if (!is_label_start(*ps->p))
 		sel_error_at(ps, ps->p, *ps->p == '\0' ? "expected a label name" :
 					 "expected a label name (letters, digits and _, not starting with a digit)");
 	while (is_label_char(*ps->p))
+	{
+		CHECK_FOR_INTERRUPTS();
 		ps->p++;
+	}
 	m->name = pnstrdup(start, ps->p - start);
 	sel_skip_space(ps);
 	if (ps->p[0] == '=' && ps->p[1] == '~')
@@ -213,12 +252,54 @@ sel_parse_matcher(SelParser *ps)
 		m->op = MATCH_EQ, ps->p += 1;
 	else
 		sel_error_at(ps, ps->p, "expected =, !=, =~ or !~ after the label name");
+	regex = m->op == MATCH_RE || m->op == MATCH_NRE;
+	if (regex && ++ps->nregexes > SELECTOR_MAX_REGEX_MATCHERS)
+		sel_limit_error(ps, start,
+						psprintf("more than %d regular expression matchers", SELECTOR_MAX_REGEX_MATCHERS),
+						"Join alternatives into one regular expression: a=~\"x|y\".");
 	sel_skip_space(ps);
 	value_at = ps->p;
-	m->value = sel_parse_string(ps, m->op == MATCH_RE || m->op == MATCH_NRE);
-	if (m->op == MATCH_RE || m->op == MATCH_NRE)
+	m->value = sel_parse_string(ps, regex);
+	if (regex)
 		check_regex(ps, value_at, m->value);
 	return m;
+}
+
+/*
+ * Label matchers separated by commas (one may end the list) up to the
+ * character end: '}' in a selector, '\0' for selector_parse_matchers().
+ */
+static void
+sel_parse_matchers(SelParser *ps, Selector *sel, char end)
+{
+	sel_skip_space(ps);
+	while (*ps->p != end)
+	{
+		if (list_length(sel->matchers) == SELECTOR_MAX_MATCHERS)
+			sel_limit_error(ps, ps->p,
+							psprintf("more than %d label matchers", SELECTOR_MAX_MATCHERS),
+							"A selector names a few labels; match several values of one label with one regular expression.");
+		sel->matchers = lappend(sel->matchers, sel_parse_matcher(ps));
+		sel_skip_space(ps);
+		if (*ps->p == ',')
+		{
+			ps->p++;
+			sel_skip_space(ps);
+		}
+		else if (*ps->p != end)
+			sel_error_at(ps, ps->p,
+						 end != '}' ? "expected , after a label matcher" :
+						 *ps->p ? "expected , or } after a label matcher" :
+						 "missing } at the end of the label matchers");
+	}
+}
+
+static void
+sel_parser_init(SelParser *ps, const char *text)
+{
+	ps->text = text;
+	ps->p = text;
+	ps->nregexes = 0;
 }
 
 Selector *
@@ -227,8 +308,7 @@ selector_parse(const char *text)
 	SelParser	ps;
 	Selector   *sel = palloc0(sizeof(Selector));
 
-	ps.text = text;
-	ps.p = text;
+	sel_parser_init(&ps, text);
 	sel_skip_space(&ps);
 	if (*ps.p != '{' && *ps.p != '\0')
 		sel_parse_type(&ps, sel);
@@ -236,20 +316,7 @@ selector_parse(const char *text)
 	if (*ps.p == '{')
 	{
 		ps.p++;
-		sel_skip_space(&ps);
-		while (*ps.p != '}')
-		{
-			sel->matchers = lappend(sel->matchers, sel_parse_matcher(&ps));
-			sel_skip_space(&ps);
-			if (*ps.p == ',')
-			{
-				ps.p++;
-				sel_skip_space(&ps);
-			}
-			else if (*ps.p != '}')
-				sel_error_at(&ps, ps.p, *ps.p ? "expected , or } after a label matcher" :
-							 "missing } at the end of the label matchers");
-		}
+		sel_parse_matchers(&ps, sel, '}');
 		ps.p++;
 		sel_skip_space(&ps);
 	}
@@ -259,12 +326,77 @@ selector_parse(const char *text)
 }
 
 void
-selector_require_type(const Selector *sel, const char *text)
+selector_parse_matchers(const char *text, int *nmatchers, int *nregexes)
+{
+	SelParser	ps;
+	Selector	sel;
+
+	memset(&sel, 0, sizeof(sel));
+	sel_parser_init(&ps, text);
+	sel_parse_matchers(&ps, &sel, '\0');
+	*nmatchers = list_length(sel.matchers);
+	*nregexes = ps.nregexes;
+}
+
+Size
+selector_quoted_length(const char *value, int len)
+{
+	Size		n = (Size) len + 2;
+
+	for (int i = 0; i < len; i++)
+		n += value[i] == '"' || value[i] == '\\';
+	return n;
+}
+
+void
+selector_append_quoted(StringInfo buf, const char *value, int len)
+{
+	Size		quoted = selector_quoted_length(value, len);
+
+	if (quoted >= MaxAllocSize - (Size) buf->len)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a quoted label value would be longer than %zu bytes", (Size) MaxAllocSize)));
+	enlargeStringInfo(buf, (int) quoted);
+	buf->data[buf->len++] = '"';
+	for (int i = 0; i < len; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (value[i] == '"' || value[i] == '\\')
+			buf->data[buf->len++] = '\\';
+		buf->data[buf->len++] = value[i];
+	}
+	buf->data[buf->len++] = '"';
+	buf->data[buf->len] = '\0';
+}
+
+Selector *
+selector_parse_text(const text *t)
+{
+	int			len = VARSIZE_ANY_EXHDR(t);
+	char	   *s;
+	Selector   *sel;
+
+	if (len > SELECTOR_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("selector %s is longer than %d bytes", message_quote(VARDATA_ANY(t), len),
+						SELECTOR_MAX_BYTES),
+				 errdetail("A label set is at most %d bytes: a longer value matches nothing, or everything.",
+						   LABELS_MAX_BYTES)));
+	s = text_to_cstring(t);
+	sel = selector_parse(s);
+	pfree(s);
+	return sel;
+}
+
+void
+selector_require_type(const Selector *sel, const text *t)
 {
 	if (sel->profile_type == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("selector \"%s\" names no profile type", text),
+				 errmsg("selector %s names no profile type", message_quote(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t))),
 				 errhint("Start it with a profile type such as process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta; parca_profile_types() lists them.")));
 }
 

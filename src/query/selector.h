@@ -14,9 +14,31 @@
 #define PARCA_QUERY_SELECTOR_H
 
 #include "postgres.h"
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 
+#include "labels.h"
 #include "profile_type.h"
+
+/*
+ * What one selector may hold (docs/query.md, "Limits"), refused with an
+ * error as soon as the parser passes them.  Each regular expression is
+ * compiled once per query and stays in the backend's cache of 32 compiled
+ * regexes: 16 leave room for others, and 16 kB (about 400 values of 40
+ * characters) compiles in some 15 ms into about 1 MB.  PostgreSQL's
+ * engine bounds what a short but complex regex may cost ("regular
+ * expression is too complex").
+ */
+#define SELECTOR_MAX_MATCHERS 64
+/*
+ * bytes of a selector's text: a label set is at most LABELS_MAX_BYTES
+ * (labels.h), so a longer value matches nothing, or everything
+ */
+#define SELECTOR_MAX_BYTES LABELS_MAX_BYTES
+/* label names a query groups or sums by (selector_find_series' value_labels) */
+#define SELECTOR_MAX_LABEL_NAMES 64
+#define SELECTOR_MAX_REGEX_MATCHERS 16
+#define SELECTOR_MAX_REGEX_BYTES (16 * 1024)
 
 typedef enum MatchOp
 {
@@ -51,8 +73,30 @@ typedef struct SeriesMatch
 /* Parses text; a malformed selector is an error pointing at the position. */
 extern Selector *selector_parse(const char *text);
 
-/* Raises an error unless the selector names a profile type. */
-extern void selector_require_type(const Selector *sel, const char *text);
+/*
+ * selector_parse() of a text argument, refused unread beyond
+ * SELECTOR_MAX_BYTES; the parts are copies, the text is not kept.
+ */
+extern Selector *selector_parse_text(const text *t);
+
+/*
+ * Checks that text is label matchers as between a selector's braces
+ * (without them; a comma may end the list), within the selector's limits;
+ * a malformed list is an error pointing at the position.  Says how many
+ * matchers, and how many of them regex matchers, it has.
+ */
+extern void selector_parse_matchers(const char *text, int *nmatchers, int *nregexes);
+
+/*
+ * Appends value[0..len) to buf as a selector's quoted label value: in
+ * double quotes, with '"' and '\' escaped, so that it reads back as
+ * itself; selector_quoted_length() is how many bytes that takes.
+ */
+extern Size selector_quoted_length(const char *value, int len);
+extern void selector_append_quoted(StringInfo buf, const char *value, int len);
+
+/* Raises an error unless the selector (parsed from t) names a profile type. */
+extern void selector_require_type(const Selector *sel, const text *t);
 
 /*
  * The series matching a selector, ordered by id, with the values of the

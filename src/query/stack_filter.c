@@ -14,6 +14,7 @@
 #include "profile.h"
 #include "query/stack_filter.h"
 #include "query/symbols.h"
+#include "valid_text.h"
 
 static int
 cmp_int64(const void *a, const void *b)
@@ -120,7 +121,7 @@ parse_filter(JsonbValue *elem, int i, StackFilter *f)
 	else if (strcmp(field, "address") == 0)
 		f->field = LOCATION_ADDRESS;
 	else
-		bad_filter(i, psprintf("unknown field \"%s\"", field));
+		bad_filter(i, psprintf("unknown field %s", message_quote_cstring(field)));
 
 	f->keep = strncmp(match, "not_", 4) != 0;
 	for (int m = 0; m < lengthof(matches); m++)
@@ -130,7 +131,7 @@ parse_filter(JsonbValue *elem, int i, StackFilter *f)
 			found = true;
 		}
 	if (!found)
-		bad_filter(i, psprintf("unknown match \"%s\"", match));
+		bad_filter(i, psprintf("unknown match %s", message_quote_cstring(match)));
 
 	if (f->field == LOCATION_ADDRESS)
 	{
@@ -142,7 +143,8 @@ parse_filter(JsonbValue *elem, int i, StackFilter *f)
 		errno = 0;
 		address = strtoull(f->text, &end, 0);
 		if (errno != 0 || end == f->text || *end != '\0' || f->text[0] == '-')
-			bad_filter(i, psprintf("\"%s\" is not an address (decimal, or hexadecimal with 0x)", f->text));
+			bad_filter(i, psprintf("%s is not an address (decimal, or hexadecimal with 0x)",
+								   message_quote_cstring(f->text)));
 		/* stored as bigint */
 		f->text = psprintf(INT64_FORMAT, (int64) address);
 	}
@@ -172,6 +174,10 @@ parca_filter(PG_FUNCTION_ARGS)
 	n = JB_ROOT_COUNT(jb);
 	if (n == 0)
 		PG_RETURN_POINTER(profile);
+	if (n > STACK_FILTER_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("at most %d stack filters apply at once", STACK_FILTER_MAX)));
 	filters = palloc0(sizeof(StackFilter) * n);
 	for (int i = 0; i < n; i++)
 		parse_filter(getIthJsonbValueFromContainer(&jb->root, i), i, &filters[i]);

@@ -15,6 +15,9 @@
 
 #include "metastore_read.h"
 
+/* At most this many filters at once: each is a query of the metastore. */
+#define STACK_FILTER_MAX 64
+
 typedef struct StackFilter
 {
 	LocationField field;

@@ -33,6 +33,7 @@
 #define HEADER_H	50
 #define FOOTER_H	24
 #define MIN_WIDTH	0.1
+#define SVG_TITLE_MAX	4096		/* bytes of the title */
 
 static void
 append_xml(StringInfo buf, const char *s)
@@ -228,6 +229,11 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	profile = PG_GETARG_PROFILE_P(0);
+	/* a line of text (escaped, each byte may take six) */
+	if (!PG_ARGISNULL(1) && VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(1)) > SVG_TITLE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the title of a flame graph is at most %d bytes", SVG_TITLE_MAX)));
 	title = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	t = calltree_build(profile);
 	calltree_sort(t);

@@ -23,6 +23,7 @@
 #include "metastore_read.h"
 #include "profile.h"
 #include "query/symbols.h"
+#include "valid_text.h"
 
 typedef struct TopRow
 {
@@ -300,7 +301,7 @@ parca_function_values(PG_FUNCTION_ARGS)
 	if (kind < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown match \"%s\"", match),
+				 errmsg("unknown match %s", message_quote_cstring(match)),
 				 errhint("One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.")));
 	cache = top_cache(fcinfo, profile);
 	filter = cache->filter;

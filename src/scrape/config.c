@@ -15,10 +15,13 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/memutils.h"
 
+#include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
 
 /* The targets of the jobs' file_sd files, as the argument of scrape_endpoints(). */
@@ -104,6 +107,25 @@ scrape_config_load(int *ntargets, MemoryContext cxt)
 	return targets;
 }
 
+bool
+scrape_jobs_enabled(void)
+{
+	bool		isnull;
+
+	if (SPI_execute("SELECT EXISTS (SELECT FROM parca.scrape_jobs WHERE enabled)", true, 0)
+		!= SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read parca.scrape_jobs");
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* Whether c is an RFC 3986 unreserved character, kept as it is in a URL. */
+static bool
+unreserved(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		c == '-' || c == '.' || c == '_' || c == '~';
+}
+
 /*
  * parca.scrape_url_encode(text): the text's UTF-8 bytes percent-encoded,
  * RFC 3986 unreserved characters kept, for a URL query component.
@@ -117,25 +139,36 @@ parca_scrape_url_encode(PG_FUNCTION_ARGS)
 	int			len = VARSIZE_ANY_EXHDR(in);
 	const unsigned char *utf8 = (const unsigned char *)
 		pg_server_to_any(VARDATA_ANY(in), len, PG_UTF8);
-	StringInfoData out;
+	Size		outlen = 0;
+	text	   *result;
+	char	   *out;
 
 	if ((const char *) utf8 != VARDATA_ANY(in))
 		len = strlen((const char *) utf8);
-	initStringInfo(&out);
-	enlargeStringInfo(&out, len);
+	/* the result's length first: it is written once, in place (up to 3 bytes a byte) */
+	for (int i = 0; i < len; i++)
+		outlen += unreserved(utf8[i]) ? 1 : 3;
+	if (outlen > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the percent-encoded text would be longer than %zu bytes", MaxAllocSize - VARHDRSZ)));
+	result = palloc(VARHDRSZ + outlen);
+	SET_VARSIZE(result, VARHDRSZ + outlen);
+	out = VARDATA(result);
 	for (int i = 0; i < len; i++)
 	{
 		unsigned char c = utf8[i];
 
-		if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-			c == '-' || c == '.' || c == '_' || c == '~')
-			appendStringInfoChar(&out, (char) c);
+		if ((i & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (unreserved(c))
+			*out++ = (char) c;
 		else
 		{
-			appendStringInfoChar(&out, '%');
-			appendStringInfoChar(&out, hex[c >> 4]);
-			appendStringInfoChar(&out, hex[c & 15]);
+			*out++ = '%';
+			*out++ = hex[c >> 4];
+			*out++ = hex[c & 15];
 		}
 	}
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+	PG_RETURN_TEXT_P(result);
 }

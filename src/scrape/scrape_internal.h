@@ -3,7 +3,7 @@
  *		What the files of the scrape worker share among themselves.
  *
  *	state.c		settings, shared memory (target states for parca.targets),
- *				worker registration, the configuration-changed trigger
+ *				the configuration-changed trigger
  *	scrape_worker.c	the worker's main loop: schedule, ingest, publish
  *	config.c	load the scrape configuration tables into ScrapeTargets
  *	file_sd.c	Prometheus file_sd files: watch, read, validate
@@ -31,7 +31,6 @@ typedef enum ScrapeRedirects
 
 extern bool scrape_enabled;
 extern int	scrape_redirects;
-extern char *scrape_database;
 extern int	scrape_concurrency;
 extern int	scrape_max_targets;
 
@@ -74,7 +73,6 @@ typedef struct ScrapeTarget
 } ScrapeTarget;
 
 /* state.c: shared memory */
-extern uint64 scrape_config_generation(void);
 extern void scrape_state_attach_worker(void);
 extern void scrape_state_publish_all(ScrapeTarget *targets, int ntargets);
 extern void scrape_state_publish(const ScrapeTarget *target);

@@ -2,8 +2,9 @@
  * scrape_worker.c
  *		The scrape worker's main loop.
  *
- * One background worker, connected to parca.scrape_database, keeps the
- * list of targets (config.c), starts each target's scrape when it is due
+ * One background worker in each database where a scrape job is enabled,
+ * started by the launcher (src/workers/), keeps the database's list of
+ * targets (config.c), starts each target's scrape when it is due
  * (http.c), and stores every complete response through
  * parca_ingest_pprof(), whole or not at all.  Scrapes are spread over the
  * interval by a hash of the URL.  A
@@ -20,8 +21,9 @@
  * target whose profile failed is stored alone until one succeeds again.
  *
  * The configuration is reloaded when a transaction that changed it
- * commits (state.c), when a file_sd file changes, on SIGHUP, and when the
- * extension appears or disappears.
+ * commits (state.c), when a file_sd file changes, and on SIGHUP.  The
+ * worker ends when no job is enabled any more (the next change that
+ * enables one has the launcher start it again) or the extension is gone.
  */
 #include "postgres.h"
 
@@ -33,12 +35,10 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
-#include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -47,11 +47,13 @@
 #include "utils/timestamp.h"
 
 #include "parca.h"
+#include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
+#include "workers/workers.h"
 
 PGDLLEXPORT void parca_scrape_worker_main(Datum arg);
 
-/* How often the worker looks for the extension and for file_sd changes. */
+/* How often the worker looks whether the extension is still there, and for file_sd changes. */
 #define EXTENSION_CHECK_MS	10000
 #define FILE_SD_CHECK_MS	1000
 
@@ -64,7 +66,6 @@ static char *ext_schema = NULL; /* NULL: extension not installed */
 static SPIPlanPtr ingest_plan = NULL;	/* parca_ingest_pprof call, kept */
 static TimestampTz next_extension_check = 0;
 static TimestampTz next_file_sd_check = 0;
-static bool said_missing = false;	/* logged that the extension is missing */
 
 /* Scraped profiles waiting to be stored, in the order they completed. */
 #define STORE_BATCH_MS		1000
@@ -356,16 +357,20 @@ store_pending(void)
 		malloc_trim(0);
 }
 
-/* Look for the extension; reload the configuration when needed. */
+/*
+ * Look for the extension; reload the configuration when needed.  The
+ * worker ends when the extension is gone, or no job is enabled.
+ */
 static void
 load_config(bool full_reload)
 {
-	uint64		generation = scrape_config_generation();
+	uint64		generation = workers_wakeups();
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile MemoryContext newcxt = NULL;
 	ScrapeTarget *volatile newt = NULL;
 	volatile int newn = 0;
 	volatile bool full = full_reload;
+	volatile bool any_job = true;
 	bool		had_extension = ext_schema != NULL;
 	char	   *schema;
 
@@ -387,18 +392,17 @@ load_config(bool full_reload)
 				pfree(ext_schema);
 			ext_schema = schema ? MemoryContextStrdup(TopMemoryContext, schema) : NULL;
 		}
-		if (ext_schema == NULL && (had_extension || !said_missing))
-			ereport(LOG,
-					(errmsg("parca scrape worker: extension parca is not installed in database \"%s\", waiting",
-							scrape_database)));
-		said_missing = ext_schema == NULL;
 		if (ext_schema != NULL && !had_extension)
 			full = true;
+		if (ext_schema != NULL && full)
+		{
+			become_worker_role();
+			any_job = scrape_jobs_enabled();
+		}
 		if (ext_schema != NULL && full && scrape_enabled)
 		{
 			int			n;
 
-			become_worker_role();
 			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
 										   ALLOCSET_DEFAULT_SIZES);
 			newt = scrape_config_load(&n, newcxt);
@@ -425,7 +429,9 @@ load_config(bool full_reload)
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 
-	if (full || ext_schema == NULL)
+	if (ext_schema == NULL)
+		workers_exit(WORKER_EXIT_NO_EXTENSION);
+	if (full)
 	{
 		if (newcxt == NULL)
 			newcxt = AllocSetContextCreate(TopMemoryContext, "parca scrape targets",
@@ -433,6 +439,9 @@ load_config(bool full_reload)
 		adopt_targets(newt, newn, newcxt);
 		loaded_generation = generation;
 	}
+	/* unless woken since: then the loop loads again */
+	if (!any_job)
+		workers_exit_idle(generation);
 }
 
 /*
@@ -526,24 +535,11 @@ finish_done(void)
 void
 parca_scrape_worker_main(Datum arg)
 {
-	char	   *database;
 	MemoryContext loop_cxt;
 	int			store_in_ms = 1000;
 
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	database = pstrdup(scrape_database);
-	BackgroundWorkerInitializeConnection(database, NULL, 0);
-	pgstat_report_appname("parca scrape worker");
-	/*
-	 * The session took the database's and its role's settings, and the
-	 * database owner may set search_path: the worker, a superuser, looks
-	 * names up in pg_catalog only (its SQL names everything else with its
-	 * schema), so no object of theirs can stand in for a built-in.
-	 */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	/* connected, search_path pinned (docs/security.md) */
+	workers_begin(arg);
 	/* a scrape lost in a crash is one interval of one target */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* profiles are small: compiling a query would cost more than running it */
@@ -557,7 +553,6 @@ parca_scrape_worker_main(Datum arg)
 
 	scrape_state_attach_worker();
 	scrape_http_init();
-	ereport(LOG, (errmsg("parca scrape worker started on database \"%s\"", database)));
 
 	/* what one round of the loop allocates, outside transactions */
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "parca scrape loop",
@@ -576,18 +571,11 @@ parca_scrape_worker_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			if (strcmp(scrape_database, database) != 0)
-			{
-				ereport(LOG,
-						(errmsg("parca scrape worker restarts for parca.scrape_database \"%s\"",
-								scrape_database)));
-				proc_exit(1);
-			}
 			force_reload = true;
 		}
 
 		now = GetCurrentTimestamp();
-		if (force_reload || scrape_config_generation() != loaded_generation)
+		if (force_reload || workers_wakeups() != loaded_generation)
 		{
 			force_reload = false;
 			load_config(true);

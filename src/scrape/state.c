@@ -1,12 +1,13 @@
 /*
  * state.c
- *		Settings, shared memory and registration of the scrape worker.
+ *		Settings and shared memory of the scrape workers.
  *
- * The worker keeps its targets in its own memory; what parca.targets shows
+ * A worker keeps its targets in its own memory; what parca.targets shows
  * is a copy it publishes into a fixed array in shared memory (one slot per
- * target, parca.scrape_max_targets slots).  A configuration change wakes
- * the worker through a generation counter bumped when the changing
- * transaction commits, and the worker's latch.
+ * target, parca.scrape_max_targets slots for the workers of every
+ * database, each slot marked with its database).  A configuration change
+ * wakes the database's worker, or has the launcher start it, when the
+ * changing transaction commits (workers_wake).
  */
 #include "postgres.h"
 
@@ -15,10 +16,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "port/atomics.h"
-#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
@@ -29,9 +27,9 @@
 #include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
 #include "valid_text.h"
+#include "workers/workers.h"
 
 bool		scrape_enabled = true;
-char	   *scrape_database = NULL;
 int			scrape_concurrency = 512;
 int			scrape_max_targets = 2048;
 int			scrape_redirects = SCRAPE_REDIRECTS_SAME_ORIGIN;
@@ -49,6 +47,7 @@ static const struct config_enum_entry scrape_redirects_options[] = {
 
 typedef struct TargetSlot
 {
+	Oid			dboid;			/* the worker's database; InvalidOid: free */
 	char		job[SLOT_JOB_LEN];
 	char		url[SLOT_URL_LEN];
 	char		labels[SLOT_LABELS_LEN];	/* "" when it did not fit */
@@ -60,11 +59,8 @@ typedef struct TargetSlot
 
 typedef struct ScrapeShared
 {
-	LWLock	   *lock;			/* protects nslots and slots */
-	pg_atomic_uint64 generation;	/* bumped by configuration changes */
-	Latch	   *worker_latch;	/* set to wake the worker, or NULL */
-	int			nslots;
-	TargetSlot	slots[FLEXIBLE_ARRAY_MEMBER];
+	LWLock	   *lock;			/* protects slots */
+	TargetSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* [scrape_max_targets] */
 } ScrapeShared;
 
 static ScrapeShared *shared = NULL;
@@ -104,9 +100,8 @@ scrape_shmem_startup(void)
 	if (!found)
 	{
 		shared->lock = &(GetNamedLWLockTranche("parca_scrape"))->lock;
-		pg_atomic_init_u64(&shared->generation, 0);
-		shared->worker_latch = NULL;
-		shared->nslots = 0;
+		for (int i = 0; i < scrape_max_targets; i++)
+			shared->slots[i].dboid = InvalidOid;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -117,41 +112,34 @@ require_shared(void)
 	if (shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the parca scrape worker needs parca in shared_preload_libraries")));
+				 errmsg("the parca scrape workers need parca in shared_preload_libraries")));
 }
 
 void
 scrape_init(void)
 {
-	BackgroundWorker worker;
-
 	DefineCustomBoolVariable("parca.scrape_enabled",
-							 "Whether the scrape worker scrapes its targets.",
+							 "Whether the scrape workers scrape their targets.",
 							 NULL,
 							 &scrape_enabled, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("parca.scrape_database",
-							   "Database whose parca.scrape_* tables the scrape worker reads and where it stores profiles.",
-							   "Changing it restarts the worker.",
-							   &scrape_database, "postgres",
-							   PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("parca.scrape_concurrency",
-							"Most scrapes the worker runs at once.",
+							"Most scrapes a scrape worker runs at once.",
 							"A delta (CPU) profile holds its slot for a whole interval.",
 							&scrape_concurrency, 512, 1, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("parca.scrape_redirects",
-							 "Which HTTP redirects the scrape worker follows.",
+							 "Which HTTP redirects the scrape workers follow.",
 							 "none; same_origin: to the target's own scheme, host and port; any: to any http or https URL.",
 							 &scrape_redirects, SCRAPE_REDIRECTS_SAME_ORIGIN,
 							 scrape_redirects_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	/* The worker and its shared memory exist only when preloaded. */
+	/* The workers and their shared memory exist only when preloaded. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
 	DefineCustomIntVariable("parca.scrape_max_targets",
-							"Most scrape targets shown in parca.targets.",
+							"Most scrape targets shown in parca.targets, in all databases together.",
 							"Each takes about 2 kB of shared memory.",
 							&scrape_max_targets, 2048, 16, 1000000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -160,36 +148,30 @@ scrape_init(void)
 	shmem_request_hook = scrape_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = scrape_shmem_startup;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "parca_scrape_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "parca scrape worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "parca scrape worker");
-	RegisterBackgroundWorker(&worker);
 }
 
-uint64
-scrape_config_generation(void)
+/* Free the slots of this worker's database.  Locked by the caller. */
+static void
+free_own_slots(void)
 {
-	return pg_atomic_read_u64(&shared->generation);
+	for (int i = 0; i < scrape_max_targets; i++)
+		if (shared->slots[i].dboid == MyDatabaseId)
+			shared->slots[i].dboid = InvalidOid;
 }
 
 static void
 detach_worker(int code, Datum arg)
 {
-	shared->worker_latch = NULL;
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	free_own_slots();
+	LWLockRelease(shared->lock);
 }
 
 void
 scrape_state_attach_worker(void)
 {
 	require_shared();
-	shared->worker_latch = MyLatch;
-	on_shmem_exit(detach_worker, 0);
+	before_shmem_exit(detach_worker, 0);
 }
 
 static void
@@ -201,31 +183,34 @@ fill_slot(TargetSlot *slot, const ScrapeTarget *t)
 	slot->last_duration_us = t->last_duration_us;
 }
 
-/* Replace every slot by the worker's new target list. */
+/*
+ * Replace the slots of this worker's database by its new target list, in
+ * the slots free or its own.
+ */
 void
 scrape_state_publish_all(ScrapeTarget *targets, int ntargets)
 {
-	int			n = Min(ntargets, scrape_max_targets);
-
-	if (ntargets > scrape_max_targets)
-		ereport(WARNING,
-				(errmsg("parca scrape worker has %d targets, parca.targets shows the first %d",
-						ntargets, scrape_max_targets),
-				 errhint("Raise parca.scrape_max_targets.")));
+	int			next = 0;
+	int			shown = 0;
 
 	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	free_own_slots();
 	for (int i = 0; i < ntargets; i++)
 	{
 		ScrapeTarget *t = &targets[i];
 		TargetSlot *slot;
 
-		if (i >= n)
+		while (next < scrape_max_targets && OidIsValid(shared->slots[next].dboid))
+			next++;
+		if (next == scrape_max_targets)
 		{
 			t->slot = -1;
 			continue;
 		}
-		t->slot = i;
-		slot = &shared->slots[i];
+		t->slot = next;
+		shown++;
+		slot = &shared->slots[next];
+		slot->dboid = MyDatabaseId;
 		strlcpy(slot->job, t->job, sizeof(slot->job));
 		strlcpy(slot->url, t->url, sizeof(slot->url));
 		if (strlen(t->labels) < sizeof(slot->labels))
@@ -234,8 +219,12 @@ scrape_state_publish_all(ScrapeTarget *targets, int ntargets)
 			slot->labels[0] = '\0';
 		fill_slot(slot, t);
 	}
-	shared->nslots = n;
 	LWLockRelease(shared->lock);
+	if (shown < ntargets)
+		ereport(WARNING,
+				(errmsg("parca scrape worker has %d targets, parca.targets shows %d of them",
+						ntargets, shown),
+				 errhint("Raise parca.scrape_max_targets (shared by the scrape workers of every database).")));
 }
 
 /* Update the slot of one target after a scrape. */
@@ -264,7 +253,8 @@ slot_text(const char *s)
 }
 
 /*
- * parca.scrape_target_states(): the rows of the parca.targets view.
+ * parca.scrape_target_states(): the rows of the parca.targets view, those
+ * of the current database's worker.
  */
 PG_FUNCTION_INFO_V1(parca_scrape_target_states);
 Datum
@@ -277,10 +267,15 @@ parca_scrape_target_states(PG_FUNCTION_ARGS)
 	require_shared();
 	InitMaterializedSRF(fcinfo, 0);
 
+	n = 0;
 	LWLockAcquire(shared->lock, LW_SHARED);
-	n = shared->nslots;
+	for (int i = 0; i < scrape_max_targets; i++)
+		n += shared->slots[i].dboid == MyDatabaseId;
 	copy = palloc(sizeof(TargetSlot) * Max(n, 1));
-	memcpy(copy, shared->slots, sizeof(TargetSlot) * n);
+	n = 0;
+	for (int i = 0; i < scrape_max_targets; i++)
+		if (shared->slots[i].dboid == MyDatabaseId)
+			copy[n++] = shared->slots[i];
 	LWLockRelease(shared->lock);
 
 	for (int i = 0; i < n; i++)
@@ -328,14 +323,7 @@ config_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_COMMIT:
 			config_changed_in_xact = false;
-			if (shared != NULL)
-			{
-				Latch	   *latch = shared->worker_latch;
-
-				pg_atomic_fetch_add_u64(&shared->generation, 1);
-				if (latch != NULL)
-					SetLatch(latch);
-			}
+			workers_wake(WORKER_SCRAPE);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -348,7 +336,7 @@ config_xact_callback(XactEvent event, void *arg)
 
 /*
  * Statement trigger on the configuration tables: when the transaction
- * commits, the worker reloads.
+ * commits, the database's worker reloads (or starts).
  */
 PG_FUNCTION_INFO_V1(parca_scrape_config_changed);
 Datum

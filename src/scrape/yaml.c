@@ -35,6 +35,7 @@
 #include "utils/json.h"
 
 #include "scrape/scrape_internal.h"
+#include "valid_text.h"
 
 /* A Parca configuration nests some 6 levels deep, and is a few kB. */
 #define YAML_MAX_DEPTH 64
@@ -149,8 +150,8 @@ duration_ms(yaml_node_t *node, const char *what)
 bad:
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("Parca configuration: %s \"%s\" is not a duration like \"10s\" or \"1m30s\" (line %d)",
-					what, s, line_of(node))));
+			 errmsg("Parca configuration: %s %s is not a duration like \"10s\" or \"1m30s\" (line %d)",
+					what, message_quote_cstring(s), line_of(node))));
 	return 0;					/* keep compiler quiet */
 }
 
@@ -158,8 +159,8 @@ static void
 unsupported(const char *job, const char *where, const char *key)
 {
 	ereport(WARNING,
-			(errmsg("Parca configuration: job \"%s\": %s%s is not supported, ignored",
-					job, where, key)));
+			(errmsg("Parca configuration: job %s: %s is not supported, ignored",
+					message_quote_cstring(job), message_quote_cstring(psprintf("%s%s", where, key)))));
 }
 
 /* {"label": "value", ...} from a YAML mapping of scalars. */
@@ -244,7 +245,7 @@ insert_job(ImportJob *job, bool replace)
 		if (SPI_processed > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("scrape job \"%s\" already exists", job->name),
+					 errmsg("scrape job %s already exists", message_quote_cstring(job->name)),
 					 errhint("Pass replace => true to replace it.")));
 	}
 	args[1] = Int64GetDatum(job->interval_ms);

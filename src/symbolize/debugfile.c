@@ -200,7 +200,7 @@ debugfile_open(const char *data, Size len, const char *build_id)
 	if (nbits > 0 && !hex_equal(bits, nbits, build_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the ELF file's build id does not match \"%s\"", build_id)));
+				 errmsg("the ELF file's build id does not match %s", message_quote_cstring(build_id))));
 
 	/*
 	 * no DWARF (or DWARF libdw cannot read): a Go program's .gopclntab,
@@ -498,12 +498,12 @@ file_vaddr(DebugFile *f, uint64 offset, uint64 *vaddr)
 	return false;
 }
 
-/* The frames at vaddr from a Go program's .gopclntab. */
+/* The frames at vaddr from a Go program's .gopclntab (see gopclntab_lines). */
 static int
-lines_from_go(DebugFile *f, uint64 vaddr, DebugLine *lines)
+lines_from_go(DebugFile *f, uint64 vaddr, DebugLine *lines, bool *complete)
 {
 	GoLine		gl[DEBUGFILE_MAX_LINES];
-	int			n = gopclntab_lines(&f->go, vaddr, gl, DEBUGFILE_MAX_LINES);
+	int			n = gopclntab_lines(&f->go, vaddr, gl, DEBUGFILE_MAX_LINES, complete);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -521,6 +521,8 @@ debugfile_lines(DebugFile *f, uint64 file_offset, DebugLine *lines)
 	uint64		vaddr;
 	DwarfLine	dl[DEBUGFILE_MAX_LINES];
 	int			n = 0;
+	int			ngo = 0;
+	bool		complete = true;
 	const char *symbol;
 
 	if (!file_vaddr(f, file_offset, &vaddr))
@@ -529,12 +531,15 @@ debugfile_lines(DebugFile *f, uint64 file_offset, DebugLine *lines)
 	/*
 	 * A Go program: its .gopclntab first, as the agent reads it, so that
 	 * both name a function alike (and tens of times faster than Go's
-	 * DWARF, whose units hold whole packages).
+	 * DWARF, whose units hold whole packages).  DWARF names the inlined
+	 * calls at an address where the file lacks the table's inline tree.
 	 */
-	if (go_table(f) != NULL && (n = lines_from_go(f, vaddr, lines)) > 0)
-		return n;
+	if (go_table(f) != NULL && (ngo = lines_from_go(f, vaddr, lines, &complete)) > 0 && complete)
+		return ngo;
 	if (f->dwarf != NULL)
 		n = lines_from_dwarf(f, vaddr, dl);
+	if (n == 0 && ngo > 0)
+		return ngo;
 	for (int i = 0; i < n; i++)
 	{
 		lines[i].name = text_of(dl[i].name);

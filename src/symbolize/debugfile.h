@@ -33,8 +33,8 @@ extern DebugFile *debugfile_open(const char *data, Size len, const char *build_i
 
 /*
  * The frames at an offset into the file the build id names (a location's
- * normalized address): from a Go program's .gopclntab, else DWARF, else
- * the symbol table.  Returns their number, 0 when nothing is known.  The
+ * normalized address): from a Go program's .gopclntab, else DWARF (also
+ * where the file lacks the table's inlined calls), else the symbol table.  Returns their number, 0 when nothing is known.  The
  * strings stay valid as long as the file.
  */
 extern int	debugfile_lines(DebugFile *f, uint64 file_offset, DebugLine *lines);

@@ -7,8 +7,9 @@
  *					with libelf and libdw (DWARF, else the symbol table)
  *	symbolize.c		parca_debuginfo_upload, parca_symbolize: locations of a
  *					build id named through the metastore
- *	worker.c		the background worker: symbolizes what arrived since its
- *					last run, fetches missing debug information (debuginfod)
+ *	worker.c		what the maintenance worker runs between its rounds:
+ *					symbolizes what arrived since the last pass, fetches
+ *					missing debug information (debuginfod)
  *	debuginfod.c	the debuginfod client (libcurl)
  */
 #ifndef PARCA_SYMBOLIZE_H
@@ -19,8 +20,14 @@
 /* Settings, defined in symbolize_init. */
 extern int	symbolize_max_debuginfo_size;
 
-/* Called from _PG_init: settings and the background worker. */
+/* Called from _PG_init: settings. */
 extern void symbolize_init(void);
+
+/*
+ * In a database's maintenance worker: waits wait_ms, or until its latch is
+ * set, and symbolizes every parca.symbolize_interval meanwhile.
+ */
+extern void symbolize_while_waiting(long wait_ms);
 
 /*
  * Name the unnamed locations of this build id from its stored debug

@@ -25,7 +25,7 @@ extern int64 symbolize_store(const char *build_id, bytea *elf, const char *sourc
 /* symbolize.c: the first column of the last SPI result, as strings in cxt. */
 extern List *symbolize_first_column(MemoryContext cxt);
 
-/* worker.c: settings and registration, from symbolize_init. */
+/* worker.c: settings, from symbolize_init. */
 extern void symbolize_worker_init(void);
 
 #endif							/* PARCA_SYMBOLIZE_INTERNAL_H */

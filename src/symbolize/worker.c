@@ -1,11 +1,11 @@
 /*
  * worker.c
- *		The symbolizer: a background worker that, every
- *		parca.symbolize_interval, names the locations that arrived without
- *		lines for build ids whose debug information is stored.
+ *		The symbolizer: every parca.symbolize_interval, the maintenance
+ *		worker of each database (src/partitions.c) names the locations that
+ *		arrived without lines for build ids whose debug information is
+ *		stored, and fetches what debuginfod servers have, between its rounds.
  *
- * It works in parca.scrape_database (the database the extension's workers
- * serve) as the NOLOGIN role parca_debuginfo, in a security-restricted
+ * It works as the NOLOGIN role parca_debuginfo, in a security-restricted
  * operation, as the scrape worker works as parca_scrape_worker (see
  * docs/security.md).  A build id is looked at again only when its count
  * of unnamed locations differs from what its last run left, so addresses
@@ -17,11 +17,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
-#include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -33,8 +29,6 @@
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symbolize_internal.h"
-
-PGDLLEXPORT void parca_symbolize_worker_main(Datum arg);
 
 static int	symbolize_interval_s = 10;
 
@@ -63,6 +57,9 @@ begin_work(const char *activity)
 	/* now() is the transaction's start: a worker must set the clock itself */
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	/* its statements are small: compiling them would cost more than running them */
+	(void) set_config_option("jit", "off", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
+							 false);
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, activity);
@@ -265,67 +262,53 @@ fetch_pass(MemoryContext cxt)
 }
 
 void
-parca_symbolize_worker_main(Datum arg)
+symbolize_while_waiting(long wait_ms)
 {
-	MemoryContext loop_cxt;
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
+	static MemoryContext pass_cxt = NULL;
+	static TimestampTz next_pass = 0;
 
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	BackgroundWorkerInitializeConnection(GetConfigOption("parca.scrape_database", false, false),
-										 NULL, 0);
-	pgstat_report_appname("parca symbolizer");
-	/* look names up in pg_catalog only, whatever the database's settings */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
-
-	loop_cxt = AllocSetContextCreate(TopMemoryContext, "parca symbolizer loop",
-									 ALLOCSET_DEFAULT_SIZES);
+	if (pass_cxt == NULL)
+		pass_cxt = AllocSetContextCreate(TopMemoryContext, "parca symbolizer pass",
+										 ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
+		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz wake = end;
+		int			rc;
+
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
+		if (symbolize_interval_s > 0 && now >= next_pass)
 		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
+			MemoryContext oldcxt = MemoryContextSwitchTo(pass_cxt);
+
+			fetch_pass(pass_cxt);
+			symbolize_pass(pass_cxt);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(pass_cxt);
+			now = GetCurrentTimestamp();
+			next_pass = TimestampTzPlusMilliseconds(now, symbolize_interval_s * 1000L);
 		}
 		if (symbolize_interval_s > 0)
-		{
-			MemoryContextSwitchTo(loop_cxt);
-			fetch_pass(loop_cxt);
-			symbolize_pass(loop_cxt);
-			MemoryContextSwitchTo(TopMemoryContext);
-			MemoryContextReset(loop_cxt);
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 symbolize_interval_s > 0 ? symbolize_interval_s * 1000L : 60000L,
-						 PG_WAIT_EXTENSION);
+			wake = Min(wake, next_pass);
+		if (now >= end)
+			return;
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					   Max(TimestampDifferenceMilliseconds(now, wake), 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		/* a reload, or something to look at: back to the caller */
+		if (rc & WL_LATCH_SET)
+			return;
 	}
 }
 
 void
 symbolize_worker_init(void)
 {
-	BackgroundWorker worker;
-
 	DefineCustomIntVariable("parca.symbolize_interval",
 							"How often the symbolizer names new locations and fetches debug information.",
 							"0 stops it.",
 							&symbolize_interval_s, 10, 0, 86400,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	debuginfod_init();
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 10;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "parca_symbolize_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "parca symbolizer");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "parca symbolizer");
-	RegisterBackgroundWorker(&worker);
 }

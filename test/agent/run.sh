@@ -196,8 +196,8 @@ check_eq "every stored location id is registered" 0 \
 	"$(q "SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id
 	      FROM parca.samples) s LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL")"
 # The agent's COPY into parca.samples is routed by time: the maintenance
-# worker looks for the extension every 10 s, makes today's partition, and
-# moves what arrived before it from the default partition
+# worker, started when the extension was created, makes today's partition
+# and moves what arrived before it from the default partition
 check "the maintenance worker made the partition of the agent's day" \
 	wait_for 30 "SELECT count(*) > 0 FROM parca.partitions WHERE now() >= range_start AND now() < range_end"
 check "the agent's rows are in it, none left in the default partition" \

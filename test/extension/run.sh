@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The extension without shared_preload_libraries: CREATE EXTENSION,
-# ingestion, queries and export work; only the scrape worker's view says
-# what it needs.
+# ingestion, queries and export work; only the workers' views say what
+# they need.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -23,6 +23,10 @@ check_eq "export works" "t" \
 check "scrape configuration can be edited" q "INSERT INTO parca.scrape_jobs (job_name) VALUES ('later')"
 check "parca.targets says the worker needs preloading" \
 	sh -c "psql -X -qAt -c 'SELECT * FROM parca.targets' 2>&1 | grep -q 'shared_preload_libraries'"
+check "so does parca.workers" \
+	sh -c "psql -X -qAt -c 'SELECT * FROM parca.workers' 2>&1 | grep -q 'need parca in shared_preload_libraries'"
+check_eq "and no background worker runs" "0" \
+	"$(q "SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'parca %'")"
 
 rm -rf "$tmp"
 finish

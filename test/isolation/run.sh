@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sessions against each other, step by step (PostgreSQL's isolation
 # tester): compaction of parca_columnar tables against other compactions,
-# VACUUM, commits and readers.  Specs in specs/, expected outputs in
-# expected/.
+# VACUUM, commits and readers; readers that read partitions directly
+# (parca_query, the metastore's collection) against their drop.  Specs in
+# specs/, expected outputs in expected/.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 

@@ -14,7 +14,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
 
 require_fixtures
-start_cluster "${PARCA_QUERY_TEST_PORT:-54422}"
+# pg_stat_statements: the JIT check at the end counts what each statement
+# compiled, the functions' own statements included
+start_cluster "${PARCA_QUERY_TEST_PORT:-54422}" "shared_preload_libraries = 'parca, pg_stat_statements'"
 fixtures=$SHARED_TESTDATA/pprof
 work=$(mktemp -d /tmp/parca-query-test.XXXXXX)
 trap 'stop_cluster; rm -rf "$work"' EXIT
@@ -481,6 +483,53 @@ if q "$to_heap" >/dev/null 2>"$work/err"; then
 else
 	check "samples partitions moved to heap ($(head -c 200 "$work/err"))" false
 fi
+
+# ---- JIT: the dashboard's calls (docs/grafana/dashboards/parca.json) over
+# three profiles of two hours, with PostgreSQL's default JIT settings, in
+# a day partition that also holds a million rows of another series (the
+# planner's estimates follow the partitions' sizes), compile nothing: each
+# function that reads parca.samples runs with jit = off (sql/70_query.sql,
+# "JIT").  Counted by pg_stat_statements, nested statements included.
+q "CREATE EXTENSION pg_stat_statements"
+check_eq "JIT: on, as PostgreSQL's default, and available (else nothing is checked)" "on|true|100000" \
+	"$(q "SELECT current_setting('jit') || '|' || pg_jit_available() || '|' || current_setting('jit_above_cost')")"
+jt='jit:samples:count:cpu:nanoseconds:delta'
+jsel=$(q "SELECT parca_selector('$jt', 'job', ARRAY['jit'])")
+q "SELECT parca.create_partition('2024-03-01 12:00+00')" >/dev/null
+q "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+   SELECT '2024-03-01 10:00+00'::timestamptz + p * interval '40 minutes',
+          parca_series_id('$jt', '{\"job\": \"jit\"}'),
+          ('{' || to_hex(4096 + i % 97) || ',' || to_hex(8192 + i % 13) || '}')::stacktrace, i, 10000000, 10000000000
+   FROM generate_series(0, 2) p, generate_series(1, 1000) i" >/dev/null
+q "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+   SELECT '2024-03-01 00:00+00'::timestamptz + i * interval '80 ms', parca_series_id('$jt', '{\"job\": \"other\"}'),
+          ('{' || to_hex(4096 + i % 97) || '}')::stacktrace, 1, 10000000, 10000000000
+   FROM generate_series(1, 1000000) i" >/dev/null
+q "VACUUM ANALYZE parca.samples" >/dev/null
+from="'2024-03-01 09:30+00'"
+to="'2024-03-01 11:30+00'"
+jid=$(q "SELECT profile_id FROM parca_profiles('$jsel', $from, $to) LIMIT 1")
+q "SELECT pg_stat_statements_reset()" >/dev/null
+psql -X -qAt -v ON_ERROR_STOP=1 >/dev/null 2>"$work/err" <<SQL || check "JIT: the dashboard's calls ran ($(head -c 300 "$work/err"))" false
+SET pg_stat_statements.track = 'all';
+SELECT parca_profile_types($from, $to);
+SELECT parca_labels('$jt', $from, $to);
+SELECT parca_label_values('job', '$jt', $from, $to);
+SELECT "time", series AS metric, coalesce(per_second, value) AS value
+FROM parca_query_range('$jsel', $from, $to, make_interval(secs => 60)) ORDER BY 1;
+SELECT * FROM parca_icicle(parca_filter(parca_query('$jsel', $from, $to), '[]'), 2000, 0);
+SELECT parca_query_unit('$jsel', $from, $to);
+SELECT "time", series, total, samples, profile_id FROM parca_profiles('$jsel', $from, $to) ORDER BY 1 DESC LIMIT 500;
+SELECT * FROM parca_icicle(parca_profile('$jid'), 2000, 0);
+SELECT * FROM parca_function_range('$jsel', $from, $to, make_interval(secs => 60), 'main');
+SELECT * FROM parca_filter_totals(parca_query('$jsel', $from, $to), '[]') WHERE total <> 0;
+SQL
+check "JIT: the calls and their functions' statements were counted" \
+	test "$(q "SELECT count(*) FROM pg_stat_statements WHERE query LIKE '%parca.samples%'")" -ge 5
+check_eq "JIT: the dashboard's calls compiled nothing" "0 compiled" \
+	"$(q "SELECT count(*) || ' compiled' || coalesce(': ' || string_agg(jit_functions || ' functions for '
+	                                                 || left(regexp_replace(query, '\s+', ' ', 'g'), 100), '; '), '')
+	      FROM pg_stat_statements WHERE jit_functions > 0")"
 
 # ---- the flame graph in a real browser
 q "SELECT parca_flamegraph_svg(parca_query('$sel', '-infinity', 'infinity'), 'large.cpu')" > "$work/flame.svg"

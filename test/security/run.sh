@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Attacks on the extension, as docs/security.md describes its defences:
 #  - a hostile database owner puts a schema that shadows pg_catalog first
-#    in the database's search_path and waits for the scrape worker (a
-#    superuser session) and for a superuser calling the extension's
-#    functions; no call may reach the owner's code, and the owner must not
-#    become a superuser;
+#    in the database's search_path and waits for its workers (maintenance
+#    and scrape, superuser sessions, which the launcher starts in every
+#    database with the extension) and for a superuser calling the
+#    extension's functions; no call may reach the owner's code, and the
+#    owner must not become a superuser;
 #  - a parca_scrape member with the same trick in their own session tries
 #    to make the worker read a file (file_sd) without pg_read_server_files;
 #  - a scrape target redirects the worker to another port, or serves a
@@ -14,7 +15,12 @@
 #    backend's peak memory must follow from parca.max_profile_size;
 #  - names with invalid UTF-8, NULs, control characters and 1 MB lengths:
 #    stored repaired, and pg_dump + pg_restore round-trips them; INSERT and
-#    COPY of such names (parca-agent's way) are refused by the server.
+#    COPY of such names (parca-agent's way) are refused by the server;
+#  - a reader restricted to some series by row-level security on
+#    parca.samples, with the grants docs/security.md lists and SELECT on
+#    every table of schema parca, reads no row of the other series from
+#    the rollups, their partitions or the raw partitions, and still gets
+#    the right answers; an unrestricted reader gets the rollups.
 # About 40 s.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -35,7 +41,9 @@ PORT=${PARCA_SECURITY_TEST_PORT:-54461}
 # HTTP ports move with the cluster port (PARCA_TEST_PORT_OFFSET, test/lib.sh)
 HTTP=${PARCA_SECURITY_TEST_HTTP_PORT:-$((18060 + ${PARCA_TEST_PORT_OFFSET:-0}))}
 LIMIT_MB=16
-start_cluster "$PORT" "parca.scrape_database = 'victim'" "parca.max_profile_size = '${LIMIT_MB}MB'"
+# (pg_stat_statements shows which way parca_query merges the rollups)
+start_cluster "$PORT" "parca.max_profile_size = '${LIMIT_MB}MB'" \
+	"shared_preload_libraries = 'parca, pg_stat_statements'" "pg_stat_statements.track = all"
 trap cleanup EXIT
 
 here=$TEST_ROOT/security
@@ -79,7 +87,7 @@ qm() {
 	PGOPTIONS="-c search_path=pg_catalog,public" psql -X -v ON_ERROR_STOP=1 -qAt -U mallory -d victim -c "$1"
 }
 worker_pid() {
-	q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca scrape worker' AND datname = 'victim'"
+	q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'parca ${1:-scrape} worker' AND datname = 'victim'"
 }
 status_kb() {
 	awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"
@@ -122,24 +130,29 @@ check "a parca_scrape member cannot name a file_sd file through a shadowed pg_ha
 	grep -q 'permission denied to set file_sd_files of scrape job "leak"' <<<"$leak"
 check_eq "no such job exists" "0" "$(qv "SELECT count(*) FROM parca.scrape_jobs WHERE job_name = 'leak'")"
 
-# The worker connects again (it comes back 5 s after it ends), now with the
+# The maintenance worker, which the launcher started when the extension was
+# created, connects again (it comes back 5 s after it ends), now with the
 # database's search_path; then mallory configures a target, as a
-# parca_scrape member may.
-pid0=$(worker_pid)
+# parca_scrape member may, and the scrape worker starts with it in force.
+pid0=$(worker_pid maintenance)
+check "the maintenance worker runs in the owner's database" test -n "$pid0"
 [ -n "$pid0" ] && q "SELECT pg_terminate_backend($pid0)" >/dev/null
 new_worker() {
 	local deadline=$((SECONDS + 30)) pid
 	while [ $SECONDS -lt $deadline ]; do
-		pid=$(worker_pid)
-		[ -n "$pid" ] && [ "$pid" != "$pid0" ] && return 0
+		pid=$(worker_pid "$1")
+		[ -n "$pid" ] && [ "$pid" != "$2" ] && return 0
 		sleep 0.5
 	done
 	return 1
 }
-check "the worker connects again, with the owner's search_path in force" new_worker
+check "it connects again, with the owner's search_path in force" new_worker maintenance "$pid0"
+check_eq "no scrape worker there yet: no job" "" "$(worker_pid)"
 qm "INSERT INTO parca.scrape_jobs (job_name, scrape_interval, path_prefix) VALUES ('good', '1 s', '/good')"
 qm "INSERT INTO parca.scrape_targets (job_name, address) VALUES ('good', '$A')"
 qm "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine') WHERE job_name = 'good'"
+check "the owner's job starts the scrape worker, with the owner's search_path in force" new_worker scrape ""
+q "SELECT pg_reload_conf()" >/dev/null		# and a maintenance round, now
 check "the worker scrapes the target and stores its profiles" \
 	wait_for 30 "SELECT count(*) > 0 FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
 	             WHERE se.labels->>'job' = 'good'"
@@ -318,6 +331,92 @@ check_eq "still the same worker" "$pid" "$(worker_pid)"
 check "the worker's peak grew by at most the limit + 8 MB" test $((hwm1 - hwm0)) -le $((limit / 1024 + margin_kb))
 check "and it gave the memory back" test "$anon1" -le $((anon0 + margin_kb))
 
+# --- Row-level security and the rollups -----------------------------------
+# Two series, one hidden from the reader by a policy on parca.samples;
+# their hours, days and weeks rolled up.
+q "CREATE DATABASE rls"
+qr() {
+	PGOPTIONS="-c parca.rollups=on ${PGOPTIONS:-}" psql -X -v ON_ERROR_STOP=1 -qAt -d rls -U "${2:-postgres}" -c "$1" 2>&1
+}
+qr "CREATE EXTENSION parca; CREATE EXTENSION pg_stat_statements" >/dev/null
+qr "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/good.pb.gz'), 'rls', '{\"job\": \"seen\"}'),
+           parca_ingest_pprof(pg_read_binary_file('$tmp/good.pb.gz'), 'rls', '{\"job\": \"hidden\"}')" >/dev/null
+# (the rows moved out of the default partition first, as the database's
+# maintenance worker would do at any moment: the tables below stay put)
+qr "SELECT parca_maintain_partitions()" >/dev/null
+qr "SELECT * FROM parca_rollup_hours('-infinity', now())" >/dev/null
+q "CREATE ROLE restricted LOGIN"
+q "CREATE ROLE unrestricted LOGIN BYPASSRLS"
+for r in restricted unrestricted; do
+	qr "GRANT USAGE ON SCHEMA parca TO $r;
+	    GRANT SELECT ON parca.samples, parca.series, parca.locations, parca.functions, parca.mappings,
+	        parca.samples_hourly, parca.rollup_hours, parca.samples_daily, parca.rollup_days,
+	        parca.samples_weekly, parca.rollup_weeks, parca.profiles_hourly TO $r;
+	    GRANT SELECT ON ALL TABLES IN SCHEMA parca TO $r"
+done
+qr "ALTER TABLE parca.samples ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY seen ON parca.samples FOR SELECT TO restricted, unrestricted
+        USING (series_id IN (SELECT id FROM parca.series WHERE labels->>'job' = 'seen'))"
+# every table with rows of a series: parca.samples' partitions, the
+# rollups, their partitions, the hours' sums
+tables=$(qr "SELECT string_agg(c.oid::regclass::text, ' ' ORDER BY c.oid::regclass::text)
+             FROM pg_class c
+             WHERE c.relnamespace = 'parca'::regnamespace AND c.relkind IN ('r', 'p')
+               AND EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'series_id')
+               AND c.relname NOT IN ('samples', 'series', 'agent_batches')")
+hidden_rows() { # hidden_rows ROLE: tables (with their count) where ROLE reads rows of the hidden series
+	local t n out=""
+	for t in $tables; do
+		n=$(qr "SELECT count(*) FROM $t WHERE series_id IN (SELECT id FROM parca.series WHERE labels->>'job' = 'hidden')" "$1")
+		[ "$n" = 0 ] || out="$out $t:$n"
+	done
+	echo "${out# }"
+}
+echo "# rows of the hidden series: $(hidden_rows postgres)"
+# (tables with a count of rows, not an error)
+readable() { tr ' ' '\n' | grep -c ':[0-9][0-9]*$'; }
+check "a superuser reads rows of the hidden series in the rollups, their partitions and the raw partition" \
+	test "$(hidden_rows postgres | readable)" -ge 8
+check_eq "the restricted reader reads none, from any of them" "" "$(hidden_rows restricted)"
+check_eq "nor the periods rolled up, with rows of every series" "0/0/0" \
+	"$(qr "SELECT (SELECT count(*) FROM parca.rollup_hours) || '/' || (SELECT count(*) FROM parca.rollup_days)
+	           || '/' || (SELECT count(*) FROM parca.rollup_weeks)" restricted)"
+sel="rls:samples:count:cpu:nanoseconds:delta"
+total() { # total SELECTOR ROLE [rollups]: parca_query's total over all time
+	PGOPTIONS="-c parca.rollups=${3:-on}" qr "SELECT coalesce(parca_profile_total(parca_query('$1', '-infinity', 'infinity')), 0)
+	                                            || '/' || parca_profile_stacks(parca_query('$1', '-infinity', 'infinity'))" "$2"
+}
+raw_seen=$(total "$sel{job=\"seen\"}" postgres off)
+check "(the rollups hold the merge: the same answer through them)" test "$(total "$sel{job=\"seen\"}" postgres)" = "$raw_seen"
+check_eq "the restricted reader's parca_query of every series is the seen one's" "$raw_seen" "$(total "$sel" restricted)"
+check_eq "and of the hidden one, empty" "0/0" "$(total "$sel{job=\"hidden\"}" restricted)"
+range() { # range ROLE ROLLUPS JOBS: parca_query_range by job, per hour, of the jobs (a regex)
+	PGOPTIONS="-c parca.rollups=$2" qr "SELECT string_agg(time || ' ' || series || ' ' || value || ' ' || profiles, ', '
+	                                                      ORDER BY time, series)
+	                                   FROM parca_query_range('$sel', '-infinity', 'infinity', '1 hour', '{job}')
+	                                   WHERE labels->>'job' ~ '$3'" "$1"
+}
+check_eq "and its parca_query_range, the seen series' alone" "$(range postgres off seen)" "$(range restricted on .)"
+# A reader whom parca.samples' policies do not restrict reads the rollups,
+# and parca_query merges them directly, as from parca.samples, not through
+# SQL statements of parca_merge (which pg_stat_statements would show)
+check "a reader that bypasses row-level security reads the rollups" test "$(hidden_rows unrestricted | readable)" -ge 8
+raw_all=$(total "$sel" postgres off)
+check_eq "and gets the same answer through them" "$raw_all" "$(total "$sel" unrestricted)"
+qr "ALTER TABLE parca.samples DISABLE ROW LEVEL SECURITY"
+# (a partition is read through its parent, whose policies apply: the
+# partitions' own row-level security shows them to no one else)
+check_eq "so does the reader once no row-level security applies to parca.samples, through the parents" \
+	"$(hidden_rows postgres | tr ' ' '\n' | grep -v -e '_[0-9]\{8\}:' -e '^parca.samples_default:' | xargs)" \
+	"$(hidden_rows restricted)"
+qr "SELECT pg_stat_statements_reset()" >/dev/null
+check_eq "with the same answer" "$raw_all" "$(total "$sel" restricted)"
+check_eq "merged directly from the rollups" "" \
+	"$(qr "SELECT string_agg(query, '; ') FROM pg_stat_statements
+	       WHERE userid = 'restricted'::regrole AND query ~ 'parca_merge\(.* FROM parca\.samples_(hourly|daily|weekly)'")"
+check "(statements of the reader's are seen)" test "$(qr "SELECT count(*) FROM pg_stat_statements
+	                                                      WHERE userid = 'restricted'::regrole")" -gt 0
+
 # --- Names that are not text ------------------------------------------------
 q "CREATE DATABASE strings"
 psql -X -qAt -v ON_ERROR_STOP=1 -d strings -c "CREATE EXTENSION parca"
@@ -357,7 +456,10 @@ check "and of labels" grep -q 'violates check constraint "series_labels_check"' 
 		-c "COPY parca.series (profile_type, labels) FROM STDIN" 2>&1)"
 
 pg_dump -Fc -d strings -f "$tmp/strings.dump"
+# restored with its workers off (docs/workers.md): the maintenance worker
+# would make the day's partitions that the dump makes too
 q "CREATE DATABASE restored"
+q "ALTER DATABASE restored SET parca.workers = off"
 pg_restore -d restored "$tmp/strings.dump" 2>"$tmp/restore.err"
 check "pg_restore restores the dump without errors" test ! -s "$tmp/restore.err" || head -5 "$tmp/restore.err"
 digest="SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (

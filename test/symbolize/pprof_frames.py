@@ -25,38 +25,58 @@ import subprocess
 import sys
 
 
-def pprof_frames(pprof):
-    out = subprocess.run(["go", "tool", "pprof", "-raw", pprof], capture_output=True,
-                         text=True, check=True).stdout
+def read_raw(text):
+    """The locations of `go tool pprof -raw` output: {(mapping, normalized
+    address): [(function, file, line), ...] innermost first}, and {(mapping,
+    normalized address): address} of the samples' leaves.  An address is
+    normalized as the writer does: address - mapping start + mapping offset."""
     section = None
     locs = {}
     mappings = {}
     cur = None
-    for line in out.splitlines():
-        if line in ("Locations", "Mappings"):
+    leaf_ids = set()
+    for line in text.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
             section = line
             continue
-        if section == "Locations":
-            m = re.match(r"\s*\d+: (0x[0-9a-f]+) M=(\d+)(?: (\S+) (\S+):(\d+) s=\d+)?$", line)
+        if section == "Samples:":
+            m = re.match(r"\s+[\d ]+: (\d+)", line)
+            if m:
+                leaf_ids.add(int(m.group(1)))
+        elif section == "Locations":
+            m = re.match(r"\s*(\d+): (0x[0-9a-f]+) M=(\d+) ?(.*)$", line)
             if m:
                 cur = []
-                locs[(int(m.group(2)), int(m.group(1), 16))] = cur
-                if m.group(3):
-                    cur.append((m.group(3), m.group(4), int(m.group(5))))
+                locs[int(m.group(1))] = (int(m.group(3)), int(m.group(2), 16), cur)
+                rest = m.group(4)
+            elif cur is not None:
+                rest = line.strip()
+            else:
                 continue
-            m = re.match(r"\s+(\S+) (\S+):(\d+) s=\d+$", line)
-            if m and cur is not None:
+            m = re.match(r"(.*) (\S*):(\d+) s=\d+", rest)
+            if m:
                 cur.append((m.group(1), m.group(2), int(m.group(3))))
         elif section == "Mappings":
             m = re.match(r"(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) ", line)
             if m:
                 mappings[int(m.group(1))] = (int(m.group(2), 16), int(m.group(4), 16))
     frames = {}
-    for (mid, addr), lines in locs.items():
-        if mid in mappings:
-            start, offset = mappings[mid]
-            frames[addr - start + offset] = lines
-    return frames
+    leaves = {}
+    for lid, (mid, addr, lines) in locs.items():
+        if mid not in mappings:
+            continue
+        start, offset = mappings[mid]
+        key = (mid, addr - start + offset)
+        frames[key] = lines
+        if lid in leaf_ids:
+            leaves[key] = addr
+    return frames, leaves
+
+
+def pprof_frames(pprof):
+    out = subprocess.run(["go", "tool", "pprof", "-raw", pprof], capture_output=True,
+                         text=True, check=True).stdout
+    return {addr: lines for (_, addr), lines in read_raw(out)[0].items()}
 
 
 def main():
@@ -95,4 +115,5 @@ def main():
     sys.exit(1 if diffs else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()

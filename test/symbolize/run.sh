@@ -7,8 +7,13 @@
 #    finds no DWARF unit), for samples stored before and after the upload;
 #  - parca_symbolize() by hand names locations again; the background worker
 #    names locations ingested after their debug information arrived;
-#  - a Go program built here, without DWARF (.gopclntab) and with its
-#    compressed DWARF: every frame as the program's own CPU profile names it;
+#  - every function's flat and cum as pprof names the fixture profiles
+#    from the same files (pprof_functions.py): go tool pprof, with the
+#    addresses in inlined code as known differences, and the standalone
+#    pprof, exactly;
+#  - a Go program built here, without DWARF (.gopclntab), with its
+#    compressed DWARF, and without its code and read-only data: every frame
+#    as the program's own CPU profile names it;
 #  - a local debuginfod server (elfutils') over loopback: fetched, named
 #    and compared; missing build ids noted and not asked for again before
 #    the retry time; file:// refused; a response over the limit refused;
@@ -72,9 +77,11 @@ declare -A profile_of=(
 
 # --- each fixture: stored unnamed, uploaded, compared ----------------------
 n=0
+declare -A when_of
 for b in "${!profile_of[@]}"; do
 	p=${profile_of[$b]}
 	n=$((n + 1))
+	when_of[$b]=before$n
 	q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/$p'), 'process_cpu', '{\"when\": \"before$n\"}')" >/dev/null
 	before=$(unnamed "$b")
 	check "$p: stored without names ($before locations)" [ "$before" -gt 0 ]
@@ -92,6 +99,37 @@ check_eq "inlining-disabled: the hottest function is named" "math/big.addVV" \
 	"$(q "SELECT function FROM parca_top(parca_query('process_cpu:samples:count:cpu:nanoseconds:delta{when=~\"before.*\"}', '2000-01-01', now())) ORDER BY flat DESC LIMIT 1")"
 check "inlined frames are stored (a location with more than one line)" \
 	[ "$(q "SELECT count(*) FROM parca.locations WHERE cardinality(function_ids) > 1")" -gt 0 ]
+
+# --- every function's flat and cum as pprof names the same profile --------
+# pprof_functions.py: each profile as the database wrote it back
+# (parca_pprof) against go tool pprof -symbolize=force of the profile as
+# ingested, with the same ELF file; go tool pprof names no inlined calls,
+# so the database's inlined frames are folded into the function that holds
+# them and the addresses in inlined code are listed as known differences
+# (docs/symbolization.md).  And against the standalone pprof (Debian's
+# golang-github-google-pprof-dev, built here), which names inlined calls
+# from DWARF through llvm-symbolizer: every function exactly, inlined ones
+# too, for the files with DWARF (it does not read .gopclntab).
+google_pprof=$work/google-pprof
+(cd "$work" && GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= go build -o "$google_pprof" github.com/google/pprof) ||
+	echo "# the standalone pprof did not build (scripts/deps.sh installs golang-github-google-pprof-dev)"
+check "the standalone pprof is built" [ -x "$google_pprof" ]
+# pprof_functions NAME PPROF BUILD_ID WHEN
+pprof_functions() {
+	local google=() out rc
+	psql -X -qAt -c "SELECT encode(parca_pprof(parca_query('process_cpu:samples:count:cpu:nanoseconds:delta{when=\"$4\"}',
+	                 '2000-01-01', now())), 'base64')" | base64 -d >"$work/ours.pb.gz"
+	readelf -S "$fixtures/$3/debuginfo" | grep -q 'debug_info' && google=(--google "$google_pprof")
+	out=$(python3 "$here/pprof_functions.py" "${google[@]}" "$2" "$fixtures/$3/debuginfo" "$3" "$work/ours.pb.gz")
+	rc=$?
+	echo "$out" | grep '^# known' | cut -c1-400
+	echo "# $1: $(echo "$out" | tail -1)"
+	[ $rc = 0 ] || echo "$out" | grep -v '^# known' | head -20
+	check "$1: every function's flat and cum as pprof names the profile" [ $rc = 0 ]
+}
+for b in "${!profile_of[@]}"; do
+	pprof_functions "${profile_of[$b]}" "$fixtures/${profile_of[$b]}" "$b" "${when_of[$b]}"
+done
 
 # --- by hand: parca_symbolize ----------------------------------------------
 all=$(q "SELECT count(*) FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
@@ -119,6 +157,7 @@ done
 check_eq "the worker names locations stored after their debug information" 0 "$(unnamed "$b2")"
 [ "$(unnamed "$b2")" = 0 ] || grep 'symbolizer' "$PGDATA_DIR/log" | tail -5
 compare "profile.pb.gz (by the worker)" "$fixtures/profile.pb.gz" "$b2"
+pprof_functions "profile.pb.gz (by the worker)" "$fixtures/profile.pb.gz" "$b2" later
 
 # --- a C++ program with .debug_aranges, through a local debuginfod ----------
 # debuginfod (elfutils) serves the files under a folder by GNU build id; the
@@ -224,7 +263,11 @@ check "inlined calls in C are stored as frames (leaf;mid;main)" \
 # DWARF, which libdw inflates, must name it alike.  And the build without
 # DWARF once more with the table's section renamed, as programs linked by
 # the system's linker with a recent Go have no .gopclntab section:
-# the table is found in the read-only data by its header.
+# the table is found in the read-only data by its header.  And the
+# default build once more as Parca's without-dwarf fixture was made: code
+# and read-only data removed, the table, the data and DWARF kept; the
+# table names each function and line, but its inline trees were in the
+# read-only data: DWARF names the inlined calls.
 gowork=$work/go
 mkdir -p "$gowork"
 (cd "$TEST_ROOT/agent/gohot" && GOFLAGS=-mod=mod go build -ldflags='-s -w' -o "$gowork/stripped" . &&
@@ -233,12 +276,13 @@ chown -R postgres: "$gowork"
 chmod 755 "$work"
 objcopy --remove-section=.gopclntab "$gowork/full" "$gowork/dwarf"
 objcopy --rename-section=.gopclntab=.rodata.pclntab "$gowork/stripped" "$gowork/renamed"
+objcopy --remove-section=.text --remove-section=.rodata "$gowork/full" "$gowork/extracted"
 chown postgres: "$gowork"/*
-for kind in stripped full dwarf renamed; do
+for kind in stripped full dwarf renamed extracted; do
 	go_b=$(printf 'go-%s-%s' "$kind" "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" | od -An -tx1 | tr -d ' \n')
 	# (the DWARF-only and renamed files run as the builds they come from)
 	run=$kind
-	[ "$kind" = dwarf ] && run=full
+	[ "$kind" = dwarf ] || [ "$kind" = extracted ] && run=full
 	[ "$kind" = renamed ] && run=stripped
 	"$gowork/$run" 2 "$gowork/$kind.prof"
 	for a in $(go tool pprof -raw "$gowork/$kind.prof" 2>/dev/null |

@@ -143,6 +143,12 @@ check_eq "before the update: nothing stored" "0" \
 
 check "ALTER EXTENSION parca UPDATE" q "ALTER EXTENSION parca UPDATE"
 check_eq "updated to $NEW_VERSION" "$NEW_VERSION" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'parca'")"
+# the partitions the update made (the default one, and 0.1's table) read
+# only through their parent, as a fresh install's do (sql/47_row_security.sql)
+check_eq "every partition has row-level security" "t" \
+	"$(q "SELECT count(*) >= 2 AND bool_and(c.relrowsecurity) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+	      WHERE i.inhparent IN ('parca.samples'::regclass, 'parca.samples_hourly'::regclass,
+	                            'parca.samples_daily'::regclass, 'parca.samples_weekly'::regclass)")"
 answers > "$work/after.txt"
 check "the old data answers as before" diff "$work/before.txt" "$work/after.txt"
 check "new profiles are stored" ingest_all new

@@ -157,3 +157,34 @@ INSERT INTO col_idx VALUES (1, 'x', 1) ON CONFLICT DO NOTHING;
 INSERT INTO col_idx VALUES (50000, 'x', 1) ON CONFLICT DO NOTHING;
 SELECT count(*) FROM col_idx TABLESAMPLE SYSTEM (10);
 SELECT parca_columnar_check('pg_class');
+
+-- A partitioned table: its parca_columnar partitions, however deep, each
+-- checked or compacted and summed; a partition of another access method is
+-- skipped with a notice, one the user may not compact with a warning.
+CREATE TABLE col_parted (a int, b text) PARTITION BY RANGE (a);
+CREATE TABLE col_parted_1 PARTITION OF col_parted FOR VALUES FROM (0) TO (100) USING parca_columnar;
+CREATE TABLE col_parted_2 PARTITION OF col_parted FOR VALUES FROM (100) TO (200) PARTITION BY RANGE (a);
+CREATE TABLE col_parted_2a PARTITION OF col_parted_2 FOR VALUES FROM (100) TO (200) USING parca_columnar;
+CREATE TABLE col_parted_heap PARTITION OF col_parted FOR VALUES FROM (200) TO (300) USING heap;
+INSERT INTO col_parted SELECT i % 300, 'v' FROM generate_series(1, 3000) i;
+INSERT INTO col_parted SELECT i % 200, 'w' FROM generate_series(1, 200) i;
+INSERT INTO col_parted SELECT i % 200, 'x' FROM generate_series(1, 200) i;
+SELECT count(*) FROM col_parted WHERE a < 200;
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_parted');
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_parted_2');
+SELECT parca_columnar_compact('col_parted');
+SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_parted');
+SELECT count(*), count(DISTINCT b) FROM col_parted;
+CREATE TABLE col_parted_empty (a int) PARTITION BY RANGE (a);
+SELECT * FROM parca_columnar_check('col_parted_empty');
+SELECT parca_columnar_compact('col_parted_empty');
+CREATE ROLE regress_col_parted;
+ALTER TABLE col_parted OWNER TO regress_col_parted;
+GRANT EXECUTE ON FUNCTION parca_columnar_compact(regclass), parca_columnar_check(regclass) TO regress_col_parted;
+SET ROLE regress_col_parted;
+SELECT rows FROM parca_columnar_check('col_parted');
+SELECT parca_columnar_compact('col_parted');
+RESET ROLE;
+DROP TABLE col_parted, col_parted_empty;
+REVOKE EXECUTE ON FUNCTION parca_columnar_compact(regclass), parca_columnar_check(regclass) FROM regress_col_parted;
+DROP ROLE regress_col_parted;

@@ -2,10 +2,17 @@
 -- pg_depend (so a new function is covered without touching this file),
 -- called with NULLs and extreme values: empty and garbage text and bytea,
 -- huge, negative and zero numbers, infinite times, empty and odd arrays,
--- empty, diff and overflowing profiles.  Each call runs in a
--- subtransaction that is always rolled back.  The server must stay up
--- (same postmaster start time afterwards) and every error must be a
--- clean one: no SQLSTATE of class XX (internal error).
+-- empty, diff and overflowing profiles, and hostile text of 64 kB (runs
+-- of quotes, backslashes, brackets, 4-byte and control characters;
+-- selectors past their limits, with a regex too complex to compile, a
+-- huge value, no end).  Each call runs in a subtransaction that is always
+-- rolled back.  The server must stay up (same postmaster start time
+-- afterwards) and every error must be a clean one: no SQLSTATE of class XX
+-- (internal error), and short: message, detail, hint and context together
+-- at most 16 kB (an error quotes 64 characters of an argument; a context
+-- may show the extension's statements).  test/fuzz/run.sh calls every
+-- function with hostile arguments of parca.max_profile_size, bounding time
+-- and memory.
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set one_stack :abs_srcdir '/data/pprof/parca/single-stack.pb.gz'
 \set profile1 :abs_srcdir '/data/pprof/parca/profile1.pb.gz'
@@ -21,6 +28,16 @@ INSERT INTO fuzz_values (type, expr) VALUES
     ('text', $$'{'$$), ('text', $$E'\\'$$), ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job=~"("}'$$),
     ('text', $$'{job=~".*"}'$$), ('text', $$'{job=~"a\\.b\\/c\\"}'$$), ('text', $$'-1'$$),
     ('text', $$'99999999999999999999'$$), ('text', $$'key: [unclosed'$$),
+    ('text', $$repeat('"', 65536)$$), ('text', $$repeat(E'\\', 65536)$$), ('text', $$repeat('(', 65536)$$),
+    ('text', $$repeat(U&'\+01F600', 16384)$$),
+    ('text', $$repeat((SELECT string_agg(chr(c), '') FROM generate_series(1, 31) c), 2114)$$),
+    ('text', $$repeat('1', 65536) || '@1'$$), ('text', $$repeat('a', 65536) || ':b:c:d:e{}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{' || repeat('job="fuzz", ', 65) || '}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{' || repeat('job=~"fuzz", ', 17) || '}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job=~"' || repeat('a', 16385) || '"}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job=~"(((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255}){1,255})"}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job="' || repeat(E'\\"', 32768) || '"}'$$),
+    ('text', $$'fuzz:samples:count:cpu:nanoseconds:delta{job="' || repeat('x', 65536)$$),
     ('bytea', $$pg_read_binary_file('$$ || :'one_stack' || $$')$$),
     ('bytea', 'NULL'), ('bytea', $$'\x'$$), ('bytea', $$'\x00'$$), ('bytea', $$'\x1f8b0800'$$),
     ('bytea', $$'\x0a0208011a'$$), ('bytea', $$decode(repeat('ff', 4096), 'hex')$$),
@@ -39,6 +56,7 @@ INSERT INTO fuzz_values (type, expr) VALUES
     ('interval', $$'1 microsecond'$$), ('interval', $$'1 month'$$), ('interval', $$'178000000 years'$$),
     ('text[]', $$'{job}'$$), ('text[]', 'NULL'), ('text[]', $$'{}'$$), ('text[]', $$'{NULL}'$$),
     ('text[]', $$'{""}'$$), ('text[]', $$'{"a\"b", "x y", "\\"}'$$), ('text[]', $$array_fill('x'::text, ARRAY[10000])$$),
+    ('text[]', $$ARRAY['job"} x']$$), ('text[]', $$ARRAY[repeat('x', 65536)]$$), ('text[]', $$array_fill('job'::text, ARRAY[65])$$),
     ('bigint[]', $$'{1}'$$), ('bigint[]', 'NULL'), ('bigint[]', $$'{}'$$), ('bigint[]', $$'{NULL}'$$),
     ('bigint[]', $$'{{1,2},{3,4}}'$$), ('bigint[]', $$'{-1,9223372036854775807}'$$),
     ('bigint[]', $$array_fill(7::bigint, ARRAY[10000])$$),
@@ -49,6 +67,9 @@ INSERT INTO fuzz_values (type, expr) VALUES
     ('jsonb', $$'null'$$), ('jsonb', $$'1'$$), ('jsonb', $$'"s"'$$), ('jsonb', $$'{"a": {"b": 1}}'$$),
     ('jsonb', $$'{"a": null}'$$), ('jsonb', $$'{"__name__": "x", "": "y"}'$$),
     ('jsonb', $$'[{"field": "address", "match": "not_equal", "value": "0x1"}]'$$),
+    ('jsonb', $$(repeat('[', 2000) || repeat(']', 2000))::jsonb$$), ('jsonb', $$jsonb_build_object(repeat('x', 65536), 'v')$$),
+    ('jsonb', $$jsonb_build_object('job', repeat('x', 65536))$$),
+    ('jsonb', $$jsonb_build_array(jsonb_build_object('field', repeat('f', 65536), 'match', 'equal', 'value', 'x'))$$),
     ('cstring', $$'{}'$$), ('cstring', 'NULL'), ('cstring', $$''$$), ('cstring', $$'garbage'$$),
     ('cstring', $$'{'$$), ('cstring', $$'\x'$$), ('cstring', $$'\xzz'$$), ('cstring', $$'\x01'$$),
     ('cstring', $$'\x0101000000000000000000000000ffffffff'$$), ('cstring', $$'{1,2,}'$$),
@@ -118,13 +139,16 @@ $$;
 SELECT count(*) FILTER (WHERE args LIKE '%no values for type%') AS types_without_values FROM fuzz_calls;
 SELECT DISTINCT fn, args FROM fuzz_calls WHERE args LIKE '%no values for type%';
 
-CREATE TEMP TABLE fuzz_results (fn regprocedure, args text, state text, message text);
+CREATE TEMP TABLE fuzz_results (fn regprocedure, args text, state text, message text, error_length int);
 DO $$
 DECLARE
     c record;
     sql text;
     state text;
     message text;
+    detail text;
+    hint text;
+    context text;
 BEGIN
     FOR c IN SELECT * FROM fuzz_calls LOOP
         sql := CASE c.kind
@@ -137,9 +161,11 @@ BEGIN
             EXECUTE sql;
             RAISE SQLSTATE 'ZZ000';     -- success, but roll back what it did
         EXCEPTION WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+                detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT, context = PG_EXCEPTION_CONTEXT;
         END;
-        INSERT INTO fuzz_results VALUES (c.fn, c.args, state, message);
+        INSERT INTO fuzz_results VALUES (c.fn, c.args, state, left(message, 200),
+                                         octet_length(concat(message, detail, hint, context)));
     END LOOP;
 END
 $$;
@@ -150,6 +176,9 @@ SELECT count(DISTINCT fn) = (SELECT count(DISTINCT fn) FROM fuzz_calls) AS every
 FROM fuzz_results;
 -- no internal errors
 SELECT fn, left(args, 120) AS args, state, message FROM fuzz_results WHERE state LIKE 'XX%' ORDER BY 1, 2;
+-- no long errors
+SELECT fn, left(args, 120) AS args, state, message, error_length FROM fuzz_results
+WHERE state <> 'ZZ000' AND error_length > 16384 ORDER BY 1, 2;
 -- the documented export over no rows: NULL, not a crash
 SELECT parca_pprof(parca_merge(stack, value), 'fuzz:samples:count:cpu:nanoseconds', 1) IS NULL AS no_rows_no_pprof
 FROM parca.samples WHERE false;

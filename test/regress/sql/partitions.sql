@@ -102,6 +102,16 @@ LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL;
 SELECT * FROM parca_metastore_gc();
 SELECT parca_metastore_generation() - :generation_before AS collections_that_removed_rows;
 
+-- parca_columnar_check and parca_columnar_compact take the table users know:
+-- each of its partitions (all parca_columnar), summed
+SELECT count(*) > 1 AS several_partitions_hold_rows FROM (SELECT DISTINCT tableoid FROM parca.samples) t;
+SELECT rows = (SELECT count(*) FROM parca.samples) AS every_row_checked,
+       rows = (SELECT sum((parca_columnar_check(partition)).rows) FROM parca.partitions) AS sum_of_partitions
+FROM parca_columnar_check('parca.samples');
+SELECT parca_columnar_compact('parca.samples') >= 0 AS compacted;
+SELECT rows = (SELECT count(*) FROM parca.samples) AS every_row_after_compaction
+FROM parca_columnar_check('parca.samples');
+
 -- leave no dated partition behind (other tests' plans show the partitions)
 DO $$
 DECLARE p regclass;

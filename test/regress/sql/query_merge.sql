@@ -115,6 +115,21 @@ AND s.time < '2024-05-01' LIMIT 1;
 SELECT parca_profile_stacks(parca_query('qmerge:samples:count:cpu:nanoseconds:delta',
                                         '2024-07-05 23:59:59.5+00', '2024-07-06 00:00:00.5+00'));
 ROLLBACK;
+-- a merge that an error stops half way (that overflow, in the rows this
+-- transaction buffered, read after every stripe's chunks and
+-- dictionaries: the path of a cancel) leaves the session's next merges
+-- whole: the buffers the failed scans held come back with their memory
+-- (columnar_scratch.c), and the next scans decode into them afresh
+BEGIN;
+INSERT INTO parca.samples
+SELECT '2024-07-06 00:00+00', series_id, stack, 4611686018427387904, 2, duration, NULL
+FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+WHERE se.profile_type = 'qmerge:samples:count:cpu:nanoseconds:delta'
+AND s.time < '2024-05-01' LIMIT 1;
+SELECT parca_profile_stacks(parca_query('qmerge:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity'));
+ROLLBACK;
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity', true);
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity', false);
 -- grouping reads the table directly too, every group in the same pass:
 -- under each group's root frame are exactly the stacks and values of a
 -- query of that group's series alone

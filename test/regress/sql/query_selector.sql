@@ -60,6 +60,27 @@ SELECT qsel('qsel:inuse_space:bytes:space:bytes{job!~"fib\.pb\.gz"}');
 SELECT qsel('qsel:inuse_space:bytes:space:bytes{job=~"fib\\.pb\\.gz"}');  -- Prometheus' double escape
 SELECT qsel('qsel:inuse_space:bytes:space:bytes{job=~"fib\qx"}');
 SELECT qsel('qsel:inuse_space:bytes:space:bytes{job=~"fib\');
+-- an error quotes 64 characters of the selector, and of the place of the error
+SELECT qsel('qsel:alloc_space:bytes:space:bytes{job="' || repeat('x', 100000) || '"');
+SELECT qsel(repeat('a', 100000) || ':b:c:d:e');
+
+-- what a selector may hold: 64 matchers, 16 of them regexes of 16 kB each
+SELECT qsel('{' || repeat('job="api", ', 64) || '}');
+SELECT qsel('{' || repeat('job="api", ', 65) || '}');
+SELECT qsel('{' || repeat('a="", ', 100000) || '}');
+-- and at most 1 MB (a label set is at most that: a longer value matches nothing, or everything)
+SELECT qsel('{' || repeat('job="api", ', 1000000) || '}');
+SELECT qsel('{job!="' || repeat('x', 1048576) || '"}');
+SELECT qsel('{' || repeat('job=~"api", ', 16) || '}');
+SELECT qsel('{' || repeat('job=~"api", ', 17) || '}');
+SELECT qsel('{job=~"' || repeat('a', 16384) || '"}');
+SELECT qsel('{job=~"' || repeat('a', 16385) || '"}');
+-- (the length is that of the regex, not of its quoted form)
+SELECT qsel('{job=~"' || repeat('\\', 16384) || '"}');
+-- a short regex too complex to compile is PostgreSQL's error, at its place
+SELECT qsel('{job=~"(((((((a{1,255}){1,255}){1,255}){1,255}){1,255}){1,255}){1,255})"}');
+-- a value as long as a label set allows
+SELECT qsel('{job="' || repeat('x', 1000000) || '"}');
 
 -- parca_selector: the parts of a selector, each value quoted
 SELECT parca_selector('qsel:inuse_space:bytes:space:bytes', 'job', ARRAY['fib.pb.gz']);
@@ -68,6 +89,27 @@ SELECT parca_selector('qsel:inuse_space:bytes:space:bytes', 'job', ARRAY[NULL], 
 SELECT parca_selector('qsel:inuse_space:bytes:space:bytes', '', ARRAY['x']);
 SELECT parca_selector('', 'job', ARRAY['x']) IS NULL AS no_type, parca_selector(NULL) IS NULL AS null_type,
        parca_selector('qsel:inuse_space:bytes:space:bytes', 'job', '{}') IS NULL AS no_values;
+-- every part is checked, none pasted as it comes: a label name that is
+-- not one (it would add matchers), a profile type that does not parse,
+-- matchers that are not matchers, all named in the error
+SELECT parca_selector('a:b:c:d:e', 'job"} x', ARRAY['v']);
+SELECT parca_selector('a:b:c:d:e', 'job="x", y', ARRAY['v']);
+SELECT parca_selector('a:b:c:d:e{job="x"}', 'job', ARRAY['v']);
+SELECT parca_selector('a:b:c:d:e job', 'job', ARRAY['v']);
+SELECT parca_selector('a:b:c:d', 'job', ARRAY['v']);
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['v'], 'x="y"} z');
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['v'], 'x="y"}, {z="1"');
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['v'], 'x');
+-- values with quotes and backslashes stay values
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['x"} y', E'a\\b']);
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['x", y="z']);
+-- within a selector's limits, all parts together
+SELECT length(parca_selector('a:b:c:d:e', 'job', ARRAY['v'], repeat('x="y", ', 63)));
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['v'], repeat('x="y", ', 64));
+SELECT parca_selector('a:b:c:d:e', 'job', ARRAY['v', 'w'], repeat('x=~"y", ', 16));
+SELECT parca_selector('a:b:c:d:e', 'job', array_fill('v'::text, ARRAY[20000]));
+SELECT parca_selector('a:b:c:d:e', 'job', array_fill('value'::text, ARRAY[3000]));
+SELECT length(parca_selector('a:b:c:d:e', 'job', ARRAY[repeat('v', 1000000)]));
 -- each value, alone and with the others, selects exactly its series
 SELECT labels->>'job' AS value, qsel(parca_selector('qsel:inuse_space:bytes:space:bytes', 'job', ARRAY[labels->>'job'])) AS alone
 FROM parca.series WHERE profile_type = 'qsel:inuse_space:bytes:space:bytes' ORDER BY 1;

@@ -132,6 +132,25 @@ SELECT level, value, label FROM parca_icicle(parca_query('qtree:samples:count:cp
     '2024-01-01 00:00+00', '2024-01-02 00:00+00', group_by => '{job}')) WHERE level <= 1;
 SELECT level, value, label FROM parca_icicle(parca_query('qtree:samples:count:cpu:nanoseconds:delta',
     '2024-01-01 00:00+00', '2024-01-02 00:00+00', group_by => '{job,pid}')) WHERE level <= 1;
+-- group_by holds label names, at most 64 (counted before they are read); NULLs are left out
+SELECT level, value, label FROM parca_icicle(parca_query('qtree:samples:count:cpu:nanoseconds:delta',
+    '2024-01-01 00:00+00', '2024-01-02 00:00+00', group_by => '{job,NULL}')) WHERE level <= 1;
+SELECT parca_query('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02',
+                   group_by => array_fill('job'::text, ARRAY[65]));
+SELECT parca_query('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02',
+                   group_by => array_fill('job'::text, ARRAY[1000000]));
+SELECT parca_query('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02',
+                   group_by => ARRAY['job"} x']);
+-- a group's frame quotes the values as a selector does: values with quotes
+-- and commas make two frames, not one
+INSERT INTO parca.series (profile_type, labels) VALUES
+    ('qtree:quoted:count:cpu:nanoseconds', '{"qtest": "tree", "a": "x\", b=\"y", "b": "z"}'),
+    ('qtree:quoted:count:cpu:nanoseconds', '{"qtest": "tree", "a": "x", "b": "y\", b=\"z"}');
+INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+SELECT '2024-01-01 00:00:00+00', id, '{0000000000007301}', 1, 0, 0
+FROM parca.series WHERE profile_type = 'qtree:quoted:count:cpu:nanoseconds';
+SELECT level, value, label FROM parca_icicle(parca_query('qtree:quoted:count:cpu:nanoseconds',
+    '2024-01-01 00:00+00', '2024-01-02 00:00+00', group_by => '{a,b}')) WHERE level = 1 ORDER BY label;
 
 -- stack filters: function name substring (case-insensitive) or binary
 SELECT parca_profile_total(parca_query('qtree:samples:count:cpu:nanoseconds:delta{job="db"}',
@@ -179,6 +198,15 @@ SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '20
                                 '2024-01-01 00:00:30+00', '20 seconds');
 SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01 00:00:00+00',
                                 '2024-01-01 00:00:30+00', '1 minute', '{job}');
+-- step and sum_by are checked first, and named
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '0');
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '-1 s');
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '1 day -25 hours');
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '1 month');
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '1 hour',
+                                array_fill('job'::text, ARRAY[65]));
+SELECT * FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '2024-01-01', '2024-01-02', '1 hour',
+                                ARRAY['job"} x']);
 -- an unbounded range: buckets aligned to 2000-01-01
 SELECT "time", value FROM parca_query_range('qtree:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity',
                                             '1 day', '{}');

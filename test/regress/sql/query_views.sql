@@ -76,6 +76,8 @@ SELECT parca_profile('12@1.5');
 SELECT parca_profile('-3@12');
 SELECT parca_profile('12@99999999999999999999');
 SELECT parca_profile('12@9223372036854775807');
+-- a long id is not read, and quoted 64 characters long
+SELECT parca_profile(repeat('1', 10000000) || '@1');
 
 -- ---- a function over time
 -- vwork per 10 s: flat 0 (vhelper is inlined into it, innermost), cum in A, B, E
@@ -197,3 +199,20 @@ SELECT parca_callgraph_dot(NULL) IS NULL;
 SELECT count(*) FROM parca_callgraph_nodes((SELECT p FROM q), 1.5);
 SELECT count(*) FROM parca_callgraph_edges((SELECT p FROM q), 0, -0.1);
 SELECT count(*) FROM parca_callgraph_edges(parca_diff((SELECT p FROM q), (SELECT p FROM q)));
+
+-- ---- JIT: the functions the dashboard calls that read parca.samples (or
+-- its rollups) run with jit = off, whatever the server's setting: their
+-- work is C's, and their estimates passed the default JIT thresholds for
+-- a few profiles (sql/70_query.sql; test/query counts what they compile)
+SELECT p.oid::regprocedure AS function, coalesce('jit=off' = ANY (p.proconfig), false) AS jit_off
+FROM pg_proc p
+WHERE p.oid IN ('parca_query(text, timestamptz, timestamptz, text[], text, text, text, text)'::regprocedure,
+                'parca_profile(text)'::regprocedure,
+                'parca_profiles(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_query_range(text, timestamptz, timestamptz, interval, text[])'::regprocedure,
+                'parca_function_range(text, timestamptz, timestamptz, interval, text, text)'::regprocedure,
+                'parca_query_unit(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_profile_types(timestamptz, timestamptz)'::regprocedure,
+                'parca_labels(text, timestamptz, timestamptz)'::regprocedure,
+                'parca_label_values(text, text, timestamptz, timestamptz)'::regprocedure)
+ORDER BY 1::text;

@@ -100,8 +100,10 @@ DELETE FROM parca.scrape_jobs;
 DROP ROLE scrape_nobody;
 DROP ROLE scrape_admin;
 
--- The worker runs in database "postgres" (parca.scrape_database), not here:
--- this database's view is the worker's state, which has no targets.
+-- No worker serves this database (parca.workers = off, test/regress/parca.conf,
+-- so that no maintenance round runs between the statements of these tests):
+-- its view has no targets, and parca.workers no row.
 SELECT count(*) FROM parca.targets;
-SHOW parca.scrape_database;
+SELECT count(*) FROM parca.workers;
+SHOW parca.workers;
 SHOW parca.scrape_concurrency;

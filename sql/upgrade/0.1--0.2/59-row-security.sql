@@ -1,0 +1,1 @@
+../../47_row_security.sql
