@@ -11,6 +11,7 @@
  * component is a link; /proc/PID/root is the process's root, so an
  * absolute link inside a container could not escape it anyway.
  */
+#define _GNU_SOURCE
 #include "jit_file.h"
 
 #include <fcntl.h>

@@ -20,6 +20,7 @@
 
 #include "aggregate.h"
 #include "frame_names.h"
+#include "jit.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
@@ -330,10 +331,10 @@ log_summary(const char *when)
 		log_msg(LOG_INFO, "%s: debug information uploaded for %" PRIu64 " build ids", when,
 				ws.uploads);
 	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
-			"metastore %.1f MB, Python code %.1f MB, processes %zu", when,
+			"metastore %.1f MB, Python code %.1f MB, JIT maps %.1f MB, processes %zu", when,
 			resident_memory(false) / 1048576.0, peak_resident_bytes() / 1048576.0,
 			objfile_cache_bytes() / 1048576.0, ms_bytes() / 1048576.0,
-			python_cache_bytes() / 1048576.0, process_count());
+			python_cache_bytes() / 1048576.0, jit_bytes() / 1048576.0, process_count());
 }
 
 /* What the command line asks for. */

@@ -20,6 +20,7 @@
 
 #include "aggregate.h"
 #include "frame_names.h"
+#include "jit.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
@@ -215,6 +216,8 @@ add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 			offset--;
 		if (*py_next < (int) s->py_nframes && python_is_eval_frame(p, m, offset))
 			python_add_frames(p, s, py_next, false, frames, n);
+		else if (jit_location(p, m, pcs[i] - (i > 0 && return_addresses), &frames[*n]))
+			(*n)++;
 		else
 			frames[(*n)++] = user_location(p, m, offset)->id;
 	}

@@ -1,0 +1,37 @@
+/*
+ * jit.h
+ *		Naming the frames of JIT-compiled code: code in a process's
+ *		anonymous executable memory is looked up in the perf map the
+ *		runtime writes (/tmp/perf-PID.map in the process's own root, read
+ *		incrementally, bounded per process); code a map does not name, in a
+ *		known runtime (Node.js, Java, .NET, Erlang, CPython), is one frame
+ *		per process and kind ("[node JIT]"), not a location per address.
+ *		See docs/agent.md, "JIT-compiled code".
+ */
+#ifndef AGENT_JIT_H
+#define AGENT_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "process.h"
+
+/* Most bytes one process's map may take in the agent's memory. */
+#define JIT_TABLE_MAX_BYTES (2 * 1024 * 1024)
+
+/*
+ * The location of the frame at pc in mapping m, if m is JIT code the
+ * agent names (then true and *location_id set); false for any other
+ * mapping, which keeps its usual location.
+ */
+extern bool jit_location(Process *p, const ExecMapping *m, uint64_t pc,
+						 uint64_t *location_id);
+
+/* What a process's JIT state holds (p->jit may be NULL). */
+extern void jit_free(struct ProcessJit *j);
+
+/* Bytes all processes' JIT tables hold now. */
+extern size_t jit_bytes(void);
+
+#endif							/* AGENT_JIT_H */
