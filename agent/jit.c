@@ -206,7 +206,7 @@ function_name(const char *raw, char *buf)
 	return raw;
 }
 
-bool
+JitFrameKind
 jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_id)
 {
 	ProcessJit *j = p->jit;
@@ -215,7 +215,7 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 	bool		found;
 
 	if (m->is_file || strcmp(m->file, "[vdso]") == 0 || strcmp(m->file, "[vsyscall]") == 0)
-		return false;
+		return JIT_NOT_JIT;
 	if (j == NULL)
 	{
 		j = p->jit = xcalloc(1, sizeof(ProcessJit));
@@ -233,14 +233,14 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 		FrameLine	line = {function_name(f.name, name), f.name, f.file, f.start_line, f.line};
 
 		*location_id = ms_location(NULL, NULL, 0, 1, &line, true)->id;
-		return true;
+		return JIT_NAMED;
 	}
 	if (j->runtime != NULL)
 	{
 		FrameLine	line = {j->runtime->frame, j->runtime->frame, "", 0, 0};
 
 		*location_id = ms_location(NULL, NULL, 0, 1, &line, true)->id;
-		return true;
+		return JIT_UNNAMED;
 	}
-	return false;
+	return JIT_NOT_JIT;
 }

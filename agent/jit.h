@@ -20,13 +20,22 @@
 /* Most bytes one process's map may take in the agent's memory. */
 #define JIT_TABLE_MAX_BYTES (2 * 1024 * 1024)
 
+/* What jit_location found. */
+typedef enum JitFrameKind
+{
+	JIT_NOT_JIT,				/* not JIT code the agent names: the usual location */
+	JIT_NAMED,					/* code its map names */
+	JIT_UNNAMED					/* a known runtime's code no map names: "[node JIT]" */
+} JitFrameKind;
+
 /*
- * The location of the frame at pc in mapping m, if m is JIT code the
- * agent names (then true and *location_id set); false for any other
- * mapping, which keeps its usual location.
+ * The location of the frame at pc (a pc, or a return address minus one)
+ * in mapping m, in *location_id unless m is not JIT code.  Consecutive
+ * JIT_UNNAMED frames are one frame for the caller to keep (a runtime's
+ * unnamed code, however deep its recursion, costs one frame).
  */
-extern bool jit_location(Process *p, const ExecMapping *m, uint64_t pc,
-						 uint64_t *location_id);
+extern JitFrameKind jit_location(Process *p, const ExecMapping *m, uint64_t pc,
+								 uint64_t *location_id);
 
 /* What a process's JIT state holds (p->jit may be NULL). */
 extern void jit_free(struct ProcessJit *j);
