@@ -7,12 +7,15 @@
  *		command (Compiler.perfmap: write /tmp/perf-<PID>.map; VM.flags).
  *
  * The requests are carried out by a thread of their own (a JVM may take
- * seconds to open its socket), one at a time, as the JVM's user (its
- * effective uid and gid, for that thread only) and in its file system
- * (/proc/PID/root), with PID its pid in its own namespace.  SIGQUIT is
- * sent only to a process that catches it (the JVM's handler; a JVM run
- * with -Xrs would dump core), through a pidfd checked against the
- * process's start time, so that a reused pid gets nothing.
+ * a second to open its socket, and writing its map takes what its code
+ * cache takes), one at a time, in the JVM's file system (/proc/PID/root),
+ * with PID its pid in its own namespace.  The attach file is given to the
+ * JVM's effective user and group (the JVM ignores one of anyone else's);
+ * the agent connects as root, which the JVM accepts as it accepts its own
+ * user.  The socket is used only if it is one, owned by that user.
+ * SIGQUIT is sent only to a process that catches it (the JVM's handler:
+ * a JVM run with -Xrs would dump core), through a pidfd checked against
+ * the process's start time, so that a reused pid gets nothing.
  */
 #ifndef AGENT_JAVA_ATTACH_H
 #define AGENT_JAVA_ATTACH_H
@@ -40,13 +43,16 @@ typedef struct JavaAttachResult
 	char		error[160];		/* why not, "" if it did */
 } JavaAttachResult;
 
-/* Queue a request (false if too many wait). */
+/* The start time of a process (/proc/PID/stat), 0 if it is gone. */
+extern uint64_t java_attach_start_ticks(uint32_t pid);
+
+/* Queue a request (false if too many wait); starts the thread. */
 extern bool java_attach_request(const JavaAttachRequest *req);
 
 /* A result, if one is ready. */
 extern bool java_attach_result(JavaAttachResult *out);
 
-/* Stop the thread (at exit). */
+/* Stop the thread (at exit): the request under way is finished first. */
 extern void java_attach_stop(void);
 
 #endif							/* AGENT_JAVA_ATTACH_H */

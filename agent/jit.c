@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "java_attach.h"
 #include "jit_file.h"
 #include "metastore_cache.h"
 #include "perf_map.h"
@@ -31,6 +32,14 @@
 /* Most bytes of map read at once: a huge map is read over several reloads. */
 #define JIT_READ_MAX (1024 * 1024)
 #define MAX_NAME 4096
+/*
+ * A JVM is asked for its map again (Compiler.perfmap rewrites it whole)
+ * when its code was missing from the map: a second after the first time
+ * (a JVM compiles most in its first seconds), then twice as long after
+ * each time, up to a minute.
+ */
+#define JAVA_ASK_FIRST_NS 1000000000ull
+#define JAVA_ASK_MAX_NS (60 * 1000000000ull)
 
 /* Runtimes with JIT compilers, by their executables' names. */
 typedef struct JitRuntime
@@ -42,7 +51,7 @@ typedef struct JitRuntime
 static const JitRuntime runtimes[] = {
 	{"node", "[node JIT]"},
 	{"nodejs", "[node JIT]"},
-	{"java", "[java JIT]"},
+	{"java", "[java JIT]"},		/* (any process with libjvm.so mapped) */
 	{"dotnet", "[dotnet JIT]"},
 	{"beam.smp", "[erlang JIT]"},
 	{"python3*", "[python JIT]"},
@@ -54,13 +63,38 @@ typedef struct ProcessJit
 	bool		status_read;
 	uint32_t	nspid;			/* its pid in its own namespace: the map's name */
 	JitOwner	owner;
+	gid_t		egid;
 	bool		map_seen;		/* a map was read (logged once) */
 	uint64_t	read_ns;		/* last read of the map, 0: never */
 	PerfMapReader reader;
 	JitTable	table;
+	/* JVMs only */
+	uint32_t	pid;
+	bool		jvm;
+	uint64_t	start_ticks;	/* identity for the attach thread's answers */
+	int			frame_pointers; /* -XX:+PreserveFramePointer: 1, 0, -1 unknown */
+	bool		asking;			/* a request is with the attach thread */
+	bool		answered;		/* an answer was logged */
+	bool		missed;			/* code not in the map since it was asked */
+	uint64_t	asked_ns;		/* 0: never */
+	uint64_t	ask_wait_ns;	/* until it may be asked again after a miss */
 } ProcessJit;
 
 static size_t total_bytes;
+static bool java_perfmap;
+static U64Map jvms;				/* pid -> ProcessJit of a JVM */
+
+void
+jit_init(bool ask_jvms)
+{
+	java_perfmap = ask_jvms;
+}
+
+void
+jit_stop(void)
+{
+	java_attach_stop();
+}
 
 size_t
 jit_bytes(void)
@@ -75,6 +109,8 @@ jit_free(ProcessJit *j)
 		return;
 	total_bytes -= jit_table_bytes(&j->table);
 	jit_table_reset(&j->table);
+	if (j->jvm && u64map_get(&jvms, j->pid) == j)
+		u64map_remove(&jvms, j->pid);
 	free(j);
 }
 
@@ -97,18 +133,68 @@ runtime_of(const Process *p)
 	return NULL;
 }
 
+static const JitRuntime *
+runtime_named(const char *exe)
+{
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (strcmp(runtimes[i].exe, exe) == 0)
+			return &runtimes[i];
+	return NULL;
+}
+
+/* Does the process map libjvm.so (HotSpot, whatever its launcher)? */
+static bool
+maps_libjvm(uint32_t pid)
+{
+	char		path[64];
+	char	   *text;
+	bool		found;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if ((text = read_file(path, NULL)) == NULL)
+		return false;
+	found = strstr(text, "/libjvm.so\n") != NULL;
+	free(text);
+	return found;
+}
+
+/*
+ * -XX:+PreserveFramePointer or -XX:-PreserveFramePointer on the JVM's
+ * command line, the last one: 1 or 0; -1 if neither.
+ */
+static int
+frame_pointers_on_command_line(uint32_t pid)
+{
+	char		path[64];
+	char	   *text;
+	size_t		len;
+	int			fp = -1;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	if ((text = read_file(path, &len)) == NULL)
+		return -1;
+	for (size_t i = 0; i < len; i += strlen(text + i) + 1)
+		if (strncmp(text + i, "-XX:", 4) == 0 && (text[i + 4] == '+' || text[i + 4] == '-') &&
+			strcmp(text + i + 5, "PreserveFramePointer") == 0)
+			fp = text[i + 4] == '+';
+	free(text);
+	return fp;
+}
+
 /*
  * Its pid inside its pid namespace (the last NSpid) and its real and
  * effective user, from /proc/PID/status; false if it is gone.
  */
 static bool
-read_status(uint32_t pid, uint32_t *nspid, JitOwner *owner)
+read_status(uint32_t pid, uint32_t *nspid, JitOwner *owner, gid_t *egid)
 {
 	char		path[64];
 	char	   *text;
 	const char *c;
 	unsigned long uid;
 	unsigned long euid;
+	unsigned long gid;
+	unsigned long egid_read;
 	bool		ok = false;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
@@ -133,8 +219,26 @@ read_status(uint32_t pid, uint32_t *nspid, JitOwner *owner)
 		owner->euid = (uid_t) euid;
 		ok = *nspid != 0;
 	}
+	if ((c = strstr(text, "\nGid:")) != NULL &&
+		sscanf(c + 5, "%lu %lu", &gid, &egid_read) == 2)
+		*egid = (gid_t) egid_read;
+	else
+		ok = false;
 	free(text);
 	return ok;
+}
+
+/* Read /proc/PID/status once; false if the process is gone. */
+static bool
+status_known(const Process *p, ProcessJit *j)
+{
+	if (!j->status_read)
+	{
+		j->status_read = true;
+		if (!read_status(p->pid, &j->nspid, &j->owner, &j->egid))
+			j->nspid = 0;
+	}
+	return j->nspid != 0;
 }
 
 /* Read what the process's perf map gained since the last read. */
@@ -147,13 +251,7 @@ read_map(Process *p, ProcessJit *j)
 	size_t		before = jit_table_bytes(&j->table);
 
 	j->read_ns = now_monotonic_ns();
-	if (!j->status_read)
-	{
-		j->status_read = true;
-		if (!read_status(p->pid, &j->nspid, &j->owner))
-			j->nspid = 0;
-	}
-	if (j->nspid == 0)
+	if (!status_known(p, j))
 		return;
 	snprintf(name, sizeof(name), "perf-%u.map", j->nspid);
 	dir = jit_open_dir(p->pid, "tmp");
@@ -176,15 +274,33 @@ read_map(Process *p, ProcessJit *j)
 /*
  * The function's name in a name as the runtime wrote it: V8's
  * "JS:*fib" (older "LazyCompile:*fib", "Function:~fib", "Script:~app")
- * without its kind and tier marker ("(anonymous)" if nothing is left),
- * any other name as it is.
+ * without its kind and tier marker ("(anonymous)" if nothing is left); a
+ * JVM's "long Chain.hotLoop(long)" without its return and parameter
+ * types; any other name as it is.
  */
 static const char *
-function_name(const char *raw, char *buf)
+function_name(const char *raw, bool jvm, char *buf)
 {
 	static const char *const v8_kinds[] = {"JS:", "LazyCompile:", "Function:", "Script:"};
 	size_t		len;
 
+	if (jvm)
+	{
+		const char *paren = strchr(raw, '(');
+		const char *start = raw;
+
+		if (paren == NULL)
+			return raw;
+		for (const char *c = raw; c < paren; c++)
+			if (*c == ' ')
+				start = c + 1;
+		len = (size_t) (paren - start);
+		if (len == 0 || len >= MAX_NAME)
+			return raw;
+		memcpy(buf, start, len);
+		buf[len] = '\0';
+		return buf;
+	}
 	for (size_t i = 0; i < sizeof(v8_kinds) / sizeof(v8_kinds[0]); i++)
 	{
 		size_t		klen = strlen(v8_kinds[i]);
@@ -206,6 +322,87 @@ function_name(const char *raw, char *buf)
 	return raw;
 }
 
+/* A new process's JIT state: which runtime, and for a JVM what is known. */
+static ProcessJit *
+new_jit(const Process *p)
+{
+	ProcessJit *j = xcalloc(1, sizeof(ProcessJit));
+
+	j->pid = p->pid;
+	j->runtime = runtime_of(p);
+	j->table.max_bytes = JIT_TABLE_MAX_BYTES;
+	j->frame_pointers = -1;
+	if ((j->runtime == NULL || strcmp(j->runtime->exe, "java") == 0) && maps_libjvm(p->pid))
+	{
+		j->jvm = true;
+		j->runtime = runtime_named("java");
+		j->start_ticks = java_attach_start_ticks(p->pid);
+		j->frame_pointers = frame_pointers_on_command_line(p->pid);
+		/* not asked through attach: not on the command line is the default */
+		if (!java_perfmap && j->frame_pointers < 0)
+			j->frame_pointers = 0;
+		u64map_put(&jvms, p->pid, j);
+	}
+	return j;
+}
+
+/* Take in what the attach thread found out. */
+static void
+take_java_answers(void)
+{
+	JavaAttachResult res;
+
+	while (java_attach_result(&res))
+	{
+		ProcessJit *j = u64map_get(&jvms, res.pid);
+
+		if (j == NULL || j->start_ticks != res.start_ticks)
+			continue;
+		j->asking = false;
+		if (res.frame_pointers >= 0)
+			j->frame_pointers = res.frame_pointers;
+		if (res.perf_map)
+		{
+			j->read_ns = 0;		/* read it at the next miss */
+			j->missed = false;
+		}
+		if (!j->answered || !res.perf_map)
+			log_msg(LOG_INFO, "pid %u: JVM: %s%s%s", res.pid,
+					res.perf_map ? "perf map written on request (Compiler.perfmap)" :
+					"no perf map through its attach mechanism: ",
+					res.error, j->frame_pointers == 1 ? ", -XX:+PreserveFramePointer" :
+					j->frame_pointers == 0 ? ", without -XX:+PreserveFramePointer: "
+					"its stacks end at their first JIT frame" : "");
+		j->answered = true;
+	}
+}
+
+/* Ask the JVM for its map: at first, then when code was missing, bounded. */
+static void
+ask_jvm(const Process *p, ProcessJit *j)
+{
+	JavaAttachRequest req;
+	uint64_t	now = now_monotonic_ns();
+
+	if (!java_perfmap || j->asking || !status_known(p, j) ||
+		(j->asked_ns != 0 && (!j->missed || now - j->asked_ns < j->ask_wait_ns)))
+		return;
+	req.pid = p->pid;
+	req.nspid = j->nspid;
+	req.start_ticks = j->start_ticks;
+	req.euid = j->owner.euid;
+	req.egid = j->egid;
+	req.want_flags = j->frame_pointers < 0;
+	if (java_attach_request(&req))
+	{
+		j->asking = true;
+		j->asked_ns = now;
+		j->missed = false;
+		j->ask_wait_ns = j->ask_wait_ns == 0 ? JAVA_ASK_FIRST_NS :
+			j->ask_wait_ns * 2 < JAVA_ASK_MAX_NS ? j->ask_wait_ns * 2 : JAVA_ASK_MAX_NS;
+	}
+}
+
 JitFrameKind
 jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_id)
 {
@@ -217,20 +414,23 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 	if (m->is_file || strcmp(m->file, "[vdso]") == 0 || strcmp(m->file, "[vsyscall]") == 0)
 		return JIT_NOT_JIT;
 	if (j == NULL)
-	{
-		j = p->jit = xcalloc(1, sizeof(ProcessJit));
-		j->runtime = runtime_of(p);
-		j->table.max_bytes = JIT_TABLE_MAX_BYTES;
-	}
+		j = p->jit = new_jit(p);
+	if (jvms.count > 0)
+		take_java_answers();
 	found = jit_table_lookup(&j->table, pc, &f);
 	if (!found && (j->read_ns == 0 || now_monotonic_ns() - j->read_ns >= JIT_RELOAD_NS))
 	{
 		read_map(p, j);
 		found = jit_table_lookup(&j->table, pc, &f);
 	}
+	if (j->jvm)
+	{
+		j->missed |= !found;
+		ask_jvm(p, j);
+	}
 	if (found)
 	{
-		FrameLine	line = {function_name(f.name, name), f.name, f.file, f.start_line, f.line};
+		FrameLine	line = {function_name(f.name, j->jvm, name), f.name, f.file, f.start_line, f.line};
 
 		*location_id = ms_location(NULL, NULL, 0, 1, &line, true)->id;
 		return JIT_NAMED;
@@ -243,4 +443,16 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 		return JIT_UNNAMED;
 	}
 	return JIT_NOT_JIT;
+}
+
+bool
+jit_cut_after_jit_frame(const Process *p)
+{
+	return p->jit != NULL && p->jit->jvm && p->jit->frame_pointers != 1;
+}
+
+const char *
+jit_java_frame_pointers_label(const Process *p)
+{
+	return p->jit != NULL && p->jit->jvm && p->jit->frame_pointers == 0 ? "false" : NULL;
 }

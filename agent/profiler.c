@@ -197,7 +197,8 @@ is_stack_bottom(uint64_t location_id)
  * of it ran (the sample's, in order; *py_next is the first not placed
  * yet), as long as there are.  A process's first frames in its executable
  * and in a libpython find out whether it is CPython (python_check).
- * Frames in JIT code are named by agent/jit.c.
+ * Frames in JIT code are named by agent/jit.c; in a JVM that does not
+ * keep frame pointers the walk ends after the first (false).
  */
 static bool
 add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
@@ -227,6 +228,9 @@ add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 			if (jit == JIT_NAMED || !unnamed_jit_before)
 				(*n)++;
 			unnamed_jit_before = jit == JIT_UNNAMED;
+			/* a JVM without frame pointers: what follows is garbage */
+			if (jit_cut_after_jit_frame(p))
+				return false;
 			continue;
 		}
 		else
@@ -412,6 +416,8 @@ profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 
 	if (outcome && keep_unwind_label)
 		labelset_add(&set, "unwind", outcome);
+	if (jit_java_frame_pointers_label(p) != NULL)
+		labelset_add(&set, "java_frame_pointers", jit_java_frame_pointers_label(p));
 	labelset_json(&set, &json);
 	snprintf(title, sizeof(title), "%s (%u)", comm, s->pid);
 	agg_add(s->kind, json.data, title, frames, n, sample_value(s));
