@@ -1,5 +1,6 @@
 // A known chain of Java methods burning CPU for the given CPU seconds:
-// main -> handleRequest -> parse -> hotLoop.  The test runs it with
+// main -> handleRequest -> parse -> hotLoop; it prints "warm" after the
+// first 2 CPU seconds (its methods compiled by then).  The test runs it with
 // -XX:CompileCommand=dontinline,Chain::* (the JIT would otherwise compile
 // the small callers into one method: the chain is the program's, the test
 // checks the agent names it) and gets its perf map through the JVM's
@@ -26,8 +27,16 @@ public class Chain {
 		double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 5;
 		java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
 		long sum = 0;
-		while (threads.getCurrentThreadCpuTime() < seconds * 1e9)
+		boolean warm = false;
+		long cpu;
+		while ((cpu = threads.getCurrentThreadCpuTime()) < seconds * 1e9) {
 			sum += handleRequest(20000);
+			if (!warm && cpu > 2e9) {
+				System.out.println("warm");
+				System.out.flush();
+				warm = true;
+			}
+		}
 		System.out.println(ProcessHandle.current().pid() + " " + sum);
 	}
 }

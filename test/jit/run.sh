@@ -6,6 +6,11 @@
 #   (function, file, line);
 # - Node.js without a map: its JIT code is one "[node JIT]" frame, not a
 #   location per address;
+# - Java (JVMs of nobody's): the agent gets each JVM's perf map through the
+#   JVM's attach mechanism (jcmd Compiler.perfmap), with
+#   -XX:+PreserveFramePointer its samples carry the chain of its methods,
+#   without it they are labelled java_frame_pointers="false" and end at
+#   their first JIT frame (no broken stacks);
 # - hostile maps (Node.js processes running as nobody, maps written by
 #   the test): garbage and truncated lines, a symbolic link, a map owned by
 #   another user, a huge map, a map rewritten while read, processes that
@@ -35,7 +40,7 @@ trap cleanup EXIT
 q "CREATE ROLE agent_test LOGIN IN ROLE parca_agent" >/dev/null
 dsn="host=127.0.0.1 port=$PGPORT user=agent_test dbname=postgres"
 q "CREATE VIEW agent_stacks AS
-SELECT sm.stack, sm.value, se.labels, $(stack_names sm.stack user) AS user_names
+SELECT sm.stack, sm.value, sm.time, se.labels, $(stack_names sm.stack user) AS user_names
   FROM parca.samples sm JOIN parca.series se ON se.id = sm.series_id
  WHERE se.profile_type = 'parca_agent:samples:count:cpu:nanoseconds:delta'" >/dev/null
 # Every frame of every sample: its function and mapping (NULL: none, as
@@ -57,6 +62,15 @@ chain_js=$tmp/chain.js
 # TurboFan would inline the small callers into hotLoop (--no-turbo-inlining).
 node_map=(--perf-basic-prof --interpreted-frames-native-stack --no-turbo-inlining)
 
+java=$(command -v java || true)
+javac=$(command -v javac || true)
+if [ -n "$javac" ]; then
+	"$javac" -d "$tmp" "$TEST_ROOT/jit/Chain.java"
+	chmod 644 "$tmp"/*.class
+fi
+# The JVM's own inlining would make the small callers part of hotLoop.
+java_args=(-XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,Chain::*" -cp "$tmp" Chain)
+
 # jit_ranges PID: the process's anonymous executable mappings ("START END").
 jit_ranges() {
 	awk 'NF == 5 && $2 ~ /x/ && $5 == 0 { split($1, r, "-"); print r[1], r[2] }' "/proc/$1/maps"
@@ -70,10 +84,10 @@ map_lines() {
 		done
 	done
 }
-# as_nobody ARGS... &: Node.js as nobody, in place of the background
-# subshell (so that $! is node's pid).
+# as_nobody PROGRAM ARGS... &: a program as nobody, in place of the
+# background subshell (so that $! is the program's pid).
 as_nobody() {
-	exec setpriv --reuid=65534 --regid=65534 --clear-groups "$node" "$@"
+	exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 # wait_jit PID: until the process has JIT code.
 wait_jit() {
@@ -89,25 +103,44 @@ wait_jit() {
 agent_pid=$!
 agent_sampling "$tmp/agent.log"
 
-# --- the chain with a map, and without
+# --- the chain with a map, and without; the JVMs
 "$node" "${node_map[@]}" "$chain_js" 5 >/dev/null &
 mapped_pid=$!
 maps+=("/tmp/perf-$mapped_pid.map")
 "$node" --no-turbo-inlining "$chain_js" 5 >/dev/null &
 unmapped_pid=$!
+jvm_pids=()
+if [ -n "$javac" ]; then
+	as_nobody "$java" -XX:+PreserveFramePointer "${java_args[@]}" 12 >"$tmp/jfp.out" &
+	jfp_pid=$!
+	as_nobody "$java" "${java_args[@]}" 12 >"$tmp/jnofp.out" &
+	jnofp_pid=$!
+	jvm_pids=("$jfp_pid" "$jnofp_pid")
+	maps+=("/tmp/perf-$jfp_pid.map" "/tmp/perf-$jnofp_pid.map")
+	# the time each said it was warm
+	for out in jfp jnofp; do
+		(
+			for i in $(seq 1 600); do
+				grep -q warm "$tmp/$out.out" 2>/dev/null && break
+				sleep 0.1
+			done
+			date +%s.%N >"$tmp/$out.warm"
+		) &
+	done
+fi
 wait $mapped_pid $unmapped_pid
 
 # --- hostile maps, each for a Node.js process of nobody's without a map of
 # its own: the test writes what the agent finds as /tmp/perf-PID.map
-as_nobody "$chain_js" 4 >/dev/null &
+as_nobody "$node" "$chain_js" 4 >/dev/null &
 covered_pid=$!
-as_nobody "$chain_js" 4 >/dev/null &
+as_nobody "$node" "$chain_js" 4 >/dev/null &
 link_pid=$!
-as_nobody "$chain_js" 4 >/dev/null &
+as_nobody "$node" "$chain_js" 4 >/dev/null &
 owner_pid=$!
-as_nobody "$chain_js" 4 >/dev/null &
+as_nobody "$node" "$chain_js" 4 >/dev/null &
 huge_pid=$!
-as_nobody "$chain_js" 4 >/dev/null &
+as_nobody "$node" "$chain_js" 4 >/dev/null &
 flip_pid=$!
 hostile=("$covered_pid" "$link_pid" "$owner_pid" "$huge_pid" "$flip_pid")
 for pid in "${hostile[@]}"; do
@@ -162,7 +195,7 @@ for i in 1 2 3 4 5 6; do
 	maps+=("/tmp/perf-$!.map")
 	wait $!
 done
-wait "${hostile[@]}" $flipper
+wait "${hostile[@]}" $flipper "${jvm_pids[@]}"
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -214,6 +247,53 @@ check_eq "node without a map: a run of JIT frames is one frame" 0 \
 locs_mapped=$(q "SELECT count(DISTINCT location_id) FROM frames WHERE pid = '$mapped_pid'")
 locs_unmapped=$(q "SELECT count(DISTINCT location_id) FROM frames WHERE pid = '$unmapped_pid'")
 echo "# distinct locations: $locs_mapped with a map, $locs_unmapped without"
+
+# --- Java
+if [ -z "$javac" ]; then
+	echo "# skipped: Java (openjdk-17-jdk-headless, scripts/deps.sh) is not installed"
+else
+	check "JVM with -XX:+PreserveFramePointer: its perf map came through its attach mechanism" \
+		grep -q "pid $jfp_pid: JVM: perf map written on request (Compiler.perfmap), -XX:+PreserveFramePointer" "$tmp/agent.log"
+	check "JVM without -XX:+PreserveFramePointer: its perf map came through its attach mechanism, its flags too" \
+		grep -q "pid $jnofp_pid: JVM: perf map written on request (Compiler.perfmap), without -XX:+PreserveFramePointer" "$tmp/agent.log"
+	check_eq "the JVM wrote the map as its own user" nobody "$(stat -c %U "/tmp/perf-$jfp_pid.map" 2>&1)"
+	# The samples of the thread running main once the JVM is warm (its
+	# methods compiled, and a second for the agent to ask for the map
+	# again) and after the first interval it may have been in; before,
+	# frames are Interpreter or [java JIT] while the map lacks them.
+	# What else may lack the chain: main's CPU time check (native frames
+	# above main), unwinding failures in the JVM's native part, a few of
+	# the ~150 samples 8 CPU seconds give.
+	main_after_warm() {
+		echo "labels->>'pid' = '$1' AND labels->>'thread_name' = 'java'
+		      AND time > to_timestamp($(cat "$tmp/$2.warm" 2>/dev/null || echo 0) + 3)"
+	}
+	jchain="(^|;)Chain\.hotLoop;Chain\.parse;Chain\.handleRequest;(Chain\.main|Interpreter);"
+	total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp)")
+	chained=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp)
+	             AND user_names ~ '$jchain'")
+	echo "# JVM with -XX:+PreserveFramePointer: $chained of $total samples carry main -> handleRequest -> parse -> hotLoop"
+	q "SELECT '#   not the chain: ' || sum(value) || ' x ' || coalesce(labels->>'unwind', '-') || ': ' || left(user_names, 300)
+	   FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp) AND user_names !~ '$jchain'
+	   GROUP BY labels->>'unwind', user_names ORDER BY sum(value) DESC LIMIT 5"
+	check "JVM with -XX:+PreserveFramePointer: >= 90 % of the samples carry main -> handleRequest -> parse -> hotLoop" \
+		awk -v c="$chained" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+	check_eq "JVM with -XX:+PreserveFramePointer: no label java_frame_pointers" 0 \
+		"$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$jfp_pid' AND labels ? 'java_frame_pointers'")"
+	jit_names="(Chain\.[a-zA-Z]*|Interpreter|\[java JIT\]|StubRoutines[^;]*|I2C/C2I adapters)"
+	total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jnofp_pid jnofp)")
+	leaf=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jnofp_pid jnofp)
+	          AND user_names ~ '^Chain\.hotLoop;\[truncated\]$' AND labels->>'java_frame_pointers' = 'false'")
+	echo "# JVM without -XX:+PreserveFramePointer: $leaf of $total samples are Chain.hotLoop;[truncated], labelled"
+	check "JVM without -XX:+PreserveFramePointer: >= 80 % of the samples are its leaf JIT frame (hotLoop), labelled java_frame_pointers=false" \
+		awk -v c="$leaf" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.8 * t) }'
+	check_eq "JVM without -XX:+PreserveFramePointer: no stack goes on below a JIT frame" 0 \
+		"$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$jnofp_pid'
+		      AND user_names ~ '(^|;)$jit_names;' AND user_names !~ '(^|;)$jit_names;\[truncated\]$'")"
+	q "SELECT '#   below a JIT frame: ' || sum(value) || ': ' || left(user_names, 300) FROM agent_stacks
+	   WHERE labels->>'pid' = '$jnofp_pid' AND user_names ~ '(^|;)$jit_names;'
+	     AND user_names !~ '(^|;)$jit_names;\[truncated\]$' GROUP BY user_names LIMIT 3"
+fi
 
 # --- hostile maps
 named_in() {
