@@ -24,6 +24,7 @@
 
 #include "java_attach.h"
 #include "jit_file.h"
+#include "jitdump.h"
 #include "metastore_cache.h"
 #include "perf_map.h"
 #include "util.h"
@@ -32,6 +33,8 @@
 /* Most bytes of map read at once: a huge map is read over several reloads. */
 #define JIT_READ_MAX (1024 * 1024)
 #define MAX_NAME 4096
+/* How often a process's mappings are searched for a jitdump file. */
+#define JITDUMP_SEARCH_NS (10 * 1000000000ull)
 /*
  * A JVM is asked for its map again (Compiler.perfmap rewrites it whole)
  * when its code was missing from the map: a second after the first time
@@ -68,6 +71,12 @@ typedef struct ProcessJit
 	uint64_t	read_ns;		/* last read of the map, 0: never */
 	PerfMapReader reader;
 	JitTable	table;
+	/* its jitdump file, found in its mappings */
+	uint64_t	dump_searched_ns;	/* 0: never */
+	uint64_t	dump_start;		/* the mapping, 0 until found */
+	uint64_t	dump_end;
+	JitdumpReader dump_reader;
+	JitTable	dump_table;
 	/* JVMs only */
 	uint32_t	pid;
 	bool		jvm;
@@ -107,8 +116,10 @@ jit_free(ProcessJit *j)
 {
 	if (j == NULL)
 		return;
-	total_bytes -= jit_table_bytes(&j->table);
+	total_bytes -= jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table);
 	jit_table_reset(&j->table);
+	jit_table_reset(&j->dump_table);
+	jitdump_reader_free(&j->dump_reader);
 	if (j->jvm && u64map_get(&jvms, j->pid) == j)
 		u64map_remove(&jvms, j->pid);
 	free(j);
@@ -241,34 +252,96 @@ status_known(const Process *p, ProcessJit *j)
 	return j->nspid != 0;
 }
 
-/* Read what the process's perf map gained since the last read. */
+/*
+ * The mapping of the process's jitdump file: a file named jit-N.dump (perf
+ * looks for the same); false if there is none.
+ */
+static bool
+find_jitdump(uint32_t pid, uint64_t *start, uint64_t *end)
+{
+	char		path[64];
+	char	   *text;
+	bool		found = false;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if ((text = read_file(path, NULL)) == NULL)
+		return false;
+	for (char *line = text, *next; *line && !found; line = next)
+	{
+		char	   *slash;
+		unsigned long long s;
+		unsigned long long e;
+		unsigned	n;
+		char		rest[8];
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (next[-1] == '\n')
+			next[-1] = '\0';
+		if ((slash = strrchr(line, '/')) != NULL &&
+			sscanf(slash, "/jit-%u.dump%7s", &n, rest) == 1 &&
+			sscanf(line, "%llx-%llx", &s, &e) == 2)
+		{
+			*start = s;
+			*end = e;
+			found = true;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/* Read what the process's jitdump file gained since the last read. */
+static void
+read_jitdump(Process *p, ProcessJit *j)
+{
+	uint64_t	now = now_monotonic_ns();
+	int			fd;
+
+	if (j->dump_start == 0 &&
+		(j->dump_searched_ns == 0 || now - j->dump_searched_ns >= JITDUMP_SEARCH_NS))
+	{
+		j->dump_searched_ns = now;
+		if (find_jitdump(p->pid, &j->dump_start, &j->dump_end))
+			log_msg(LOG_INFO, "pid %u (%s): JIT code named by its jitdump file", p->pid, p->comm);
+	}
+	if (j->dump_start == 0 ||
+		(fd = jit_open_mapped(p->pid, j->dump_start, j->dump_end, &j->owner)) < 0)
+		return;
+	jitdump_read(&j->dump_reader, fd, &j->dump_table, JIT_READ_MAX);
+	close(fd);
+}
+
+/* Read what the process's perf map and jitdump file gained. */
 static void
 read_map(Process *p, ProcessJit *j)
 {
 	char		name[64];
 	int			dir;
 	int			fd;
-	size_t		before = jit_table_bytes(&j->table);
+	size_t		before = jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table);
 
 	j->read_ns = now_monotonic_ns();
 	if (!status_known(p, j))
 		return;
+	read_jitdump(p, j);
 	snprintf(name, sizeof(name), "perf-%u.map", j->nspid);
 	dir = jit_open_dir(p->pid, "tmp");
 	fd = jit_open_file(dir, name, &j->owner);
 	if (dir >= 0)
 		close(dir);
-	if (fd < 0)
-		return;
-	perf_map_read(&j->reader, fd, &j->table, JIT_READ_MAX);
-	close(fd);
-	total_bytes += jit_table_bytes(&j->table) - before;
-	if (!j->map_seen)
+	if (fd >= 0)
 	{
-		j->map_seen = true;
-		log_msg(LOG_INFO, "pid %u (%s): JIT code named by its perf map (/tmp/%s)",
-				p->pid, p->comm, name);
+		perf_map_read(&j->reader, fd, &j->table, JIT_READ_MAX);
+		close(fd);
+		if (!j->map_seen)
+		{
+			j->map_seen = true;
+			log_msg(LOG_INFO, "pid %u (%s): JIT code named by its perf map (/tmp/%s)",
+					p->pid, p->comm, name);
+		}
 	}
+	total_bytes += jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table) - before;
 }
 
 /*
@@ -331,6 +404,7 @@ new_jit(const Process *p)
 	j->pid = p->pid;
 	j->runtime = runtime_of(p);
 	j->table.max_bytes = JIT_TABLE_MAX_BYTES;
+	j->dump_table.max_bytes = JIT_TABLE_MAX_BYTES;
 	j->frame_pointers = -1;
 	if ((j->runtime == NULL || strcmp(j->runtime->exe, "java") == 0) && maps_libjvm(p->pid))
 	{
@@ -417,11 +491,12 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 		j = p->jit = new_jit(p);
 	if (jvms.count > 0)
 		take_java_answers();
-	found = jit_table_lookup(&j->table, pc, &f);
+	found = jit_table_lookup(&j->dump_table, pc, &f) || jit_table_lookup(&j->table, pc, &f);
 	if (!found && (j->read_ns == 0 || now_monotonic_ns() - j->read_ns >= JIT_RELOAD_NS))
 	{
 		read_map(p, j);
-		found = jit_table_lookup(&j->table, pc, &f);
+		found = jit_table_lookup(&j->dump_table, pc, &f) ||
+			jit_table_lookup(&j->table, pc, &f);
 	}
 	if (j->jvm)
 	{

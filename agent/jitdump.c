@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perf_map.h"
 #include "util.h"
 
 #define JITDUMP_MAGIC 0x4A695444u
@@ -66,14 +67,23 @@ jitdump_reader_free(JitdumpReader *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* A JIT_CODE_LOAD body (of len bytes read): add the code to t. */
+/*
+ * A JIT_CODE_LOAD body (of len bytes read): add the code to t, with the
+ * lines of the debug record before it if that was its, else the file and
+ * line its name carries (V8's "JS:*fib /app.js:12:3").
+ */
 static void
 code_load(JitdumpReader *r, const uint8_t *body, size_t len, JitTable *t)
 {
 	uint64_t	code_addr;
 	uint64_t	code_size;
-	const uint8_t *name = body + LOAD_FIXED;
-	const uint8_t *nul;
+	const char *name = (const char *) body + LOAD_FIXED;
+	const char *nul;
+	size_t		name_len;
+	size_t		file_at;
+	size_t		file_len;
+	int32_t		line = 0;
+	char		file[MAX_NAME + 1] = "";
 	bool		with_lines;
 
 	if (len <= LOAD_FIXED)
@@ -83,9 +93,16 @@ code_load(JitdumpReader *r, const uint8_t *body, size_t len, JitTable *t)
 	nul = memchr(name, '\0', len - LOAD_FIXED);
 	if (nul == NULL)
 		return;
+	name_len = (size_t) (nul - name);
+	if (perf_map_split_source(name, name_len, &file_at, &file_len, &line))
+	{
+		memcpy(file, name + file_at, file_len);
+		file[file_len] = '\0';
+		name_len = file_at - 1;
+	}
 	with_lines = r->ndebug > 0 && r->debug_addr == code_addr;
-	jit_table_add(t, code_addr, code_size, (const char *) name, (size_t) (nul - name),
-				  with_lines ? r->debug_file : NULL, with_lines ? r->debug[0].line : 0,
+	jit_table_add(t, code_addr, code_size, name, name_len,
+				  with_lines ? r->debug_file : file, with_lines ? r->debug[0].line : line,
 				  with_lines ? r->debug : NULL, with_lines ? r->ndebug : 0);
 	forget_debug(r);
 }
@@ -125,15 +142,19 @@ debug_info(JitdumpReader *r, const uint8_t *body, size_t len)
 	}
 }
 
-/* The header, at the file's start: its size, or 0 if it is not one. */
-static uint64_t
+/*
+ * The header, at the file's start: its size; 0 if it is not written whole
+ * yet (the writer buffers), -1 if it is not a header of this machine's.
+ */
+static int64_t
 read_header(int fd)
 {
 	uint8_t		h[40];
 
-	if (pread(fd, h, sizeof(h), 0) != (ssize_t) sizeof(h) || get32(h) != JITDUMP_MAGIC ||
-		get32(h + 8) < sizeof(h) || get32(h + 8) > 4096)
+	if (pread(fd, h, sizeof(h), 0) != (ssize_t) sizeof(h))
 		return 0;
+	if (get32(h) != JITDUMP_MAGIC || get32(h + 8) < sizeof(h) || get32(h + 8) > 4096)
+		return -1;
 	return get32(h + 8);
 }
 
@@ -146,10 +167,14 @@ jitdump_read(JitdumpReader *r, int fd, JitTable *t, size_t max_read)
 
 	if (r->broken)
 		return false;
-	if (r->offset == 0 && (r->offset = read_header(fd)) == 0)
+	if (r->offset == 0)
 	{
-		r->broken = true;
-		return false;
+		int64_t		header = read_header(fd);
+
+		r->broken = header < 0;
+		if (header <= 0)
+			return false;
+		r->offset = (uint64_t) header;
 	}
 	while (done < max_read && !t->full)
 	{

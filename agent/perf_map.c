@@ -34,12 +34,8 @@ parse_hex(const char *s, const char *end, uint64_t *v, bool *ok)
 	return s;
 }
 
-/*
- * V8's "NAME FILE:LINE:COLUMN" (or FILE:LINE): the position of FILE in
- * name[0..len), its length and the line; false for any other name.
- */
-static bool
-split_source(const char *name, size_t len, size_t *file_at, size_t *file_len, int32_t *line)
+bool
+perf_map_split_source(const char *name, size_t len, size_t *file_at, size_t *file_len, int32_t *line)
 {
 	const char *space = NULL;
 	const char *end = name + len;
@@ -99,7 +95,7 @@ parse_line(const char *line, size_t len, JitTable *t)
 	if (!ok || c == end || *c != ' ' || c + 1 == end)
 		return;
 	c++;
-	if (split_source(c, (size_t) (end - c), &file_at, &file_len, &lineno))
+	if (perf_map_split_source(c, (size_t) (end - c), &file_at, &file_len, &lineno))
 	{
 		char		file[MAX_LINE];
 		size_t		name_len = file_at - 1;

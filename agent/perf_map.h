@@ -41,4 +41,12 @@ typedef struct PerfMapReader
  */
 extern bool perf_map_read(PerfMapReader *r, int fd, JitTable *t, size_t max_read);
 
+/*
+ * V8's "NAME FILE:LINE:COLUMN" (or FILE:LINE), in name[0..len): the
+ * position of FILE, its length and the line; false for any other name.
+ * (jitdump's names are V8's too.)
+ */
+extern bool perf_map_split_source(const char *name, size_t len, size_t *file_at,
+								  size_t *file_len, int32_t *line);
+
 #endif							/* AGENT_PERF_MAP_H */

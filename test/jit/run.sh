@@ -11,6 +11,9 @@
 #   -XX:+PreserveFramePointer its samples carry the chain of its methods,
 #   without it they are labelled java_frame_pointers="false" and end at
 #   their first JIT frame (no broken stacks);
+# - jitdump: test/jit/minijit.c, a tiny JIT that logs its code in a
+#   jitdump file (code loads with a line table, a move), has its frames
+#   named with their lines;
 # - hostile maps (Node.js processes running as nobody, maps written by
 #   the test): garbage and truncated lines, a symbolic link, a map owned by
 #   another user, a huge map, a map rewritten while read, processes that
@@ -62,6 +65,9 @@ chain_js=$tmp/chain.js
 # TurboFan would inline the small callers into hotLoop (--no-turbo-inlining).
 node_map=(--perf-basic-prof --interpreted-frames-native-stack --no-turbo-inlining)
 
+cc -O1 -fno-omit-frame-pointer -o "$tmp/minijit" "$TEST_ROOT/jit/minijit.c"
+mkdir "$tmp/dumps"
+chown nobody "$tmp/dumps"
 java=$(command -v java || true)
 javac=$(command -v javac || true)
 if [ -n "$javac" ]; then
@@ -128,7 +134,9 @@ if [ -n "$javac" ]; then
 		) &
 	done
 fi
-wait $mapped_pid $unmapped_pid
+as_nobody "$tmp/minijit" "$tmp/dumps" 4 >/dev/null &
+minijit_pid=$!
+wait $mapped_pid $unmapped_pid $minijit_pid
 
 # --- hostile maps, each for a Node.js process of nobody's without a map of
 # its own: the test writes what the agent finds as /tmp/perf-PID.map
@@ -247,6 +255,22 @@ check_eq "node without a map: a run of JIT frames is one frame" 0 \
 locs_mapped=$(q "SELECT count(DISTINCT location_id) FROM frames WHERE pid = '$mapped_pid'")
 locs_unmapped=$(q "SELECT count(DISTINCT location_id) FROM frames WHERE pid = '$unmapped_pid'")
 echo "# distinct locations: $locs_mapped with a map, $locs_unmapped without"
+
+# --- jitdump
+check "minijit: its jitdump file is found in its mappings" \
+	grep -q "pid $minijit_pid (minijit): JIT code named by its jitdump file" "$tmp/agent.log"
+# What may lack the chain: the process's start and the CPU time checks
+# between calls (native frames), a few of ~75 samples.
+total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$minijit_pid'")
+chained=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$minijit_pid'
+             AND user_names ~ '^inner_loop;outer_call;main;'")
+echo "# minijit: $chained of $total samples carry main -> outer_call -> inner_loop (before and after the move)"
+check "minijit: >= 90 % of the samples carry main -> outer_call -> inner_loop, moved or not" \
+	awk -v c="$chained" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+check_eq "minijit: inner_loop's frames are at its loop's line (its line table)" "/srv/jit/inner.src:10:11" \
+	"$(q "SELECT string_agg(DISTINCT f.filename || ':' || f.start_line || ':' || l.line_numbers[1], ',')
+	      FROM parca.locations l JOIN parca.functions f ON f.id = l.function_ids[1]
+	     WHERE f.name = 'inner_loop' AND l.id IN (SELECT location_id FROM frames WHERE pid = '$minijit_pid')")"
 
 # --- Java
 if [ -z "$javac" ]; then
