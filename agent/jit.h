@@ -3,7 +3,8 @@
  *		Naming the frames of JIT-compiled code: code in a process's
  *		anonymous executable memory is looked up in the perf map the
  *		runtime writes (/tmp/perf-PID.map in the process's own root, read
- *		incrementally, bounded per process); code a map does not name, in a
+ *		incrementally, bounded per process) or in the jitdump file it maps
+ *		(jitdump.h); code neither names, in a
  *		known runtime (Node.js, Java, .NET, Erlang, CPython), is one frame
  *		per process and kind ("[node JIT]"), not a location per address.
  *		JVMs (libjvm.so mapped) are asked for their perf map through their
