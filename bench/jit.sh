@@ -77,10 +77,24 @@ run() {
 	shift 2
 	q "TRUNCATE parca.samples" >/dev/null
 	start_targets "$setup"
+	local wrapper agent_pid t10 tend
 	python3 "$here/rusage.py" "$tmp/agent.rusage" "$agent" "$@" \
 		--dsn "host=127.0.0.1 port=$PGPORT user=agent_bench dbname=postgres" \
-		--duration "$seconds" 2>"$tmp/agent.log"
+		--duration "$seconds" 2>"$tmp/agent.log" &
+	wrapper=$!
+	# The steady state, without start-up (BTF, kallsyms, the first
+	# symbolization of every program, the JVMs' first maps): CPU ticks
+	# from 10 s to 5 s before the end.
+	sleep 10
+	read -r agent_pid _ <"/proc/$wrapper/task/$wrapper/children"
+	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
+	sleep $((seconds - 15))
+	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
+	wait $wrapper
 	report "parca-agent, $name" "$tmp/agent.rusage"
+	awk -v a="$t10" -v b="$tend" -v t=$((seconds - 15)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		printf "  steady state (10 s to the end): %.2f s in %d s = %.2f %% of one core\n",
+			(b - a) / hz, t, 100 * (b - a) / hz / t }'
 	q "SELECT '  wrote ' || coalesce(sum(value), 0) || ' samples as ' || count(*) || ' rows'
 	   FROM parca.samples"
 	q "SELECT '  the targets'' stacks: ' || count(DISTINCT u.id) || ' distinct locations'
