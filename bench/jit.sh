@@ -27,6 +27,8 @@ done
 start_cluster "${PARCA_JIT_BENCH_PORT:-54446}"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
+# (V8 writes its logs, isolate-*-v8.log, in its working directory)
+cd "$tmp"
 targets=()
 stop_targets() {
 	kill "${targets[@]}" 2>/dev/null

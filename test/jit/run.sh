@@ -32,6 +32,8 @@ fi
 start_cluster "${PARCA_JIT_TEST_PORT:-54475}"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
+# (V8 writes its logs, isolate-*-v8.log, in its working directory)
+cd "$tmp"
 maps=()
 cleanup() {
 	rm -rf "$tmp"
