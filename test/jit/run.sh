@@ -59,6 +59,16 @@ SELECT s.labels->>'pid' AS pid, s.value, l.id AS location_id, m.file AS mapping,
   LEFT JOIN parca.mappings m ON m.id = l.mapping_id
   LEFT JOIN parca.functions f ON f.id = l.function_ids[1]" >/dev/null
 
+# samples WHERE: how many samples of agent_stacks match WHERE.
+samples() {
+	q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $1"
+}
+# at_least PERCENT COUNT TOTAL: COUNT is at least PERCENT % of TOTAL, of
+# more than 20 samples.
+at_least() {
+	awk -v p="$1" -v c="$2" -v t="$3" 'BEGIN { exit !(t > 20 && c >= p / 100 * t) }'
+}
+
 cp "$TEST_ROOT/jit/chain.js" "$tmp/chain.js"
 chmod 644 "$tmp/chain.js"
 chain_js=$tmp/chain.js
@@ -224,15 +234,15 @@ grep -o "done: [0-9]* samples.*lost in a full ring buffer" "$tmp/agent.log" | se
 # failures in Node's native part.  A few of the ~95 samples 5 CPU seconds
 # give at 19 Hz, whatever the load; 90 % leaves room for a few more.
 chain="(^|;)hotLoop;parse;handleRequest;main;"
-total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$mapped_pid'")
-chained=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$mapped_pid'
+total=$(samples "labels->>'pid' = '$mapped_pid'")
+chained=$(samples "labels->>'pid' = '$mapped_pid'
              AND user_names ~ '$chain'")
 echo "# node --perf-basic-prof: $chained of $total samples carry main -> handleRequest -> parse -> hotLoop"
 q "SELECT '#   not the chain: ' || sum(value) || ' x ' || coalesce(labels->>'unwind', '-') || ': ' || left(user_names, 300)
    FROM agent_stacks WHERE labels->>'pid' = '$mapped_pid' AND user_names !~ '$chain'
    GROUP BY labels->>'unwind', user_names ORDER BY sum(value) DESC LIMIT 5"
 check "node --perf-basic-prof: >= 90 % of the samples carry main -> handleRequest -> parse -> hotLoop" \
-	awk -v c="$chained" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+	at_least 90 "$chained" "$total"
 for f in hotLoop:8 parse:15 handleRequest:19 main:23; do
 	check_eq "node --perf-basic-prof: ${f%:*} is named with its file and line" "$chain_js:${f#*:}" \
 		"$(q "SELECT string_agg(DISTINCT filename || ':' || start_line, ',') FROM frames
@@ -272,12 +282,12 @@ check "perf agreement: >= 95 % of the JIT chains have only pairs perf saw" \
 	awk -v e="$edges" -v n="$compared" 'BEGIN { exit !(n > 20 && e >= 95) }'
 
 # --- Node.js without a map: [node JIT], one location, no address-keyed ones
-total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$unmapped_pid'")
-jit=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$unmapped_pid'
+total=$(samples "labels->>'pid' = '$unmapped_pid'")
+jit=$(samples "labels->>'pid' = '$unmapped_pid'
          AND user_names ~ '(^|;)\[node JIT\](;|$)'")
 echo "# node without a map: $jit of $total samples in [node JIT]"
 check "node without a map: its JIT code is [node JIT] (>= 90 % of its samples)" \
-	awk -v c="$jit" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+	at_least 90 "$jit" "$total"
 check_eq "node without a map: no location in anonymous memory (one per address)" 0 \
 	"$(q "SELECT count(DISTINCT location_id) FROM frames WHERE pid = '$unmapped_pid' AND mapping = '[anon]'")"
 check_eq "node without a map: its JIT code is one location" "[node JIT]" \
@@ -295,12 +305,12 @@ check "minijit: its jitdump file is found in its mappings" \
 	grep -q "pid $minijit_pid (minijit): JIT code named by its jitdump file" "$tmp/agent.log"
 # What may lack the chain: the process's start and the CPU time checks
 # between calls (native frames), a few of ~75 samples.
-total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$minijit_pid'")
-chained=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$minijit_pid'
+total=$(samples "labels->>'pid' = '$minijit_pid'")
+chained=$(samples "labels->>'pid' = '$minijit_pid'
              AND user_names ~ '^inner_loop;outer_call;main;'")
 echo "# minijit: $chained of $total samples carry main -> outer_call -> inner_loop (before and after the move)"
 check "minijit: >= 90 % of the samples carry main -> outer_call -> inner_loop, moved or not" \
-	awk -v c="$chained" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+	at_least 90 "$chained" "$total"
 check_eq "minijit: inner_loop's frames are at its loop's line (its line table)" "/srv/jit/inner.src:10:11" \
 	"$(q "SELECT string_agg(DISTINCT f.filename || ':' || f.start_line || ':' || l.line_numbers[1], ',')
 	      FROM parca.locations l JOIN parca.functions f ON f.id = l.function_ids[1]
@@ -327,26 +337,26 @@ else
 		      AND time > to_timestamp($(cat "$tmp/$2.warm" 2>/dev/null || echo 0) + 3)"
 	}
 	jchain="(^|;)Chain\.hotLoop;Chain\.parse;Chain\.handleRequest;(Chain\.main|Interpreter);"
-	total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp)")
-	chained=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp)
+	total=$(samples "$(main_after_warm $jfp_pid jfp)")
+	chained=$(samples "$(main_after_warm $jfp_pid jfp)
 	             AND user_names ~ '$jchain'")
 	echo "# JVM with -XX:+PreserveFramePointer: $chained of $total samples carry main -> handleRequest -> parse -> hotLoop"
 	q "SELECT '#   not the chain: ' || sum(value) || ' x ' || coalesce(labels->>'unwind', '-') || ': ' || left(user_names, 300)
 	   FROM agent_stacks WHERE $(main_after_warm $jfp_pid jfp) AND user_names !~ '$jchain'
 	   GROUP BY labels->>'unwind', user_names ORDER BY sum(value) DESC LIMIT 5"
 	check "JVM with -XX:+PreserveFramePointer: >= 90 % of the samples carry main -> handleRequest -> parse -> hotLoop" \
-		awk -v c="$chained" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.9 * t) }'
+		at_least 90 "$chained" "$total"
 	check_eq "JVM with -XX:+PreserveFramePointer: no label java_frame_pointers" 0 \
 		"$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$jfp_pid' AND labels ? 'java_frame_pointers'")"
 	jit_names="(Chain\.[a-zA-Z]*|Interpreter|\[java JIT\]|StubRoutines[^;]*|I2C/C2I adapters)"
-	total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jnofp_pid jnofp)")
-	leaf=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE $(main_after_warm $jnofp_pid jnofp)
+	total=$(samples "$(main_after_warm $jnofp_pid jnofp)")
+	leaf=$(samples "$(main_after_warm $jnofp_pid jnofp)
 	          AND user_names ~ '^Chain\.hotLoop;\[truncated\]$' AND labels->>'java_frame_pointers' = 'false'")
 	echo "# JVM without -XX:+PreserveFramePointer: $leaf of $total samples are Chain.hotLoop;[truncated], labelled"
 	check "JVM without -XX:+PreserveFramePointer: >= 80 % of the samples are its leaf JIT frame (hotLoop), labelled java_frame_pointers=false" \
-		awk -v c="$leaf" -v t="$total" 'BEGIN { exit !(t > 20 && c >= 0.8 * t) }'
+		at_least 80 "$leaf" "$total"
 	check_eq "JVM without -XX:+PreserveFramePointer: no stack goes on below a JIT frame" 0 \
-		"$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$jnofp_pid'
+		"$(samples "labels->>'pid' = '$jnofp_pid'
 		      AND user_names ~ '(^|;)$jit_names;' AND user_names !~ '(^|;)$jit_names;\[truncated\]$'")"
 	q "SELECT '#   below a JIT frame: ' || sum(value) || ': ' || left(user_names, 300) FROM agent_stacks
 	   WHERE labels->>'pid' = '$jnofp_pid' AND user_names ~ '(^|;)$jit_names;'
