@@ -122,14 +122,14 @@ agent_pid=$!
 agent_sampling "$tmp/agent.log"
 
 # --- the chain with a map, and without; the JVMs
-"$node" "${node_map[@]}" "$chain_js" 5 >/dev/null &
+"$node" "${node_map[@]}" "$chain_js" 8 >/dev/null &
 mapped_pid=$!
 maps+=("/tmp/perf-$mapped_pid.map")
 # perf samples it too, at 499 Hz, by frame pointers, naming its JIT code
 # from the same map.
 perf record -q -g -F 499 -p $mapped_pid -o "$tmp/perf.data" >/dev/null 2>"$tmp/perf.log" &
 perf_pid=$!
-"$node" --no-turbo-inlining "$chain_js" 5 >/dev/null &
+"$node" --no-turbo-inlining "$chain_js" 8 >/dev/null &
 unmapped_pid=$!
 jvm_pids=()
 if [ -n "$javac" ]; then
@@ -227,12 +227,13 @@ check_eq "the agent exits cleanly on SIGINT after flushing" 0 $?
 grep -o "done: [0-9]* samples.*lost in a full ring buffer" "$tmp/agent.log" | sed 's/^/# /'
 
 # --- Node.js with --perf-basic-prof: the chain, named with file and line
-# What may lack the chain: Node.js starting (before main) and exiting,
-# main's own CPU time check (process.cpuUsage, native frames above main),
-# samples taken before V8 logged new code (the map is read again at most
-# once a second: that code is "[node JIT]" until then), and unwinding
-# failures in Node's native part.  A few of the ~95 samples 5 CPU seconds
-# give at 19 Hz, whatever the load; 90 % leaves room for a few more.
+# What may lack the chain: Node.js starting (before main: loading its CA
+# certificates, about 0.25 CPU seconds, 5 samples) and exiting, main's own
+# CPU time check (process.cpuUsage, native frames above main), samples
+# taken before V8 logged new code (the map is read again at most once a
+# second: that code is "[node JIT]" until then), and unwinding failures in
+# Node's native part.  Under 10 of the ~150 samples 8 CPU seconds give at
+# 19 Hz, whatever the load (it is CPU time); 90 % leaves room for a few more.
 chain="(^|;)hotLoop;parse;handleRequest;main;"
 total=$(samples "labels->>'pid' = '$mapped_pid'")
 chained=$(samples "labels->>'pid' = '$mapped_pid'
@@ -256,7 +257,7 @@ q "SELECT '#   hotLoop as V8 names it: ' || string_agg(DISTINCT system_name, ', 
 # Oracle: perf, pair by pair.  Of the agent's samples whose leaf is named
 # JIT code, the chain of JIT frames from the leaf (names as V8 wrote them):
 # did perf see that chain, and each of its (callee, caller) pairs?  perf
-# takes some 2,500 samples of the ~95 the agent takes, of a program with a
+# takes some 4,000 samples of the ~150 the agent takes, of a program with a
 # handful of distinct chains (hotLoop in each tier under the same callers):
 # a chain of the agent's that perf never saw is a wrong one.  Samples with
 # a [node JIT] frame (code the map did not name yet when the agent read
