@@ -130,12 +130,34 @@ start_listener(int tmp, const char *sock, const JavaAttachRequest *req, char *er
 		return false;
 	}
 	snprintf(name, sizeof(name), ".attach_pid%u", req->nspid);
-	fd = openat(tmp, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || fchown(fd, req->euid, req->egid) != 0)
+	/*
+	 * /tmp is anyone's: a file already there is used only if it is the
+	 * JVM's user's own (left by jcmd), never given away (a hard link to
+	 * another file, a FIFO).
+	 */
+	fd = openat(tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+				0600);
+	if (fd < 0 && errno == EEXIST)
+	{
+		struct stat st;
+
+		fd = openat(tmp, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+						st.st_uid != req->euid || st.st_nlink != 1))
+		{
+			close(fd);
+			fd = -1;
+			errno = EEXIST;
+		}
+	}
+	else if (fd >= 0 && fchown(fd, req->euid, req->egid) != 0)
+	{
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
 	{
 		snprintf(error, error_len, "cannot create /tmp/%s: %s", name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return false;
 	}
 	close(fd);
