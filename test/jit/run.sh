@@ -10,7 +10,8 @@
 #   JVM's attach mechanism (jcmd Compiler.perfmap), with
 #   -XX:+PreserveFramePointer its samples carry the chain of its methods,
 #   without it they are labelled java_frame_pointers="false" and end at
-#   their first JIT frame (no broken stacks);
+#   their first JIT frame (no broken stacks); with --no-java-perfmap a JVM
+#   is not asked (its JIT code is one "[java JIT]" frame);
 # - jitdump: test/jit/minijit.c, a tiny JIT that logs its code in a
 #   jitdump file (code loads with a line table, a move), has its frames
 #   named with their lines;
@@ -362,6 +363,31 @@ else
 	q "SELECT '#   below a JIT frame: ' || sum(value) || ': ' || left(user_names, 300) FROM agent_stacks
 	   WHERE labels->>'pid' = '$jnofp_pid' AND user_names ~ '(^|;)$jit_names;'
 	     AND user_names !~ '(^|;)$jit_names;\[truncated\]$' GROUP BY user_names LIMIT 3"
+fi
+
+# --- --no-java-perfmap: a JVM is not asked; without a map its JIT code is
+# [java JIT], and without -XX:+PreserveFramePointer on its command line it
+# is taken as without it
+if [ -n "$javac" ]; then
+	"$agent" --dsn "$dsn" --flush-interval 2 --no-java-perfmap 2>"$tmp/agent2.log" &
+	agent_pid=$!
+	agent_sampling "$tmp/agent2.log"
+	as_nobody "$java" "${java_args[@]}" 3 >/dev/null &
+	jquiet_pid=$!
+	maps+=("/tmp/perf-$jquiet_pid.map")
+	wait $jquiet_pid
+	sleep 1
+	kill -INT $agent_pid
+	wait $agent_pid
+	check_eq "--no-java-perfmap: the agent exits cleanly" 0 $?
+	check "--no-java-perfmap: the JVM was not asked for its map" \
+		test ! -e "/tmp/perf-$jquiet_pid.map" -a ! -e "/tmp/.java_pid$jquiet_pid"
+	total=$(samples "labels->>'pid' = '$jquiet_pid' AND labels->>'thread_name' = 'java'")
+	leaf=$(samples "labels->>'pid' = '$jquiet_pid' AND labels->>'thread_name' = 'java'
+	                AND user_names ~ '^\[java JIT\];\[truncated\]$' AND labels->>'java_frame_pointers' = 'false'")
+	echo "# --no-java-perfmap: $leaf of $total samples of its main thread are [java JIT];[truncated], labelled"
+	check "--no-java-perfmap: >= 80 % of its main thread's samples are [java JIT];[truncated], labelled" \
+		at_least 80 "$leaf" "$total"
 fi
 
 # --- hostile maps
