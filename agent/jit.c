@@ -68,6 +68,7 @@ typedef struct ProcessJit
 	JitOwner	owner;
 	gid_t		egid;
 	bool		map_seen;		/* a map was read (logged once) */
+	bool		full_logged;	/* a table reached its bound (logged once) */
 	uint64_t	read_ns;		/* last read of the map, 0: never */
 	PerfMapReader reader;
 	JitTable	table;
@@ -342,6 +343,13 @@ read_map(Process *p, ProcessJit *j)
 		}
 	}
 	total_bytes += jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table) - before;
+	if ((j->table.full || j->dump_table.full) && !j->full_logged)
+	{
+		j->full_logged = true;
+		log_msg(LOG_INFO, "pid %u (%s): its JIT code's names reached the bound of %d MB: "
+				"what follows in its %s is not read", p->pid, p->comm,
+				JIT_TABLE_MAX_BYTES >> 20, j->table.full ? "perf map" : "jitdump file");
+	}
 }
 
 /*

@@ -403,6 +403,10 @@ check_eq "a map with garbage lines: covered is named with its file and line" "/s
 check_eq "a symbolic link is not followed" "[node JIT]" "$(named_in "$link_pid")"
 check_eq "a map owned by another user is ignored" "[node JIT]" "$(named_in "$owner_pid")"
 check_eq "a huge map is read up to the bound only" "[node JIT]" "$(named_in "$huge_pid")"
+check "a huge map: the agent says its names reached the bound" \
+	grep -q "pid $huge_pid (node): its JIT code's names reached the bound of 2 MB" "$tmp/agent.log"
+check_eq "a huge map: no other map reached it" "pid $huge_pid" \
+	"$(grep -o "pid [0-9]* ([a-z]*): its JIT code's names reached the bound" "$tmp/agent.log" | cut -d' ' -f1,2 | sort -u)"
 echo "# the rewritten map named: $(named_in "$flip_pid")"
 check "a map rewritten while read names with whole names only" \
 	test -z "$(named_in "$flip_pid" | tr ',' '\n' | grep -vx -e '\[node JIT\]' -e FLIP_A -e FLIP_B)"
