@@ -153,6 +153,8 @@ find(JitTable *t, uint64_t addr)
 	size_t		lo = 0;
 	size_t		hi;
 
+	if (t->nsymbols == 0)
+		return NULL;
 	if (t->sorted != t->nsymbols)
 		normalize(t);
 	hi = t->nsymbols;
