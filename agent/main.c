@@ -20,6 +20,7 @@
 
 #include "aggregate.h"
 #include "frame_names.h"
+#include "jit.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
@@ -121,6 +122,8 @@ usage(FILE *out)
 			"  --frame-pointers-only  walk user stacks by frame pointers only: no stack\n"
 			"                         copies, no CFI unwinding (cheaper; wrong for code\n"
 			"                         built without frame pointers)\n"
+			"  --no-java-perfmap      do not ask JVMs for their perf maps through their\n"
+			"                         attach mechanism (jcmd Compiler.perfmap)\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
@@ -330,10 +333,10 @@ log_summary(const char *when)
 		log_msg(LOG_INFO, "%s: debug information uploaded for %" PRIu64 " build ids", when,
 				ws.uploads);
 	log_msg(LOG_INFO, "%s: memory: resident %.1f MB (peak %.1f MB); caches: files %.1f MB, "
-			"metastore %.1f MB, Python code %.1f MB, processes %zu", when,
+			"metastore %.1f MB, Python code %.1f MB, JIT maps %.1f MB, processes %zu", when,
 			resident_memory(false) / 1048576.0, peak_resident_bytes() / 1048576.0,
 			objfile_cache_bytes() / 1048576.0, ms_bytes() / 1048576.0,
-			python_cache_bytes() / 1048576.0, process_count());
+			python_cache_bytes() / 1048576.0, jit_bytes() / 1048576.0, process_count());
 }
 
 /* What the command line asks for. */
@@ -349,6 +352,7 @@ typedef struct AgentOptions
 	bool		offline;
 	bool		verbose;
 	bool		upload_debuginfo;	/* --upload-debuginfo */
+	bool		no_java_perfmap;	/* --no-java-perfmap */
 	const char *symbolize_file; /* --symbolize: the offsets follow */
 	char		node[256];		/* "" until the host name is taken */
 	LabelSet	external;		/* --label */
@@ -366,7 +370,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 	{
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
 		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_STOP_TIMEOUT, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
-		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_OFFLINE,
+		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_NO_JAVA_PERFMAP, OPT_OFFLINE,
 		OPT_VERBOSE, OPT_UPLOAD_DEBUGINFO, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
@@ -386,6 +390,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		{"off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN},
 		{"off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE},
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
+		{"no-java-perfmap", no_argument, NULL, OPT_NO_JAVA_PERFMAP},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
 		{"upload-debuginfo", no_argument, NULL, OPT_UPLOAD_DEBUGINFO},
@@ -448,6 +453,9 @@ parse_options(int argc, char **argv, AgentOptions *o)
 				break;
 			case OPT_IDLE:
 				o->sampler.report_idle = true;
+				break;
+			case OPT_NO_JAVA_PERFMAP:
+				o->no_java_perfmap = true;
 				break;
 			case OPT_OFF_CPU:
 				o->sampler.off_cpu = true;
@@ -514,6 +522,7 @@ prepare_profiling(AgentOptions *o)
 		labelset_add(&common, o->external.labels[i].name, o->external.labels[i].value);
 	profiler_init(&common, o->upload_debuginfo && !o->offline);
 	process_init();
+	jit_init(!o->no_java_perfmap);
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -690,6 +699,7 @@ main(int argc, char **argv)
 	sample_until_stopped(sampler, &o);
 	if (stop_requested)
 		log_msg(LOG_INFO, "stopping on signal %d", (int) stop_requested);
+	jit_stop();
 	if (!o.offline)
 		left = writer_stop(o.stop_s);
 	log_summary("done");

@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "jit.h"
 #include "ids/ids.h"
 #include "util.h"
 
@@ -108,6 +109,7 @@ free_process(Process *p)
 	free(p->systemd_unit);
 	free(p->container_id);
 	free(p->python);
+	jit_free(p->jit);
 	free(p);
 }
 

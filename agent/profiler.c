@@ -20,6 +20,7 @@
 
 #include "aggregate.h"
 #include "frame_names.h"
+#include "jit.h"
 #include "kernel.h"
 #include "metastore_cache.h"
 #include "process.h"
@@ -196,16 +197,21 @@ is_stack_bottom(uint64_t location_id)
  * of it ran (the sample's, in order; *py_next is the first not placed
  * yet), as long as there are.  A process's first frames in its executable
  * and in a libpython find out whether it is CPython (python_check).
+ * Frames in JIT code are named by agent/jit.c; in a JVM that does not
+ * keep frame pointers the walk ends after the first (false).
  */
 static bool
 add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 				const uint64_t *pcs, int npcs, bool return_addresses,
 				uint64_t *frames, int *n, int *py_next)
 {
+	bool		unnamed_jit_before = false;
+
 	for (int i = 0; i < npcs; i++)
 	{
 		const ExecMapping *m = process_find_mapping(p, pcs[i]);
 		uint64_t	offset;
+		JitFrameKind jit;
 
 		if (m == NULL)
 			return false;
@@ -215,8 +221,21 @@ add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 			offset--;
 		if (*py_next < (int) s->py_nframes && python_is_eval_frame(p, m, offset))
 			python_add_frames(p, s, py_next, false, frames, n);
+		else if ((jit = jit_location(p, m, pcs[i] - (i > 0 && return_addresses),
+									 &frames[*n])) != JIT_NOT_JIT)
+		{
+			/* a run of unnamed JIT frames is one frame */
+			if (jit == JIT_NAMED || !unnamed_jit_before)
+				(*n)++;
+			unnamed_jit_before = jit == JIT_UNNAMED;
+			/* a JVM without frame pointers: what follows is garbage */
+			if (jit_cut_after_jit_frame(p))
+				return false;
+			continue;
+		}
 		else
 			frames[(*n)++] = user_location(p, m, offset)->id;
+		unnamed_jit_before = false;
 	}
 	return true;
 }
@@ -397,6 +416,8 @@ profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 
 	if (outcome && keep_unwind_label)
 		labelset_add(&set, "unwind", outcome);
+	if (jit_java_frame_pointers_label(p) != NULL)
+		labelset_add(&set, "java_frame_pointers", jit_java_frame_pointers_label(p));
 	labelset_json(&set, &json);
 	snprintf(title, sizeof(title), "%s (%u)", comm, s->pid);
 	agg_add(s->kind, json.data, title, frames, n, sample_value(s));
