@@ -26,6 +26,7 @@
 #include "partitions.h"
 #include "rollups.h"
 #include "scrape/scrape.h"
+#include "series_index.h"
 #include "symbolize/symbolize.h"
 
 PG_MODULE_MAGIC;
@@ -47,6 +48,7 @@ _PG_init(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	columnar_init();
+	series_index_init();
 	scrape_init();
 	symbolize_init();
 	partitions_init();
