@@ -55,6 +55,12 @@ extern Selector *selector_parse(const char *text);
 extern void selector_require_type(const Selector *sel, const char *text);
 
 /*
+ * The profile types a selector's series may have: its own, or every
+ * stored one.  Uses SPI: the caller has connected.
+ */
+extern List *selector_types(const Selector *sel);
+
+/*
  * The series matching a selector, ordered by id, with the values of the
  * labels named in value_labels (a List of C strings, may be NIL).  Uses
  * SPI: the caller has connected.
