@@ -14,22 +14,6 @@ JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = 
 WHERE e.extname = 'parca' AND p.prolang IN (SELECT oid FROM pg_language WHERE lanname IN ('sql', 'plpgsql'))
   AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
 ORDER BY 1::text;
--- and those are still inlined: no function scan of them in their plans
--- (only the functions scanned are shown: the rest of a plan follows the
--- tables' statistics, which autovacuum and the tests before change)
-CREATE FUNCTION pg_temp.scanned_functions(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-        IF line ~ 'Function Scan on ' THEN
-            RETURN NEXT substring(line FROM 'Function Scan on (\S+)');
-        END IF;
-    END LOOP;
-END $$;
-SELECT pg_temp.scanned_functions('SELECT * FROM parca_profile_types()') AS profile_types;
-SELECT pg_temp.scanned_functions($$SELECT * FROM parca_label_values('job', '{}', '-infinity', 'infinity')$$) AS label_values;
-
 -- The columnar functions are not for PUBLIC, and check the table too.
 CREATE ROLE regress_parca_plain;
 CREATE ROLE regress_parca_reader;
