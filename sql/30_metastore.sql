@@ -65,14 +65,15 @@ CREATE INDEX series_label_keys ON parca.series
     USING gin (parca.series_label_keys(profile_type, labels)) WITH (fastupdate = off);
 
 -- Every (profile type, label name, value) that a stored series has: the
--- values a regex matcher chooses among, and discovery without a time
--- range.  Labels whose value is JSON null are left out.
+-- values a regex matcher chooses among (text_pattern_ops: a regex with a
+-- literal prefix reads the values with that prefix), and discovery
+-- without a time range.  Labels whose value is JSON null are left out.
 CREATE TABLE parca.label_values (
     profile_type text NOT NULL,
     name         text NOT NULL,
     value        text NOT NULL
 );
-CREATE INDEX label_values_type_name_value ON parca.label_values (profile_type, name, value);
+CREATE INDEX label_values_type_name_value ON parca.label_values (profile_type, name, value text_pattern_ops);
 
 -- The hours (UTC) in which each series got sample rows, and per hour the
 -- label values of those series (name NULL: the profile type itself):

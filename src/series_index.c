@@ -28,6 +28,9 @@
  * adding the same entry at once both do (readers take distinct values).
  * They are written as the tables' owner, with search_path pg_catalog:
  * writers need no rights on them, and the statements are the module's.
+ * Whether an entry is there is asked row by row, (SELECT ... LIMIT 1) IS
+ * NULL, an index probe each: as NOT EXISTS the planner, which takes
+ * unnest() and jsonb_each_text() for 100 rows, would read a whole table.
  */
 #include "postgres.h"
 
@@ -216,11 +219,15 @@ static HTAB *samples_rels = NULL;
 static HTAB *committed_pairs = NULL;	/* HourSeries: in parca.series_hours */
 static HTAB *committed_values = NULL;	/* int64 keys: in parca.label_values */
 
-/* Relations invalidated since the caches were last checked. */
-#define MAX_NOTED_INVALIDATIONS 16
-static Oid	noted_relids[MAX_NOTED_INVALIDATIONS];
-static int	n_noted_relids = 0;
-static bool all_invalidated = false;
+/*
+ * Set by the relcache callback when a table of the index, parca.series or
+ * parca.samples changed (a collection, a TRUNCATE, a DROP): what this
+ * backend remembers is emptied at its next use.
+ */
+static bool caches_stale = false;
+
+/* The relation the columnar callback met last (InvalidOid: none, or changed since). */
+static SamplesRel last_rel;
 
 static HTAB *
 new_table(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
@@ -247,55 +254,35 @@ forget_committed(void)
 								 sizeof(int64), cache_cxt);
 }
 
+/*
+ * No catalog access here (the callback may run anywhere): the relation is
+ * compared with the OIDs known, and a relation the columnar callback met
+ * is forgotten, to be classified again when next met (its hash entry goes
+ * to the table's free list; nothing is freed).
+ */
 static void
 relcache_callback(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || n_noted_relids == MAX_NOTED_INVALIDATIONS)
-		all_invalidated = true;
-	else
-		noted_relids[n_noted_relids++] = relid;
-}
-
-/*
- * Applies the invalidations noted (no catalog access: the callback may
- * have run anywhere): a changed index table, or parca.series, parca.samples
- * (a collection, a TRUNCATE) and the schema's tables being looked up again,
- * empty what this backend remembers; a changed relation is classified
- * again when the columnar callback meets it.
- */
-static void
-apply_invalidations(void)
-{
-	bool		all = all_invalidated;
-
-	for (int i = 0; i < n_noted_relids && !all; i++)
-	{
-		Oid			relid = noted_relids[i];
-
-		if (relid == tables.series || relid == tables.samples ||
-			relid == tables.label_values || relid == tables.series_hours ||
-			relid == tables.label_hours)
-			all = true;
-		else
-			hash_search(samples_rels, &relid, HASH_REMOVE, NULL);
-	}
-	n_noted_relids = 0;
-	all_invalidated = false;
-	if (all)
-	{
-		tables.looked_up = false;
-		hash_destroy(samples_rels);
-		samples_rels = new_table("parca samples partitions", sizeof(Oid),
-								 sizeof(SamplesRel), cache_cxt);
-		forget_committed();
-	}
+	if (relid == InvalidOid || relid == tables.series || relid == tables.samples ||
+		relid == tables.label_values || relid == tables.series_hours ||
+		relid == tables.label_hours)
+		caches_stale = true;
+	else if (samples_rels)
+		(void) hash_search(samples_rels, &relid, HASH_REMOVE, NULL);
+	last_rel.relid = InvalidOid;
 }
 
 static void
 ensure_caches(void)
 {
-	if (n_noted_relids > 0 || all_invalidated)
-		apply_invalidations();
+	if (!caches_stale)
+		return;
+	caches_stale = false;
+	tables.looked_up = false;
+	hash_destroy(samples_rels);
+	samples_rels = new_table("parca samples partitions", sizeof(Oid), sizeof(SamplesRel),
+							 cache_cxt);
+	forget_committed();
 }
 
 static void
@@ -465,7 +452,7 @@ column_of(TupleDesc desc, const char *name, Oid type)
 	return InvalidAttrNumber;
 }
 
-static SamplesRel *
+static SamplesRel
 classify(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
@@ -483,28 +470,35 @@ classify(Relation rel)
 				info.series_att != InvalidAttrNumber;
 		}
 	}
-	/* the look-ups may have applied invalidations: enter only now */
+	/* the look-ups may have run invalidations: enter only now */
 	ensure_caches();
 	sr = hash_search(samples_rels, &relid, HASH_ENTER, NULL);
 	*sr = info;
-	return sr;
+	return info;
 }
 
 static void
 note_sample_rows(Relation rel, TupleTableSlot **slots, int nslots)
 {
 	Oid			relid = RelationGetRelid(rel);
-	SamplesRel *sr;
+	SamplesRel *found;
+	SamplesRel	sr;
 	Pending    *p;
 	AttrNumber	natts;
 
-	ensure_caches();
-	sr = hash_search(samples_rels, &relid, HASH_FIND, NULL);
-	if (sr == NULL)
-		sr = classify(rel);
-	if (!sr->is_samples)
+	/* an INSERT hands its rows over one by one: the same relation again */
+	if (relid == last_rel.relid && !caches_stale)
+		sr = last_rel;
+	else
+	{
+		ensure_caches();
+		found = hash_search(samples_rels, &relid, HASH_FIND, NULL);
+		sr = found ? *found : classify(rel);
+		last_rel = sr;
+	}
+	if (!sr.is_samples)
 		return;
-	natts = Max(sr->time_att, sr->series_att);
+	natts = Max(sr.time_att, sr.series_att);
 	p = get_pending();
 	for (int i = 0; i < nslots; i++)
 	{
@@ -513,11 +507,11 @@ note_sample_rows(Relation rel, TupleTableSlot **slots, int nslots)
 		bool		found;
 
 		slot_getsomeattrs(slot, natts);
-		if (slot->tts_isnull[sr->time_att - 1] || slot->tts_isnull[sr->series_att - 1])
+		if (slot->tts_isnull[sr.time_att - 1] || slot->tts_isnull[sr.series_att - 1])
 			continue;
 		memset(&pair, 0, sizeof(pair));
-		pair.hour = series_index_hour(DatumGetTimestampTz(slot->tts_values[sr->time_att - 1]));
-		pair.series_id = DatumGetInt64(slot->tts_values[sr->series_att - 1]);
+		pair.hour = series_index_hour(DatumGetTimestampTz(slot->tts_values[sr.time_att - 1]));
+		pair.series_id = DatumGetInt64(slot->tts_values[sr.series_att - 1]);
 		/* the rows of a profile come together */
 		if (p->have_last && p->last.hour == pair.hour && p->last.series_id == pair.series_id)
 			continue;
@@ -566,9 +560,9 @@ static const char add_changed_values_sql[] =
 "SELECT DISTINCT c.profile_type, e.key, e.value FROM came c "
 "CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
 "  CASE WHEN pg_catalog.jsonb_typeof(c.labels) OPERATOR(pg_catalog.=) 'object' THEN c.labels END) e "
-"WHERE e.value IS NOT NULL AND NOT EXISTS (SELECT FROM parca.label_values d "
+"WHERE e.value IS NOT NULL AND (SELECT true FROM parca.label_values d "
 "  WHERE d.profile_type OPERATOR(pg_catalog.=) c.profile_type AND d.name OPERATOR(pg_catalog.=) e.key "
-"    AND d.value OPERATOR(pg_catalog.=) e.value)";
+"    AND d.value OPERATOR(pg_catalog.=) e.value LIMIT 1) IS NULL";
 
 /*
  * The values of the series in transition table "gone" that no series has
@@ -582,11 +576,11 @@ static const char remove_values_sql[] =
 "       WHERE e.value IS NOT NULL) v "
 "WHERE d.profile_type OPERATOR(pg_catalog.=) v.profile_type AND d.name OPERATOR(pg_catalog.=) v.key "
 "  AND d.value OPERATOR(pg_catalog.=) v.value "
-"  AND NOT EXISTS (SELECT FROM parca.series s "
+"  AND (SELECT true FROM parca.series s "
 "    WHERE parca.series_label_keys(s.profile_type, s.labels) OPERATOR(pg_catalog.@>) "
 "          parca.series_label_keys(v.profile_type, pg_catalog.jsonb_build_object(v.key, v.value)) "
 "      AND s.profile_type OPERATOR(pg_catalog.=) v.profile_type "
-"      AND s.labels OPERATOR(pg_catalog.->>) v.key OPERATOR(pg_catalog.=) v.value)";
+"      AND s.labels OPERATOR(pg_catalog.->>) v.key OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL";
 
 static const char remove_hours_sql[] =
 "DELETE FROM parca.series_hours a USING gone g WHERE a.series_id OPERATOR(pg_catalog.=) g.id";
@@ -715,19 +709,19 @@ label_hours_sql(const char *prefix, const char *hours)
 					"  FROM hours h JOIN parca.series s ON s.id OPERATOR(pg_catalog.=) h.series_id), "
 					"marks AS (INSERT INTO parca.label_hours (profile_type, name, hour, value) "
 					"  SELECT DISTINCT m.profile_type, NULL, m.hour, NULL FROM per_series m "
-					"  WHERE NOT EXISTS (SELECT FROM parca.label_hours b "
+					"  WHERE (SELECT true FROM parca.label_hours b "
 					"    WHERE b.profile_type OPERATOR(pg_catalog.=) m.profile_type AND b.name IS NULL "
-					"      AND b.hour OPERATOR(pg_catalog.=) m.hour) RETURNING 1), "
+					"      AND b.hour OPERATOR(pg_catalog.=) m.hour LIMIT 1) IS NULL RETURNING 1), "
 					"vals AS (SELECT DISTINCT p.profile_type, e.key AS name, p.hour, e.value "
 					"  FROM per_series p CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
 					"    CASE WHEN pg_catalog.jsonb_typeof(p.labels) OPERATOR(pg_catalog.=) 'object' THEN p.labels END) e "
 					"  WHERE e.value IS NOT NULL) "
 					"INSERT INTO parca.label_hours (profile_type, name, hour, value) "
 					"SELECT v.profile_type, v.name, v.hour, v.value FROM vals v "
-					"WHERE NOT EXISTS (SELECT FROM parca.label_hours b "
+					"WHERE (SELECT true FROM parca.label_hours b "
 					"  WHERE b.profile_type OPERATOR(pg_catalog.=) v.profile_type "
 					"    AND b.name OPERATOR(pg_catalog.=) v.name AND b.hour OPERATOR(pg_catalog.=) v.hour "
-					"    AND b.value OPERATOR(pg_catalog.=) v.value)",
+					"    AND b.value OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL",
 					prefix, *prefix ? ", " : "", hours);
 }
 
@@ -735,8 +729,8 @@ static const char add_values_sql[] =
 "INSERT INTO parca.label_values (profile_type, name, value) "
 "SELECT u.t, u.n, u.v FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.text[]), "
 "  pg_catalog.unnest($3::pg_catalog.text[])) AS u(t, n, v) "
-"WHERE NOT EXISTS (SELECT FROM parca.label_values d WHERE d.profile_type OPERATOR(pg_catalog.=) u.t "
-"  AND d.name OPERATOR(pg_catalog.=) u.n AND d.value OPERATOR(pg_catalog.=) u.v)";
+"WHERE (SELECT true FROM parca.label_values d WHERE d.profile_type OPERATOR(pg_catalog.=) u.t "
+"  AND d.name OPERATOR(pg_catalog.=) u.n AND d.value OPERATOR(pg_catalog.=) u.v LIMIT 1) IS NULL";
 
 /* Arrays of a pending value table's entries, for the statements above. */
 static void
@@ -778,13 +772,54 @@ id_array(HTAB *table)
 	return PointerGetDatum(construct_array(d, i, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-static void
-run_with_args(const char *sql, int nargs, Oid *types, Datum *args)
-{
-	int			rc = SPI_execute_with_args(sql, nargs, types, args, NULL, false, 0);
+/*
+ * The (series, hour) pairs $1, $2 into parca.series_hours where missing;
+ * the label values of those added, and of the hours of the series $3
+ * added in this transaction, into parca.label_hours.
+ */
+static const char add_pairs_ctes[] =
+"pairs AS (SELECT u.s, u.h FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]), "
+"  pg_catalog.unnest($2::pg_catalog.timestamptz[])) AS u(s, h) "
+"  WHERE (SELECT true FROM parca.series_hours a "
+"    WHERE a.series_id OPERATOR(pg_catalog.=) u.s AND a.hour OPERATOR(pg_catalog.=) u.h LIMIT 1) IS NULL), "
+"added AS (INSERT INTO parca.series_hours (series_id, hour) SELECT s, h FROM pairs RETURNING series_id, hour)";
+static const char added_hours[] =
+"SELECT series_id, hour FROM added UNION "
+"SELECT a.series_id, a.hour FROM parca.series_hours a "
+"WHERE a.series_id OPERATOR(pg_catalog.=) ANY ($3::pg_catalog.int8[])";
 
+/*
+ * The two statements of every commit that adds to the index, planned once
+ * per backend (the planner's time was a fifth of a new series' cost).
+ */
+typedef struct WritePlan
+{
+	SPIPlanPtr	plan;
+	const char *sql;			/* made at the first use */
+	int			nargs;
+	Oid			types[3];
+} WritePlan;
+
+static WritePlan add_values_plan = {NULL, add_values_sql, 3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}};
+static WritePlan add_hours_plan = {NULL, NULL, 3, {INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID}};
+
+static void
+run_write_plan(WritePlan *wp, Datum *args)
+{
+	int			rc;
+
+	if (wp->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(wp->sql, wp->nargs, wp->types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "series index statement could not be prepared (%s): %s",
+				 SPI_result_code_string(SPI_result), wp->sql);
+		wp->plan = plan;
+	}
+	rc = SPI_execute_plan(wp->plan, args, NULL, false, 0);
 	if (rc < 0)
-		elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc), sql);
+		elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc), wp->sql);
 }
 
 static void
@@ -797,13 +832,15 @@ write_pending(Pending *p)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	SPI_connect();
 	series_index_access_begin(&access);
+	/* the statements probe indexes row by row, whatever the tables' statistics say */
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (hash_get_num_entries(p->values) > 0)
 	{
-		Oid			types[3] = {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
 		Datum		args[3];
 
 		value_arrays(p->values, args);
-		run_with_args(add_values_sql, 3, types, args);
+		run_write_plan(&add_values_plan, args);
 	}
 	if (hash_get_num_entries(p->pairs) > 0 || hash_get_num_entries(p->series) > 0)
 	{
@@ -813,7 +850,6 @@ write_pending(Pending *p)
 		HASH_SEQ_STATUS seq;
 		PendingPair *pp;
 		int			i = 0;
-		Oid			types[3] = {INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID};
 		Datum		args[3];
 
 		hash_seq_init(&seq, p->pairs);
@@ -828,17 +864,10 @@ write_pending(Pending *p)
 		args[1] = PointerGetDatum(construct_array(hours, i, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL,
 												  TYPALIGN_DOUBLE));
 		args[2] = id_array(p->series);
-		run_with_args(label_hours_sql(
-									  "pairs AS (SELECT u.s, u.h FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]), "
-									  "  pg_catalog.unnest($2::pg_catalog.timestamptz[])) AS u(s, h) "
-									  "  WHERE NOT EXISTS (SELECT FROM parca.series_hours a "
-									  "    WHERE a.series_id OPERATOR(pg_catalog.=) u.s AND a.hour OPERATOR(pg_catalog.=) u.h)), "
-									  "added AS (INSERT INTO parca.series_hours (series_id, hour) "
-									  "  SELECT s, h FROM pairs RETURNING series_id, hour)",
-									  "SELECT series_id, hour FROM added UNION "
-									  "SELECT a.series_id, a.hour FROM parca.series_hours a "
-									  "WHERE a.series_id OPERATOR(pg_catalog.=) ANY ($3::pg_catalog.int8[])"),
-					  3, types, args);
+		if (add_hours_plan.sql == NULL)
+			add_hours_plan.sql = MemoryContextStrdup(TopMemoryContext,
+													 label_hours_sql(add_pairs_ctes, added_hours));
+		run_write_plan(&add_hours_plan, args);
 	}
 	series_index_access_end(&access);
 	SPI_finish();

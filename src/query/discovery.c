@@ -176,6 +176,14 @@ param(Args *q, Oid type, Datum value)
 	return ++q->n;
 }
 
+/* The range as parameters: its start, or the start of its first hour, and its stop. */
+static void
+range_params(Args *q, Range r, bool by_hour)
+{
+	param(q, TIMESTAMPTZOID, TimestampTzGetDatum(by_hour ? series_index_hour(r.start) : r.start));
+	param(q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+}
+
 static void
 run(const char *sql, Args *q)
 {
@@ -194,18 +202,6 @@ run_on_index(const char *sql, Args *q)
 	series_index_access_begin(&access);
 	run(sql, q);
 	series_index_access_end(&access);
-}
-
-static Datum
-texts(List *strings)
-{
-	Datum	   *d = palloc(Max(list_length(strings), 1) * sizeof(Datum));
-	ListCell   *lc;
-	int			n = 0;
-
-	foreach(lc, strings)
-		d[n++] = CStringGetTextDatum((char *) lfirst(lc));
-	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 /* The first column of SPI's result, in order, into the function's result. */
@@ -235,16 +231,14 @@ ids_in_range(Datum ids, Range r)
 	param(&q, INT8ARRAYOID, ids);
 	if (series_index_readable(true))
 	{
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(series_index_hour(r.start)));
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+		range_params(&q, r, true);
 		run_on_index("SELECT DISTINCT a.series_id FROM parca.series_hours a"
 					 " WHERE a.series_id OPERATOR(pg_catalog.=) ANY ($1)"
 					 "   AND a.hour OPERATOR(pg_catalog.>=) $2 AND a.hour OPERATOR(pg_catalog.<=) $3", &q);
 	}
 	else
 	{
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.start));
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+		range_params(&q, r, false);
 		run("SELECT i.id FROM pg_catalog.unnest($1) i(id)"
 			" WHERE i.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x"
 			"   WHERE x.time OPERATOR(pg_catalog.>=) $2 AND x.time OPERATOR(pg_catalog.<=) $3)", &q);
@@ -278,11 +272,10 @@ discover(FunctionCallInfo fcinfo, const char *selector, const char *label, Range
 	if (sel->matchers == NIL && series_index_readable(r.given))
 	{
 		/* a type's (or every type's) labels: their distinct names and values */
-		param(&q, TEXTARRAYOID, texts(selector_types(sel)));
+		param(&q, TEXTARRAYOID, selector_list_array(selector_types(sel), TEXTOID));
 		if (r.given)
 		{
-			param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(series_index_hour(r.start)));
-			param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+			range_params(&q, r, true);
 		}
 		if (label)
 			param(&q, TEXTOID, CStringGetTextDatum(label));
@@ -393,13 +386,12 @@ parca_profile_types(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	SPI_connect();
 	types = selector_types(&all);
-	param(&q, TEXTARRAYOID, texts(types));
+	param(&q, TEXTARRAYOID, selector_list_array(types, TEXTOID));
 	if (!r.given)
 		run("SELECT t FROM pg_catalog.unnest($1) t ORDER BY 1", &q);
 	else if (series_index_readable(true))
 	{
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(series_index_hour(r.start)));
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+		range_params(&q, r, true);
 		run_on_index("SELECT t FROM pg_catalog.unnest($1) t"
 					 " WHERE EXISTS (SELECT FROM parca.label_hours b"
 					 "   WHERE b.profile_type OPERATOR(pg_catalog.=) t AND b.name IS NULL"
@@ -407,8 +399,7 @@ parca_profile_types(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.start));
-		param(&q, TIMESTAMPTZOID, TimestampTzGetDatum(r.stop));
+		range_params(&q, r, false);
 		run("SELECT DISTINCT s.profile_type FROM parca.series s"
 			" WHERE s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x"
 			"   WHERE x.time OPERATOR(pg_catalog.>=) $2 AND x.time OPERATOR(pg_catalog.<=) $3)"

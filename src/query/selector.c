@@ -25,6 +25,7 @@
 #include "mb/pg_wchar.h"
 #include "regex/regex.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "query/selector.h"
 #include "series_index.h"
@@ -309,16 +310,20 @@ run_select(const char *sql, Params *p)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
 }
 
-static Datum
-text_array_of(List *strings)
+Datum
+selector_list_array(List *items, Oid type)
 {
-	Datum	   *d = palloc(Max(list_length(strings), 1) * sizeof(Datum));
+	Datum	   *d = palloc(Max(list_length(items), 1) * sizeof(Datum));
 	ListCell   *lc;
 	int			n = 0;
+	int16		len;
+	bool		byval;
+	char		align;
 
-	foreach(lc, strings)
-		d[n++] = CStringGetTextDatum((char *) lfirst(lc));
-	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+	foreach(lc, items)
+		d[n++] = type == TEXTOID ? CStringGetTextDatum((char *) lfirst(lc)) : (Datum) lfirst(lc);
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	return PointerGetDatum(construct_array(d, n, type, len, byval, align));
 }
 
 List *
@@ -418,7 +423,7 @@ matcher_keys(const LabelMatcher *m, List *types, List **keys)
 	if (RE_compile_and_execute(cstring_to_text(re), "", 0, REG_ADVANCED, DEFAULT_COLLATION_OID,
 							   0, NULL) || !series_index_readable(false))
 		return false;
-	add_param(&p, TEXTARRAYOID, text_array_of(types));
+	add_param(&p, TEXTARRAYOID, selector_list_array(types, TEXTOID));
 	add_param(&p, TEXTOID, CStringGetTextDatum(m->name));
 	add_param(&p, TEXTOID, CStringGetTextDatum(re));
 	add_param(&p, INT4OID, Int32GetDatum(MAX_REGEX_KEYS + 1));
@@ -438,18 +443,6 @@ matcher_keys(const LabelMatcher *m, List *types, List **keys)
 																	   SPI_getvalue(tup, SPI_tuptable->tupdesc, 2))));
 	}
 	return true;
-}
-
-static Datum
-key_array(List *keys)
-{
-	Datum	   *d = palloc(Max(list_length(keys), 1) * sizeof(Datum));
-	ListCell   *lc;
-	int			n = 0;
-
-	foreach(lc, keys)
-		d[n++] = (Datum) lfirst(lc);
-	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /*
@@ -496,7 +489,7 @@ selector_find_series(const Selector *sel, List *value_labels, int *nseries)
 		if ((m->op == MATCH_EQ || m->op == MATCH_RE) && matcher_keys(m, types, &keys))
 			appendStringInfo(&sql, " AND parca.series_label_keys(profile_type, labels)"
 							 " OPERATOR(pg_catalog.&&) $%d",
-							 add_param(&p, INT8ARRAYOID, key_array(keys)));
+							 add_param(&p, INT8ARRAYOID, selector_list_array(keys, INT8OID)));
 		appendStringInfo(&sql, " AND coalesce(labels OPERATOR(pg_catalog.->>) $%d, '') OPERATOR(pg_catalog.%s) $%d",
 						 add_param(&p, TEXTOID, CStringGetTextDatum(m->name)), ops[m->op],
 						 add_param(&p, TEXTOID, CStringGetTextDatum(value)));

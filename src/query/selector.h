@@ -61,6 +61,12 @@ extern void selector_require_type(const Selector *sel, const char *text);
 extern List *selector_types(const Selector *sel);
 
 /*
+ * A List of C strings (type TEXTOID) or of Datums (another type) as an
+ * array datum, for SPI arguments.
+ */
+extern Datum selector_list_array(List *items, Oid type);
+
+/*
  * The series matching a selector, ordered by id, with the values of the
  * labels named in value_labels (a List of C strings, may be NIL).  Uses
  * SPI: the caller has connected.
