@@ -103,6 +103,15 @@ CREATE TABLE parca.label_hours (
 );
 CREATE INDEX label_hours_type_name_hour_value ON parca.label_hours (profile_type, name, hour, value);
 CREATE INDEX label_hours_hour ON parca.label_hours USING brin (hour);
+-- Row-level security without a policy: only their owner (and superusers)
+-- read them, whatever is granted (as parca.samples' partitions, see
+-- sql/47_row_security.sql), since they tell which series had rows when
+-- and which label values exist.  Selectors and discovery read them as
+-- their owner, only for callers that row-level security on parca.series
+-- and parca.samples does not restrict (src/series_index.c).
+ALTER TABLE parca.label_values ENABLE ROW LEVEL SECURITY;
+ALTER TABLE parca.series_hours ENABLE ROW LEVEL SECURITY;
+ALTER TABLE parca.label_hours ENABLE ROW LEVEL SECURITY;
 
 CREATE FUNCTION parca.series_index_trigger() RETURNS trigger
     AS 'MODULE_PATHNAME', 'parca_series_index_trigger' LANGUAGE C;
