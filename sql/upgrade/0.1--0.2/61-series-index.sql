@@ -56,15 +56,24 @@ CREATE TABLE parca.label_hours (
 );
 CREATE INDEX label_hours_type_name_hour_value ON parca.label_hours (profile_type, name, hour, value);
 CREATE INDEX label_hours_hour ON parca.label_hours USING brin (hour);
--- Row-level security without a policy: only their owner (and superusers)
--- read them, whatever is granted (as parca.samples' partitions, see
--- sql/47_row_security.sql), since they tell which series had rows when
--- and which label values exist.  Selectors and discovery read them as
--- their owner, only for callers that row-level security on parca.series
--- and parca.samples does not restrict (src/series_index.c).
+-- They tell which label values exist and which series had rows when, of
+-- every series: as the rollups (sql/47_row_security.sql), they show rows
+-- only to roles that the row-level security of the tables they come from
+-- (parca.series; parca.samples for the hours) does not restrict, whatever
+-- is granted.  Selectors and discovery read them as their owner, only for
+-- such callers (src/series_index.c).  (The names as text: parca.samples
+-- is made after them.)
 ALTER TABLE parca.label_values ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.label_values
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
 ALTER TABLE parca.series_hours ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.series_hours
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.samples'::pg_catalog.text)
+                   AND NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
 ALTER TABLE parca.label_hours ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.label_hours
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.samples'::pg_catalog.text)
+                   AND NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
 
 CREATE FUNCTION parca.series_index_trigger() RETURNS trigger
     AS 'MODULE_PATHNAME', 'parca_series_index_trigger' LANGUAGE C;
