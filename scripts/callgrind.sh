@@ -13,7 +13,10 @@
 #            (inline stripes, compaction at commit);
 #   ingest   parca_ingest_pprof of parca/alloc_objects.pb.gz, once cold,
 #            then 10 times warm;
-#   query    parca_query over the generated rows in parca.samples, 3 times.
+#   query    parca_query over the generated rows in parca.samples, 3 times;
+#   series   200 new series as the agent makes them, among CALLGRIND_SERIES
+#            (default 100,000) agent-like ones: parca_series_id and a sample
+#            row each, 10 a transaction.
 # Prints "workload instructions" lines.
 #
 # usage: scripts/callgrind.sh [OUTDIR]   (OUTDIR keeps the callgrind files)
@@ -22,6 +25,7 @@ cd "$(dirname "$0")/.."
 source test/lib.sh
 
 rows=${CALLGRIND_ROWS:-300000}
+series=${CALLGRIND_SERIES:-100000}
 out=${1:-}
 work=$(mktemp -d /tmp/parca-callgrind.XXXXXX)
 chown postgres: "$work"
@@ -46,6 +50,12 @@ q "INSERT INTO parca.series (profile_type, labels)
 first=$(q "SELECT min(id) FROM parca.series")
 q "INSERT INTO parca.samples SELECT time, series_id + $first - 1, stack, value, period, duration,
    num_labels FROM g"
+q "INSERT INTO parca.series (profile_type, labels)
+   SELECT 'parca_agent:samples:count:cpu:nanoseconds:delta',
+          jsonb_build_object('node', 'node-' || (i / 4) % 8, 'comm', 'comm' || (i / 4) % 300,
+                             'pid', (1000 + i / 4)::text, 'thread_id', (1000 + i)::text, 'cpu', (i % 16)::text,
+                             'kernel_release', '6.1.0-18-amd64', 'unwind', 'complete')
+   FROM generate_series(0, $series - 1) i"
 q "VACUUM ANALYZE"
 q "CHECKPOINT"
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
@@ -62,8 +72,20 @@ sql[query]=$(for i in 1 2 3; do
 	echo "SELECT parca_profile_stacks(parca_query('gen:samples:count:cpu:nanoseconds:delta', '-infinity', 'infinity'));"
 done)
 
+sql[series]=$(for b in $(seq 0 19); do
+	echo "BEGIN;"
+	# (one line: the single-user backend ends a statement at a newline)
+	echo "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)" \
+		"SELECT now(), parca_series_id('parca_agent:samples:count:cpu:nanoseconds:delta'," \
+		"jsonb_build_object('node', 'node-new', 'comm', 'fresh', 'pid', ($b + 9000000)::text," \
+		"'thread_id', ($b * 10 + i + 9000000)::text, 'cpu', (i % 16)::text," \
+		"'kernel_release', '6.1.0-18-amd64', 'unwind', 'complete'))," \
+		"'{1,2,3}'::stacktrace, 1, 52631578, 10000000000 FROM generate_series(0, 9) i;"
+	echo "COMMIT;"
+done)
+
 sql[empty]=""
-for w in empty copy commits ingest query; do
+for w in empty copy commits ingest query series; do
 	rm -rf "$work/run"
 	cp -a "$work/base" "$work/run"
 	printf '%s\n' "${sql[$w]}" > "$work/$w.sql"

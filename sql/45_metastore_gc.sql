@@ -56,6 +56,8 @@ CREATE FUNCTION parca_metastore_gc(
 AS $$
 DECLARE
     p record;
+    kept_from timestamptz;
+    hours bigint;
 BEGIN
     -- no writer in flight from here on: a content version read now
     -- stays true until this transaction ends
@@ -111,9 +113,17 @@ BEGIN
     CREATE INDEX ON parca_gc_refs (kind, id);
     ANALYZE parca_gc_refs;
 
+    -- (the series index's trigger drops their label values and hours)
     DELETE FROM parca.series s
     WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 's' AND r.id = s.id);
     GET DIAGNOSTICS series = ROW_COUNT;
+    -- the series index's hours before the oldest raw row kept: the
+    -- partitions of their rows were dropped (sql/30_metastore.sql)
+    kept_from := least((SELECT min(r.range_start) FROM parca.partition_ranges() r WHERE NOT r.is_default),
+                       (SELECT parca.series_hour(min(x.time)) FROM parca.samples_default x));
+    DELETE FROM parca.series_hours WHERE hour < kept_from;
+    GET DIAGNOSTICS hours = ROW_COUNT;
+    DELETE FROM parca.label_hours WHERE hour < kept_from;
     DELETE FROM parca.locations l
     WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 'l' AND r.id = l.id);
     GET DIAGNOSTICS locations = ROW_COUNT;
@@ -124,8 +134,11 @@ BEGIN
     WHERE NOT EXISTS (SELECT FROM parca.locations l WHERE l.mapping_id = m.id);
     GET DIAGNOSTICS mappings = ROW_COUNT;
 
-    IF series + locations + functions + mappings > 0 THEN
+    -- (the caches of the series index's hours too)
+    IF series + locations + functions + mappings + hours > 0 THEN
         PERFORM parca.metastore_invalidate();
+    END IF;
+    IF series + locations + functions + mappings > 0 THEN
         PERFORM nextval('parca.metastore_generation');
         RAISE LOG 'parca: metastore garbage collection removed % series, % locations, % functions, % mappings',
             series, locations, functions, mappings;

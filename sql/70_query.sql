@@ -79,48 +79,30 @@ COMMENT ON FUNCTION parca_flamegraph_svg(profile, text) IS
     'a self-contained interactive flame graph (click to zoom, search, tooltips)';
 
 -- Discovery, for Grafana's variable queries.  Without a time range every
--- stored series counts; with one, only series with samples in it.
+-- stored series counts; with one, only series with sample rows in the
+-- hours (UTC) it meets.  They read the series index (sql/30_metastore.sql)
+-- for callers who may read parca.series (and parca.samples) without
+-- row-level security; others get what their own reads find, series with
+-- sample rows within the range itself (src/query/discovery.c).  In C,
+-- they still run with jit = off (see JIT above): the statements they run
+-- read parca.samples where the index may not be read.
 CREATE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-    SELECT DISTINCT s.profile_type FROM parca.series s
-    WHERE start IS NULL OR stop IS NULL
-       OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
-                                          WHERE x.time OPERATOR(pg_catalog.>=) start
-                                            AND x.time OPERATOR(pg_catalog.<=) stop)
-    ORDER BY 1
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
 COMMENT ON FUNCTION parca_profile_types(timestamptz, timestamptz) IS
-    'the stored profile types (with samples in [start, stop] if given)';
+    'the stored profile types (with sample rows in the hours [start, stop] meets, if given)';
 
 CREATE FUNCTION parca_labels(selector text DEFAULT '{}', start timestamptz DEFAULT NULL,
                              stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-    SELECT DISTINCT k FROM @extschema@.parca_series(coalesce(selector, '{}')) s,
-                           pg_catalog.jsonb_object_keys(s.labels) k
-    WHERE start IS NULL OR stop IS NULL
-       OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
-                                          WHERE x.time OPERATOR(pg_catalog.>=) start
-                                            AND x.time OPERATOR(pg_catalog.<=) stop)
-    ORDER BY 1
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
 COMMENT ON FUNCTION parca_labels(text, timestamptz, timestamptz) IS
     'label names of the series a selector matches';
 
 CREATE FUNCTION parca_label_values(label text, selector text DEFAULT '{}',
                                    start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
     RETURNS SETOF text
-    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-    SELECT DISTINCT s.labels OPERATOR(pg_catalog.->>) label
-    FROM @extschema@.parca_series(coalesce(selector, '{}')) s
-    WHERE s.labels OPERATOR(pg_catalog.?) label
-      AND (start IS NULL OR stop IS NULL
-           OR s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x
-                                              WHERE x.time OPERATOR(pg_catalog.>=) start
-                                                AND x.time OPERATOR(pg_catalog.<=) stop))
-    ORDER BY 1
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
 COMMENT ON FUNCTION parca_label_values(text, text, timestamptz, timestamptz) IS
     'values of one label among the series a selector matches';
 

@@ -27,6 +27,7 @@
 #include "partitions.h"
 #include "rollups.h"
 #include "scrape/scrape.h"
+#include "series_index.h"
 #include "symbolize/symbolize.h"
 #include "workers/workers.h"
 
@@ -49,6 +50,7 @@ _PG_init(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	columnar_init();
+	series_index_init();
 	scrape_init();
 	symbolize_init();
 	partitions_init();

@@ -19,6 +19,7 @@
 
 #include "access/stratnum.h"
 #include "datatype/timestamp.h"
+#include "executor/tuptable.h"
 #include "nodes/bitmapset.h"
 #include "nodes/pg_list.h"
 #include "utils/rel.h"
@@ -26,6 +27,15 @@
 
 /* Settings, hooks and callbacks; called from _PG_init. */
 extern void columnar_init(void);
+
+/*
+ * Called with the rows of every insert into a parca_columnar table, before
+ * they are stored, so that a module can note what the rows of its tables
+ * tell (the series index, series_index.c, notes the hours of each series
+ * that parca.samples' partitions get rows in).  NULL: nobody listens.
+ */
+typedef void (*columnar_insert_hook_type) (Relation rel, TupleTableSlot **slots, int nslots);
+extern PGDLLIMPORT columnar_insert_hook_type columnar_insert_hook;
 
 /* Whether rel is stored by parca_columnar. */
 extern bool columnar_is_columnar(Relation rel);

@@ -319,10 +319,14 @@ columnar_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 
 /* ---- writes ---- */
 
+columnar_insert_hook_type columnar_insert_hook = NULL;
+
 static void
 columnar_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 					  int options, struct BulkInsertStateData *bistate)
 {
+	if (columnar_insert_hook)
+		columnar_insert_hook(rel, &slot, 1);
 	columnar_write_row(rel, slot, cid);
 	pgstat_count_heap_insert(rel, 1);
 }
@@ -331,6 +335,8 @@ static void
 columnar_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
 					  int options, struct BulkInsertStateData *bistate)
 {
+	if (columnar_insert_hook)
+		columnar_insert_hook(rel, slots, nslots);
 	for (int i = 0; i < nslots; i++)
 		columnar_write_row(rel, slots[i], cid);
 	pgstat_count_heap_insert(rel, nslots);

@@ -11,9 +11,10 @@
  *   string    := '"' ... '"' | '\'' ... '\'' | '`' ... '`'   (\ escapes in the first two;
  *                in a regex, an escape the string does not know is the regex's)
  *
- * Matching is done in SQL over parca.series (small: one row per label set),
- * so regexes are PostgreSQL's advanced regular expressions, anchored as
- * Prometheus anchors them: `^(?:re)$`.
+ * Matching is done in SQL over parca.series, so regexes are PostgreSQL's
+ * advanced regular expressions, anchored as Prometheus anchors them:
+ * `^(?:re)$`; the series index (series_index.h) narrows the rows read down
+ * to those of the label values matched.
  */
 #include "postgres.h"
 
@@ -25,9 +26,11 @@
 #include "miscadmin.h"
 #include "regex/regex.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "query/selector.h"
+#include "series_index.h"
 #include "valid_text.h"
 
 typedef struct SelParser
@@ -400,58 +403,232 @@ selector_require_type(const Selector *sel, const text *t)
 				 errhint("Start it with a profile type such as process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta; parca_profile_types() lists them.")));
 }
 
+/* --- finding the series ------------------------------------------------ */
+
+/*
+ * Parameters of the statement being built: values and types, numbered
+ * from 1.
+ */
+typedef struct Params
+{
+	Oid		   *types;
+	Datum	   *values;
+	int			n;
+	int			cap;
+} Params;
+
+static int
+add_param(Params *p, Oid type, Datum value)
+{
+	if (p->n == p->cap)
+	{
+		p->cap = p->cap ? p->cap * 2 : 8;
+		p->types = p->types ? repalloc(p->types, p->cap * sizeof(Oid)) : palloc(p->cap * sizeof(Oid));
+		p->values = p->values ? repalloc(p->values, p->cap * sizeof(Datum)) :
+			palloc(p->cap * sizeof(Datum));
+	}
+	p->types[p->n] = type;
+	p->values[p->n] = value;
+	return ++p->n;
+}
+
+static void
+run_select(const char *sql, Params *p)
+{
+	int			ret = SPI_execute_with_args(sql, p ? p->n : 0, p ? p->types : NULL,
+											p ? p->values : NULL, NULL, true, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+}
+
+Datum
+selector_list_array(List *items, Oid type)
+{
+	Datum	   *d = palloc(Max(list_length(items), 1) * sizeof(Datum));
+	ListCell   *lc;
+	int			n = 0;
+	int16		len;
+	bool		byval;
+	char		align;
+
+	foreach(lc, items)
+		d[n++] = type == TEXTOID ? CStringGetTextDatum((char *) lfirst(lc)) : (Datum) lfirst(lc);
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	return PointerGetDatum(construct_array(d, n, type, len, byval, align));
+}
+
+List *
+selector_types(const Selector *sel)
+{
+	List	   *types = NIL;
+
+	if (sel->profile_type)
+		return list_make1(pstrdup(sel->profile_type));
+	/* the distinct types, one index probe each */
+	run_select("WITH RECURSIVE t AS ("
+			   " SELECT (SELECT s.profile_type FROM parca.series s ORDER BY s.profile_type LIMIT 1) AS t"
+			   " UNION ALL"
+			   " SELECT (SELECT s.profile_type FROM parca.series s"
+			   "         WHERE s.profile_type OPERATOR(pg_catalog.>) t.t ORDER BY s.profile_type LIMIT 1)"
+			   " FROM t WHERE t.t IS NOT NULL)"
+			   " SELECT t.t FROM t WHERE t.t IS NOT NULL", NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		types = lappend(types, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	return types;
+}
+
+/*
+ * The strings a regex matches when it is only literal alternatives, as
+ * parca_selector writes a dashboard's values (a|b\.c): NIL otherwise,
+ * or if it matches the empty string.
+ */
+static List *
+regex_literals(const char *re)
+{
+	List	   *literals = NIL;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const char *p = re;; p++)
+	{
+		if (*p == '\0' || *p == '|')
+		{
+			if (buf.len == 0)
+				return NIL;
+			literals = lappend(literals, pstrdup(buf.data));
+			resetStringInfo(&buf);
+			if (*p == '\0')
+				return literals;
+		}
+		else if (*p == '\\')
+		{
+			/* an escaped character that is not a letter or digit is itself */
+			if (p[1] == '\0' || (unsigned char) p[1] >= 0x80 || isalnum((unsigned char) p[1]))
+				return NIL;
+			appendStringInfoChar(&buf, *++p);
+		}
+		else if (strchr(".[](){}*+?^$", *p) != NULL)
+			return NIL;
+		else
+			appendStringInfoChar(&buf, *p);
+	}
+}
+
+/* Beyond this many values a regex matcher is only a filter. */
+#define MAX_REGEX_KEYS 1000
+
+/*
+ * The keys of the label values matcher m matches among the series of
+ * types, into *keys; false when it cannot narrow the series down (it
+ * matches series without the label, or too many values, or the values
+ * cannot be listed for this user).
+ */
+static bool
+matcher_keys(const LabelMatcher *m, List *types, List **keys)
+{
+	char	   *re;
+	List	   *literals;
+	ListCell   *lt;
+	ListCell   *lv;
+	Params		p = {0};
+	SeriesIndexAccess access;
+
+	*keys = NIL;
+	if (m->op == MATCH_EQ)
+		literals = m->value[0] ? list_make1(m->value) : NIL;
+	else if (m->op == MATCH_RE)
+		literals = regex_literals(m->value);
+	else
+		return false;
+	if (literals != NIL)
+	{
+		foreach(lt, types)
+			foreach(lv, literals)
+			*keys = lappend(*keys, (void *) Int64GetDatum(series_index_key(lfirst(lt), m->name,
+																		   lfirst(lv))));
+		return true;
+	}
+	if (m->op == MATCH_EQ)
+		return false;			/* ="" : the series without the label too */
+	re = anchored_regex(m->value);
+	if (RE_compile_and_execute(cstring_to_text(re), "", 0, REG_ADVANCED, DEFAULT_COLLATION_OID,
+							   0, NULL) || !series_index_readable(false))
+		return false;
+	add_param(&p, TEXTARRAYOID, selector_list_array(types, TEXTOID));
+	add_param(&p, TEXTOID, CStringGetTextDatum(m->name));
+	add_param(&p, TEXTOID, CStringGetTextDatum(re));
+	add_param(&p, INT4OID, Int32GetDatum(MAX_REGEX_KEYS + 1));
+	series_index_access_begin(&access);
+	run_select("SELECT DISTINCT d.profile_type, d.value FROM parca.label_values d"
+			   " WHERE d.profile_type OPERATOR(pg_catalog.=) ANY ($1) AND d.name OPERATOR(pg_catalog.=) $2"
+			   "   AND d.value OPERATOR(pg_catalog.~) $3 LIMIT $4", &p);
+	series_index_access_end(&access);
+	if (SPI_processed > MAX_REGEX_KEYS)
+		return false;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+
+		*keys = lappend(*keys, (void *) Int64GetDatum(series_index_key(SPI_getvalue(tup, SPI_tuptable->tupdesc, 1),
+																	   m->name,
+																	   SPI_getvalue(tup, SPI_tuptable->tupdesc, 2))));
+	}
+	return true;
+}
+
+/*
+ * The series are read from parca.series as the caller reads it.  Each
+ * matcher is applied as it always was, coalesce(labels ->> name, '') op
+ * value; those that name label values (=, and =~ when it does not match
+ * the empty string) also give the keys of those values, which the GIN
+ * index on parca.series_label_keys looks up, so that the rows read are
+ * about those that match.  Without such a matcher the type's series are
+ * read (through the index on profile_type), or all.
+ */
 SeriesMatch *
 selector_find_series(const Selector *sel, List *value_labels, int *nseries)
 {
 	StringInfoData sql;
-	Oid		   *types;
-	Datum	   *values;
-	int			nparams = 0;
-	int			maxparams = 1 + 2 * list_length(sel->matchers) + list_length(value_labels);
+	Params		p = {0};
+	List	   *types = NIL;
+	bool		types_listed = false;
 	ListCell   *lc;
 	SeriesMatch *result;
-	int			ret;
 
-	types = palloc(sizeof(Oid) * maxparams);
-	values = palloc(sizeof(Datum) * maxparams);
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT id, profile_type");
 	foreach(lc, value_labels)
-	{
-		types[nparams] = TEXTOID;
-		values[nparams] = CStringGetTextDatum((char *) lfirst(lc));
-		nparams++;
-		appendStringInfo(&sql, ", coalesce(labels OPERATOR(pg_catalog.->>) $%d, '')", nparams);
-	}
+		appendStringInfo(&sql, ", coalesce(labels OPERATOR(pg_catalog.->>) $%d, '')",
+						 add_param(&p, TEXTOID, CStringGetTextDatum((char *) lfirst(lc))));
 	appendStringInfoString(&sql, " FROM parca.series WHERE true");
 	if (sel->profile_type)
-	{
-		types[nparams] = TEXTOID;
-		values[nparams] = CStringGetTextDatum(sel->profile_type);
-		nparams++;
-		appendStringInfo(&sql, " AND profile_type OPERATOR(pg_catalog.=) $%d", nparams);
-	}
+		appendStringInfo(&sql, " AND profile_type OPERATOR(pg_catalog.=) $%d",
+						 add_param(&p, TEXTOID, CStringGetTextDatum(sel->profile_type)));
 	foreach(lc, sel->matchers)
 	{
 		LabelMatcher *m = lfirst(lc);
 		static const char *const ops[] = {"=", "<>", "~", "!~"};
 		const char *value = (m->op == MATCH_RE || m->op == MATCH_NRE) ?
 			anchored_regex(m->value) : m->value;
+		List	   *keys;
 
-		types[nparams] = TEXTOID;
-		values[nparams] = CStringGetTextDatum(m->name);
-		types[nparams + 1] = TEXTOID;
-		values[nparams + 1] = CStringGetTextDatum(value);
+		if (!types_listed && (m->op == MATCH_EQ || m->op == MATCH_RE))
+		{
+			types = selector_types(sel);
+			types_listed = true;
+		}
+		if ((m->op == MATCH_EQ || m->op == MATCH_RE) && matcher_keys(m, types, &keys))
+			appendStringInfo(&sql, " AND parca.series_label_keys(profile_type, labels)"
+							 " OPERATOR(pg_catalog.&&) $%d",
+							 add_param(&p, INT8ARRAYOID, selector_list_array(keys, INT8OID)));
 		appendStringInfo(&sql, " AND coalesce(labels OPERATOR(pg_catalog.->>) $%d, '') OPERATOR(pg_catalog.%s) $%d",
-						 nparams + 1, ops[m->op], nparams + 2);
-		nparams += 2;
+						 add_param(&p, TEXTOID, CStringGetTextDatum(m->name)), ops[m->op],
+						 add_param(&p, TEXTOID, CStringGetTextDatum(value)));
 	}
 	appendStringInfoString(&sql, " ORDER BY id");
 
-	ret = SPI_execute_with_args(sql.data, nparams, types, values, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-
+	run_select(sql.data, &p);
 	*nseries = (int) SPI_processed;
 	result = palloc(sizeof(SeriesMatch) * Max(SPI_processed, 1));
 	for (uint64 i = 0; i < SPI_processed; i++)

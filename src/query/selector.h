@@ -99,6 +99,18 @@ extern void selector_append_quoted(StringInfo buf, const char *value, int len);
 extern void selector_require_type(const Selector *sel, const text *t);
 
 /*
+ * The profile types a selector's series may have: its own, or every
+ * stored one.  Uses SPI: the caller has connected.
+ */
+extern List *selector_types(const Selector *sel);
+
+/*
+ * A List of C strings (type TEXTOID) or of Datums (another type) as an
+ * array datum, for SPI arguments.
+ */
+extern Datum selector_list_array(List *items, Oid type);
+
+/*
  * The series matching a selector, ordered by id, with the values of the
  * labels named in value_labels (a List of C strings, may be NIL).  Uses
  * SPI: the caller has connected.

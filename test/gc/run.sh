@@ -128,6 +128,18 @@ check "collections ran ($(cat "$work/collections") of them) and removed ids" \
 	test "$(awk -F'|' '{s += $1 + $2} END {print s + 0}' "$work/collected")" -gt 0
 check "writers stored profiles meanwhile" test "$(q "SELECT count(*) FROM parca.samples")" -gt 0
 check_eq "every stored row resolves: series, locations, functions, mappings" "0|0|0|0" "$(resolves)"
+# the series index (sql/30_metastore.sql) followed the series the
+# collections removed: it lists exactly the label values of the series
+# left, and no hours of a series gone
+series_index_consistent() {
+	q "SELECT (SELECT count(*) FROM (SELECT s.profile_type, e.key, e.value FROM parca.series s, jsonb_each_text(s.labels) e
+	                                  EXCEPT SELECT profile_type, name, value FROM parca.label_values) x)
+	  || '|' || (SELECT count(*) FROM (SELECT profile_type, name, value FROM parca.label_values
+	                                  EXCEPT SELECT s.profile_type, e.key, e.value FROM parca.series s, jsonb_each_text(s.labels) e) x)
+	  || '|' || (SELECT count(*) FROM parca.series_hours a LEFT JOIN parca.series s ON s.id = a.series_id WHERE s.id IS NULL)"
+}
+check_eq "the series index holds the label values of the series left, and no hours of those gone" "0|0|0" \
+	"$(series_index_consistent)"
 # rollups outlive the raw rows (docs/rollups.md): with the raw rows gone,
 # a collection keeps the series and locations the rollups name (the
 # maintenance worker may have rolled up some hours already; the rest now)
@@ -175,4 +187,14 @@ read -r loc_again <&"${session[0]}"
 echo '\q' >&"${session[1]}"
 check_eq "registered again by the session that had it cached, it is stored again" "$loc_id|1|1" \
 	"$loc_again|$(q "SELECT count(*) FROM parca.locations WHERE id = $loc_id")|$(q "SELECT count(*) FROM parca.functions f JOIN parca.locations l ON f.id = ANY (l.function_ids) WHERE l.id = $loc_id")"
+# Retention drops the fixtures' partitions (their days are long past):
+# the collection after it forgets the series index's hours of them
+check "the series index has hours of the fixtures' days" \
+	test "$(q "SELECT count(*) FROM parca.label_hours WHERE hour < now() - interval '2 days'")" -gt 0
+q "SET parca.retention = '1d'; SELECT * FROM parca_maintain_partitions()" >/dev/null
+q "SELECT * FROM parca_metastore_gc()" >/dev/null
+check_eq "after retention and a collection, the index has no hours of the partitions dropped" "0|0" \
+	"$(q "SELECT (SELECT count(*) FROM parca.series_hours WHERE hour < now() - interval '2 days')
+	      || '|' || (SELECT count(*) FROM parca.label_hours WHERE hour < now() - interval '2 days')")"
+check_eq "and the label values of the series left" "0|0|0" "$(series_index_consistent)"
 finish

@@ -162,6 +162,9 @@ SELECT * FROM parca_labels('qsel:alloc_space:bytes:space:bytes');
 SELECT * FROM parca_label_values('instance', 'qsel:alloc_space:bytes:space:bytes{job="api"}');
 SELECT * FROM parca_label_values('job', '{qtest="sel"}');
 SELECT count(*) FROM parca_profile_types(now() - interval '1 hour', now()) WHERE parca_profile_types LIKE 'qsel:%';
+-- (in C since the series index: the selector's 1 MB holds for them too)
+SELECT * FROM parca_labels('{job!="' || repeat('x', 1048576) || '"}');
+SELECT * FROM parca_label_values('job', '{job!="' || repeat('x', 1048576) || '"}', now() - interval '1 hour', now());
 
 -- A type that ingestion stores can be named by a selector, whatever
 -- characters its fields hold: a pprof whose sample type and unit hold

@@ -1,0 +1,228 @@
+-- The series index (sql/30_metastore.sql, src/series_index.c): a GIN
+-- index on parca.series by label, the label values of each profile type,
+-- and the hours in which each series got sample rows; discovery in C over
+-- it (sql/70_query.sql); the metastore's garbage collection forgets the
+-- hours of dropped partitions (sql/45_metastore_gc.sql).  The index is
+-- built from the rows already stored at the end.
+
+-- The series index (src/series_index.c; docs/data-model.md, "Finding
+-- series"): what selectors and discovery read instead of every series.
+-- Kept by a trigger on parca.series and by every insert into a partition
+-- of parca.samples, in the writer's transaction, as the tables' owner
+-- (writers need no rights on them, and can forge nothing in them).  No
+-- unique constraint: concurrent writers never wait on each other here; a
+-- row two of them add at once is there twice, and readers take distinct
+-- values.  Not dumped: restoring parca.series and parca.samples fills
+-- them again.
+
+-- A series' labels as 64-bit keys, one per label: a hash of (profile
+-- type, name, value as ->> gives it), for the GIN index that a
+-- selector's equality and regex matchers look their series up in.
+CREATE FUNCTION parca.series_label_keys(profile_type text, labels jsonb) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'parca_series_label_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE INDEX series_label_keys ON parca.series
+    USING gin (parca.series_label_keys(profile_type, labels)) WITH (fastupdate = off);
+
+-- Every (profile type, label name, value) that a stored series has: the
+-- values a regex matcher chooses among (text_pattern_ops: a regex with a
+-- literal prefix reads the values with that prefix), and discovery
+-- without a time range.  Labels whose value is JSON null are left out.
+CREATE TABLE parca.label_values (
+    profile_type text NOT NULL,
+    name         text NOT NULL,
+    value        text NOT NULL
+);
+CREATE INDEX label_values_type_name_value ON parca.label_values (profile_type, name, value text_pattern_ops);
+
+-- The hours (UTC) in which each series got sample rows, and per hour the
+-- label values of those series (name NULL: the profile type itself):
+-- discovery over a time range, which counts the hours the range meets.
+-- parca.series_hour(t) is the start of the hour that holds t.
+-- Rows of hours that no partition of parca.samples holds any more go
+-- with parca_metastore_gc().
+CREATE FUNCTION parca.series_hour(t timestamptz) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'parca_series_hour' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TABLE parca.series_hours (
+    series_id    bigint NOT NULL,
+    hour         timestamptz NOT NULL
+);
+CREATE INDEX series_hours_series_hour ON parca.series_hours (series_id, hour);
+CREATE INDEX series_hours_hour ON parca.series_hours USING brin (hour);
+CREATE TABLE parca.label_hours (
+    profile_type text NOT NULL,
+    name         text,
+    hour         timestamptz NOT NULL,
+    value        text
+);
+CREATE INDEX label_hours_type_name_hour_value ON parca.label_hours (profile_type, name, hour, value);
+CREATE INDEX label_hours_hour ON parca.label_hours USING brin (hour);
+-- They tell which label values exist and which series had rows when, of
+-- every series: as the rollups (sql/47_row_security.sql), they show rows
+-- only to roles that the row-level security of the tables they come from
+-- (parca.series; parca.samples for the hours) does not restrict, whatever
+-- is granted.  Selectors and discovery read them as their owner, only for
+-- such callers (src/series_index.c).  (The names as text: parca.samples
+-- is made after them.)
+ALTER TABLE parca.label_values ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.label_values
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
+ALTER TABLE parca.series_hours ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.series_hours
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.samples'::pg_catalog.text)
+                   AND NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
+ALTER TABLE parca.label_hours ENABLE ROW LEVEL SECURITY;
+CREATE POLICY parca_unrestricted_readers ON parca.label_hours
+    USING ((SELECT NOT pg_catalog.row_security_active('parca.samples'::pg_catalog.text)
+                   AND NOT pg_catalog.row_security_active('parca.series'::pg_catalog.text)));
+
+CREATE FUNCTION parca.series_index_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'parca_series_index_trigger' LANGUAGE C;
+CREATE TRIGGER series_index_insert AFTER INSERT ON parca.series
+    FOR EACH ROW EXECUTE FUNCTION parca.series_index_trigger();
+CREATE TRIGGER series_index_update AFTER UPDATE ON parca.series
+    REFERENCING OLD TABLE AS gone NEW TABLE AS came
+    FOR EACH STATEMENT EXECUTE FUNCTION parca.series_index_trigger();
+CREATE TRIGGER series_index_delete AFTER DELETE ON parca.series
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION parca.series_index_trigger();
+CREATE TRIGGER series_index_truncate AFTER TRUNCATE ON parca.series
+    FOR EACH STATEMENT EXECUTE FUNCTION parca.series_index_trigger();
+
+-- Builds the index again from parca.series and parca.samples (after a
+-- restore of their rows with triggers disabled; the update from 0.1).
+CREATE FUNCTION parca_series_index_rebuild() RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION parca_series_index_rebuild() FROM PUBLIC;
+COMMENT ON FUNCTION parca_series_index_rebuild() IS
+    'build the series index (label values, series hours) again from parca.series and parca.samples';
+
+-- Discovery, for Grafana's variable queries.  Without a time range every
+-- stored series counts; with one, only series with sample rows in the
+-- hours (UTC) it meets.  They read the series index (sql/30_metastore.sql)
+-- for callers who may read parca.series (and parca.samples) without
+-- row-level security; others get what their own reads find, series with
+-- sample rows within the range itself (src/query/discovery.c).  In C,
+-- they still run with jit = off (part 57, sql/70_query.sql), but need no
+-- search_path: their statements name every object with its schema.
+CREATE OR REPLACE FUNCTION parca_profile_types(start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
+    RETURNS SETOF text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
+COMMENT ON FUNCTION parca_profile_types(timestamptz, timestamptz) IS
+    'the stored profile types (with sample rows in the hours [start, stop] meets, if given)';
+
+CREATE OR REPLACE FUNCTION parca_labels(selector text DEFAULT '{}', start timestamptz DEFAULT NULL,
+                             stop timestamptz DEFAULT NULL)
+    RETURNS SETOF text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
+COMMENT ON FUNCTION parca_labels(text, timestamptz, timestamptz) IS
+    'label names of the series a selector matches';
+
+CREATE OR REPLACE FUNCTION parca_label_values(label text, selector text DEFAULT '{}',
+                                   start timestamptz DEFAULT NULL, stop timestamptz DEFAULT NULL)
+    RETURNS SETOF text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE SET jit = off;
+COMMENT ON FUNCTION parca_label_values(text, text, timestamptz, timestamptz) IS
+    'values of one label among the series a selector matches';
+
+-- The metastore's garbage collection: the series index's hours too.
+CREATE OR REPLACE FUNCTION parca_metastore_gc(
+    OUT series bigint, OUT locations bigint, OUT functions bigint, OUT mappings bigint)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    -- writers wait while it holds parca.samples: it does not wait long for it
+    SET lock_timeout = '10s'
+AS $$
+DECLARE
+    p record;
+    kept_from timestamptz;
+    hours bigint;
+BEGIN
+    -- no writer in flight from here on: a content version read now
+    -- stays true until this transaction ends
+    LOCK TABLE parca.samples IN SHARE MODE;
+    -- the rollups' stacks and series too (sql/46_rollups.sql): they
+    -- outlive the raw rows
+    CREATE TEMP TABLE parca_gc_parts ON COMMIT DROP AS
+        SELECT r.partition, r.raw, a.amname FROM (
+            SELECT partition, true AS raw FROM parca.partition_ranges()
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_hourly')
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')
+            UNION ALL
+            SELECT partition, false FROM parca.partition_ranges('parca.samples_weekly')) r
+        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
+    DELETE FROM parca.partition_references_cache c
+    WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.raw AND g.partition = c.partition);
+    FOR p IN SELECT g.partition, parca.partition_content_version(g.partition) AS version
+             FROM parca_gc_parts g WHERE g.raw AND g.amname = 'parca_columnar'
+    LOOP
+        IF NOT EXISTS (SELECT FROM parca.partition_references_cache c
+                       WHERE c.partition = p.partition AND c.version = p.version) THEN
+            DELETE FROM parca.partition_references_cache c WHERE c.partition = p.partition;
+            INSERT INTO parca.partition_references_cache
+            SELECT p.partition, p.version,
+                   coalesce(array_agg(r.id) FILTER (WHERE r.kind = 's'), '{}'),
+                   coalesce(array_agg(r.id) FILTER (WHERE r.kind = 'l'), '{}')
+            FROM parca.partition_references(ARRAY[p.partition]) r;
+        END IF;
+    END LOOP;
+    CREATE TEMP TABLE parca_gc_refs (kind "char", id bigint) ON COMMIT DROP;
+    INSERT INTO parca_gc_refs
+    SELECT DISTINCT 's'::"char", unnest(c.series) FROM parca.partition_references_cache c
+    UNION ALL
+    SELECT DISTINCT 'l'::"char", unnest(c.locations) FROM parca.partition_references_cache c;
+    -- the rollups are read whole, not through the cache: their writer (the
+    -- maintenance worker, parca_rollup_hours) is not held off by the lock
+    -- above, so a content version read here could count rows this
+    -- snapshot does not see (their stacks are those of raw rows that
+    -- this snapshot sees: the writer holds the raw partitions it reads
+    -- until it commits)
+    INSERT INTO parca_gc_refs
+    SELECT * FROM parca.partition_references(ARRAY(
+        SELECT g.partition FROM parca_gc_parts g WHERE NOT g.raw AND g.amname = 'parca_columnar'));
+    FOR p IN SELECT g.partition FROM parca_gc_parts g WHERE g.amname <> 'parca_columnar'
+    LOOP
+        -- a partition someone rewrote as heap: read its rows
+        EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''s'', series_id FROM %s', p.partition);
+        EXECUTE format('INSERT INTO parca_gc_refs SELECT DISTINCT ''l'', l
+                        FROM %s, unnest(@extschema@.parca_stack_location_ids(stack)) l', p.partition);
+    END LOOP;
+    CREATE INDEX ON parca_gc_refs (kind, id);
+    ANALYZE parca_gc_refs;
+
+    -- (the series index's trigger drops their label values and hours)
+    DELETE FROM parca.series s
+    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 's' AND r.id = s.id);
+    GET DIAGNOSTICS series = ROW_COUNT;
+    -- the series index's hours before the oldest raw row kept: the
+    -- partitions of their rows were dropped (sql/30_metastore.sql)
+    kept_from := least((SELECT min(r.range_start) FROM parca.partition_ranges() r WHERE NOT r.is_default),
+                       (SELECT parca.series_hour(min(x.time)) FROM parca.samples_default x));
+    DELETE FROM parca.series_hours WHERE hour < kept_from;
+    GET DIAGNOSTICS hours = ROW_COUNT;
+    DELETE FROM parca.label_hours WHERE hour < kept_from;
+    DELETE FROM parca.locations l
+    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 'l' AND r.id = l.id);
+    GET DIAGNOSTICS locations = ROW_COUNT;
+    DELETE FROM parca.functions f
+    WHERE NOT EXISTS (SELECT FROM parca.locations l, unnest(l.function_ids) u(fid) WHERE u.fid = f.id);
+    GET DIAGNOSTICS functions = ROW_COUNT;
+    DELETE FROM parca.mappings m
+    WHERE NOT EXISTS (SELECT FROM parca.locations l WHERE l.mapping_id = m.id);
+    GET DIAGNOSTICS mappings = ROW_COUNT;
+
+    -- (the caches of the series index's hours too)
+    IF series + locations + functions + mappings + hours > 0 THEN
+        PERFORM parca.metastore_invalidate();
+    END IF;
+    IF series + locations + functions + mappings > 0 THEN
+        PERFORM nextval('parca.metastore_generation');
+        RAISE LOG 'parca: metastore garbage collection removed % series, % locations, % functions, % mappings',
+            series, locations, functions, mappings;
+    END IF;
+    DROP TABLE parca_gc_refs, parca_gc_parts;
+END
+$$;
+
+SELECT parca_series_index_rebuild();

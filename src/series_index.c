@@ -1,0 +1,1016 @@
+/*
+ * series_index.c
+ *		Keeping the series index: parca.label_values, parca.series_hours
+ *		and parca.label_hours (sql/30_metastore.sql), and the keys of the
+ *		GIN index on parca.series.
+ *
+ * Writers note what they add, and the notes are written once, just before
+ * the transaction commits (XACT_EVENT_PRE_COMMIT), in one or two
+ * statements whatever the number of rows:
+ *
+ * - the trigger on parca.series notes the label values of each series
+ *   inserted;
+ * - the columnar table access method hands over every row inserted into
+ *   a partition of parca.samples (columnar_insert_hook): the hour and
+ *   series of each are noted.  Every writer goes through it (ingest, the
+ *   agent's COPY, INSERT ... SELECT, a restore, the partition upkeep
+ *   moving rows), and it costs a hash probe per row.
+ *
+ * Series deleted or changed (the metastore's garbage collection; by hand)
+ * are handled at once, by statement triggers over their transition
+ * tables: their hours go, and their label values that no series has any
+ * more.  TRUNCATE of parca.series empties the index.
+ *
+ * Each backend remembers which hours and label values it saw committed,
+ * so that a warm writer notes nothing; entries of an aborted
+ * (sub)transaction are forgotten with it.  The tables have no unique
+ * constraint: the statements insert what is missing, and two writers
+ * adding the same entry at once both do (readers take distinct values).
+ * They are written as the tables' owner, with search_path pg_catalog:
+ * writers need no rights on them, and the statements are the module's.
+ * Whether an entry is there is asked row by row, (SELECT ... LIMIT 1) IS
+ * NULL, an index probe each: as NOT EXISTS the planner, which takes
+ * unnest() and jsonb_each_text() for 100 rows, would read a whole table.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "columnar/columnar.h"
+#include "ids/ids.h"
+#include "series_index.h"
+
+PG_FUNCTION_INFO_V1(parca_series_label_keys);
+PG_FUNCTION_INFO_V1(parca_series_index_trigger);
+PG_FUNCTION_INFO_V1(parca_series_index_rebuild);
+PG_FUNCTION_INFO_V1(parca_series_hour);
+
+/* Beyond this many remembered entries a backend starts over. */
+#define COMMITTED_MAX_ENTRIES	(256 * 1024)
+
+/* --- keys ---------------------------------------------------------------- */
+
+int64
+series_index_key(const char *profile_type, const char *name, const char *value)
+{
+	size_t		tlen = strlen(profile_type);
+	size_t		nlen = strlen(name);
+	size_t		vlen = strlen(value);
+	char	   *buf = palloc(tlen + nlen + vlen + 2);
+	int64		key;
+
+	/* names and types hold no NUL: the parts cannot run into each other */
+	memcpy(buf, profile_type, tlen);
+	buf[tlen] = '\0';
+	memcpy(buf + tlen + 1, name, nlen);
+	buf[tlen + 1 + nlen] = '\0';
+	memcpy(buf + tlen + nlen + 2, value, vlen);
+	key = (int64) parca_hash64(buf, tlen + nlen + vlen + 2);
+	pfree(buf);
+	return key;
+}
+
+TimestampTz
+series_index_hour(TimestampTz t)
+{
+	TimestampTz rem;
+
+	if (TIMESTAMP_NOT_FINITE(t))
+		return t;
+	rem = t % USECS_PER_HOUR;
+	if (rem < 0)
+		rem += USECS_PER_HOUR;
+	return t - rem;
+}
+
+Datum
+parca_series_hour(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(series_index_hour(PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+/*
+ * Calls fn for each label of labels whose value is not JSON null, with the
+ * value as ->> gives it.  A labels value that is not an object (only a
+ * direct write of parca.series makes one) has no labels.
+ */
+typedef void (*LabelFn) (void *arg, const char *name, const char *value);
+
+static void
+labels_each(Jsonb *labels, LabelFn fn, void *arg)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *name = NULL;
+
+	if (!JB_ROOT_IS_OBJECT(labels))
+		return;
+	it = JsonbIteratorInit(&labels->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			name = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE && v.type != jbvNull)
+		{
+			char	   *value;
+
+			if (v.type == jbvString)
+				value = pnstrdup(v.val.string.val, v.val.string.len);
+			else
+			{
+				Jsonb	   *scalar = JsonbValueToJsonb(&v);
+
+				value = JsonbToCString(NULL, &scalar->root, VARSIZE(scalar));
+			}
+			fn(arg, name, value);
+		}
+	}
+}
+
+typedef struct KeyList
+{
+	const char *profile_type;
+	Datum	   *keys;
+	int			n;
+	int			cap;
+} KeyList;
+
+static void
+add_key(void *arg, const char *name, const char *value)
+{
+	KeyList    *kl = arg;
+
+	if (kl->n == kl->cap)
+	{
+		kl->cap = kl->cap ? kl->cap * 2 : 16;
+		kl->keys = kl->keys ? repalloc(kl->keys, kl->cap * sizeof(Datum)) :
+			palloc(kl->cap * sizeof(Datum));
+	}
+	kl->keys[kl->n++] = Int64GetDatum(series_index_key(kl->profile_type, name, value));
+}
+
+/* parca.series_label_keys(profile_type, labels): the GIN index's keys. */
+Datum
+parca_series_label_keys(PG_FUNCTION_ARGS)
+{
+	KeyList		kl = {0};
+
+	kl.profile_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	labels_each(PG_GETARG_JSONB_P(1), add_key, &kl);
+	PG_RETURN_ARRAYTYPE_P(construct_array(kl.keys, kl.n, INT8OID, 8, FLOAT8PASSBYVAL,
+										  TYPALIGN_DOUBLE));
+}
+
+/* --- the tables, and what this backend knows of them -------------------- */
+
+typedef struct IndexTables
+{
+	bool		looked_up;
+	bool		present;		/* all of them: this database is updated */
+	Oid			series;
+	Oid			samples;
+	Oid			label_values;
+	Oid			series_hours;
+	Oid			label_hours;
+	Oid			owner;
+} IndexTables;
+
+/* A relation the columnar callback met: is it a partition of parca.samples? */
+typedef struct SamplesRel
+{
+	Oid			relid;			/* hash key */
+	bool		is_samples;
+	AttrNumber	time_att;
+	AttrNumber	series_att;
+} SamplesRel;
+
+typedef struct HourSeries
+{
+	TimestampTz hour;
+	int64		series_id;
+} HourSeries;
+
+static MemoryContext cache_cxt = NULL;
+static IndexTables tables;
+static HTAB *samples_rels = NULL;
+static HTAB *committed_pairs = NULL;	/* HourSeries: in parca.series_hours */
+static HTAB *committed_values = NULL;	/* int64 keys: in parca.label_values */
+
+/*
+ * Set by the relcache callback when a table of the index, parca.series or
+ * parca.samples changed (a collection, a TRUNCATE, a DROP): what this
+ * backend remembers is emptied at its next use.
+ */
+static bool caches_stale = false;
+
+/* The relation the columnar callback met last (InvalidOid: none, or changed since). */
+static SamplesRel last_rel;
+
+static HTAB *
+new_table(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+static void
+forget_committed(void)
+{
+	if (committed_pairs)
+		hash_destroy(committed_pairs);
+	if (committed_values)
+		hash_destroy(committed_values);
+	committed_pairs = new_table("parca series hours seen", sizeof(HourSeries),
+								sizeof(HourSeries), cache_cxt);
+	committed_values = new_table("parca label values seen", sizeof(int64),
+								 sizeof(int64), cache_cxt);
+}
+
+/*
+ * No catalog access here (the callback may run anywhere): the relation is
+ * compared with the OIDs known, and a relation the columnar callback met
+ * is forgotten, to be classified again when next met (its hash entry goes
+ * to the table's free list; nothing is freed).
+ */
+static void
+relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == tables.series || relid == tables.samples ||
+		relid == tables.label_values || relid == tables.series_hours ||
+		relid == tables.label_hours)
+		caches_stale = true;
+	else if (samples_rels)
+		(void) hash_search(samples_rels, &relid, HASH_REMOVE, NULL);
+	last_rel.relid = InvalidOid;
+}
+
+static void
+ensure_caches(void)
+{
+	if (!caches_stale)
+		return;
+	caches_stale = false;
+	tables.looked_up = false;
+	hash_destroy(samples_rels);
+	samples_rels = new_table("parca samples partitions", sizeof(Oid), sizeof(SamplesRel),
+							 cache_cxt);
+	forget_committed();
+}
+
+static void
+look_up_tables(void)
+{
+	Oid			nsp;
+	HeapTuple	tup;
+
+	ensure_caches();
+	if (tables.looked_up)
+		return;
+	memset(&tables, 0, sizeof(tables));
+	nsp = get_namespace_oid("parca", true);
+	if (OidIsValid(nsp))
+	{
+		tables.series = get_relname_relid("series", nsp);
+		tables.samples = get_relname_relid("samples", nsp);
+		tables.label_values = get_relname_relid("label_values", nsp);
+		tables.series_hours = get_relname_relid("series_hours", nsp);
+		tables.label_hours = get_relname_relid("label_hours", nsp);
+	}
+	tables.present = OidIsValid(tables.series) && OidIsValid(tables.samples) &&
+		OidIsValid(tables.label_values) && OidIsValid(tables.series_hours) &&
+		OidIsValid(tables.label_hours);
+	if (tables.present)
+	{
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(tables.label_values));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for relation %u", tables.label_values);
+		tables.owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		ReleaseSysCache(tup);
+	}
+	tables.looked_up = true;
+}
+
+/* --- what this transaction adds ----------------------------------------- */
+
+typedef struct PendingPair
+{
+	HourSeries	pair;			/* hash key */
+	int			nest_level;
+} PendingPair;
+
+typedef struct PendingValue
+{
+	int64		key;			/* hash key */
+	char	   *profile_type;
+	char	   *name;
+	char	   *value;
+	int			nest_level;
+} PendingValue;
+
+typedef struct PendingSeries
+{
+	int64		id;				/* hash key */
+	int			nest_level;
+} PendingSeries;
+
+typedef struct Pending
+{
+	MemoryContext cxt;			/* under TopTransactionContext */
+	HTAB	   *pairs;			/* of rows added to parca.samples */
+	HTAB	   *values;			/* of series added: values perhaps new */
+	HTAB	   *series;			/* added: hours recorded before them (a restore) */
+	bool		have_last;		/* the pair of the last row noted */
+	HourSeries	last;
+} Pending;
+
+static Pending *pending = NULL;
+
+static Pending *
+get_pending(void)
+{
+	if (pending == NULL)
+	{
+		MemoryContext cxt = AllocSetContextCreate(TopTransactionContext,
+												  "parca series index pending",
+												  ALLOCSET_DEFAULT_SIZES);
+
+		pending = MemoryContextAllocZero(cxt, sizeof(Pending));
+		pending->cxt = cxt;
+		pending->pairs = new_table("parca pending hours", sizeof(HourSeries),
+								   sizeof(PendingPair), cxt);
+		pending->values = new_table("parca pending values", sizeof(int64),
+									sizeof(PendingValue), cxt);
+		pending->series = new_table("parca pending series", sizeof(int64),
+									sizeof(PendingSeries), cxt);
+	}
+	return pending;
+}
+
+/*
+ * Each pending entry ends with the nesting level of the (sub)transaction
+ * that noted it: an abort of that level drops it, a commit hands it to
+ * the level above.
+ */
+/* Enters key at the current nesting level (or keeps an outer level's entry). */
+static void *
+note(HTAB *table, const void *key, Size level_offset, bool *found)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	char	   *entry = hash_search(table, key, HASH_ENTER, found);
+	int		   *entry_level = (int *) (entry + level_offset);
+
+	if (!*found || *entry_level > level)
+		*entry_level = level;
+	return entry;
+}
+
+static void
+end_level(HTAB *table, Size level_offset, int level, bool abort)
+{
+	HASH_SEQ_STATUS seq;
+	char	   *entry;
+
+	hash_seq_init(&seq, table);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		int		   *entry_level = (int *) (entry + level_offset);
+
+		if (*entry_level < level)
+			continue;
+		if (abort)
+			hash_search(table, entry, HASH_REMOVE, NULL);
+		else
+			*entry_level = level - 1;
+	}
+}
+
+typedef struct NoteValues
+{
+	Pending    *pending;
+	const char *profile_type;
+} NoteValues;
+
+static void
+note_value(void *arg, const char *name, const char *value)
+{
+	NoteValues *nv = arg;
+	int64		key = series_index_key(nv->profile_type, name, value);
+	bool		found;
+	PendingValue *pv;
+
+	if (hash_search(committed_values, &key, HASH_FIND, NULL) != NULL)
+		return;
+	pv = note(nv->pending->values, &key, offsetof(PendingValue, nest_level), &found);
+	if (!found)
+	{
+		pv->profile_type = MemoryContextStrdup(nv->pending->cxt, nv->profile_type);
+		pv->name = MemoryContextStrdup(nv->pending->cxt, name);
+		pv->value = MemoryContextStrdup(nv->pending->cxt, value);
+	}
+}
+
+/* --- the columnar callback: rows inserted into parca.samples' partitions */
+
+static AttrNumber
+column_of(TupleDesc desc, const char *name, Oid type)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && a->atttypid == type && strcmp(NameStr(a->attname), name) == 0)
+			return a->attnum;
+	}
+	return InvalidAttrNumber;
+}
+
+static SamplesRel
+classify(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	SamplesRel	info = {relid, false, InvalidAttrNumber, InvalidAttrNumber};
+	SamplesRel *sr;
+
+	if (rel->rd_rel->relispartition)
+	{
+		look_up_tables();
+		if (tables.present && list_member_oid(get_partition_ancestors(relid), tables.samples))
+		{
+			info.time_att = column_of(RelationGetDescr(rel), "time", TIMESTAMPTZOID);
+			info.series_att = column_of(RelationGetDescr(rel), "series_id", INT8OID);
+			info.is_samples = info.time_att != InvalidAttrNumber &&
+				info.series_att != InvalidAttrNumber;
+		}
+	}
+	/* the look-ups may have run invalidations: enter only now */
+	ensure_caches();
+	sr = hash_search(samples_rels, &relid, HASH_ENTER, NULL);
+	*sr = info;
+	return info;
+}
+
+static void
+note_sample_rows(Relation rel, TupleTableSlot **slots, int nslots)
+{
+	Oid			relid = RelationGetRelid(rel);
+	SamplesRel *found;
+	SamplesRel	sr;
+	Pending    *p;
+	AttrNumber	natts;
+
+	/* an INSERT hands its rows over one by one: the same relation again */
+	if (relid == last_rel.relid && !caches_stale)
+		sr = last_rel;
+	else
+	{
+		ensure_caches();
+		found = hash_search(samples_rels, &relid, HASH_FIND, NULL);
+		sr = found ? *found : classify(rel);
+		last_rel = sr;
+	}
+	if (!sr.is_samples)
+		return;
+	natts = Max(sr.time_att, sr.series_att);
+	p = get_pending();
+	for (int i = 0; i < nslots; i++)
+	{
+		TupleTableSlot *slot = slots[i];
+		HourSeries	pair;
+		bool		found;
+
+		slot_getsomeattrs(slot, natts);
+		if (slot->tts_isnull[sr.time_att - 1] || slot->tts_isnull[sr.series_att - 1])
+			continue;
+		memset(&pair, 0, sizeof(pair));
+		pair.hour = series_index_hour(DatumGetTimestampTz(slot->tts_values[sr.time_att - 1]));
+		pair.series_id = DatumGetInt64(slot->tts_values[sr.series_att - 1]);
+		/* the rows of a profile come together */
+		if (p->have_last && p->last.hour == pair.hour && p->last.series_id == pair.series_id)
+			continue;
+		p->last = pair;
+		p->have_last = true;
+		if (hash_search(committed_pairs, &pair, HASH_FIND, NULL) == NULL)
+			note(p->pairs, &pair, offsetof(PendingPair, nest_level), &found);
+	}
+}
+
+/* --- the trigger on parca.series ----------------------------------------- */
+
+static AttrNumber
+series_column(TupleDesc desc, const char *name, Oid type)
+{
+	AttrNumber	att = column_of(desc, name, type);
+
+	if (att == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("parca.series has no column \"%s\" of the type it was made with", name)));
+	return att;
+}
+
+/* A series added: its values may be new, and hours may have been recorded before it. */
+static void
+note_series(Pending *p, HeapTuple tuple, TupleDesc desc)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(heap_getattr(tuple, series_column(desc, "id", INT8OID),
+												desc, &isnull));
+	NoteValues	nv = {p, TextDatumGetCString(heap_getattr(tuple,
+														  series_column(desc, "profile_type", TEXTOID),
+														  desc, &isnull))};
+	Jsonb	   *labels = DatumGetJsonbP(heap_getattr(tuple, series_column(desc, "labels", JSONBOID),
+													 desc, &isnull));
+	bool		found;
+
+	labels_each(labels, note_value, &nv);
+	note(p->series, &id, offsetof(PendingSeries, nest_level), &found);
+}
+
+/* The values of the series in transition table "came", where missing. */
+static const char add_changed_values_sql[] =
+"INSERT INTO parca.label_values (profile_type, name, value) "
+"SELECT DISTINCT c.profile_type, e.key, e.value FROM came c "
+"CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
+"  CASE WHEN pg_catalog.jsonb_typeof(c.labels) OPERATOR(pg_catalog.=) 'object' THEN c.labels END) e "
+"WHERE e.value IS NOT NULL AND (SELECT true FROM parca.label_values d "
+"  WHERE d.profile_type OPERATOR(pg_catalog.=) c.profile_type AND d.name OPERATOR(pg_catalog.=) e.key "
+"    AND d.value OPERATOR(pg_catalog.=) e.value LIMIT 1) IS NULL";
+
+/*
+ * The values of the series in transition table "gone" that no series has
+ * any more (each looked up in the GIN index by its key).
+ */
+static const char remove_values_sql[] =
+"DELETE FROM parca.label_values d "
+"USING (SELECT DISTINCT g.profile_type, e.key, e.value FROM gone g "
+"       CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
+"         CASE WHEN pg_catalog.jsonb_typeof(g.labels) OPERATOR(pg_catalog.=) 'object' THEN g.labels END) e "
+"       WHERE e.value IS NOT NULL) v "
+"WHERE d.profile_type OPERATOR(pg_catalog.=) v.profile_type AND d.name OPERATOR(pg_catalog.=) v.key "
+"  AND d.value OPERATOR(pg_catalog.=) v.value "
+"  AND (SELECT true FROM parca.series s "
+"    WHERE parca.series_label_keys(s.profile_type, s.labels) OPERATOR(pg_catalog.@>) "
+"          parca.series_label_keys(v.profile_type, pg_catalog.jsonb_build_object(v.key, v.value)) "
+"      AND s.profile_type OPERATOR(pg_catalog.=) v.profile_type "
+"      AND s.labels OPERATOR(pg_catalog.->>) v.key OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL";
+
+static const char remove_hours_sql[] =
+"DELETE FROM parca.series_hours a USING gone g WHERE a.series_id OPERATOR(pg_catalog.=) g.id";
+
+static void run_as_owner(const char *const *statements, int n, TriggerData *td);
+
+/* Drops what this transaction noted of series: they are gone. */
+static void
+forget_pending_series(void)
+{
+	if (pending == NULL)
+		return;
+	hash_destroy(pending->values);
+	hash_destroy(pending->series);
+	pending->values = new_table("parca pending values", sizeof(int64),
+								sizeof(PendingValue), pending->cxt);
+	pending->series = new_table("parca pending series", sizeof(int64),
+								sizeof(PendingSeries), pending->cxt);
+}
+
+Datum
+parca_series_index_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("parca.series_index_trigger() is called by the triggers on parca.series only")));
+	if (!TRIGGER_FIRED_AFTER(td->tg_event))
+		elog(ERROR, "parca.series_index_trigger() must run after the change");
+	look_up_tables();
+	if (!tables.present)
+		return PointerGetDatum(NULL);
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) && TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		note_series(get_pending(), td->tg_trigtuple, RelationGetDescr(td->tg_relation));
+	else if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+	{
+		static const char *const truncate[] = {
+			"TRUNCATE parca.label_values, parca.series_hours, parca.label_hours"
+		};
+
+		run_as_owner(truncate, 1, NULL);
+		/* the rows of parca.samples noted stay */
+		forget_pending_series();
+		forget_committed();
+	}
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event) && td->tg_oldtable)
+	{
+		static const char *const delete[] = {remove_hours_sql, remove_values_sql};
+
+		run_as_owner(delete, 2, td);
+		forget_committed();
+		/* other backends forget the values they remember */
+		CacheInvalidateRelcacheByRelid(tables.label_values);
+	}
+	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) && td->tg_oldtable && td->tg_newtable)
+	{
+		static const char *const update[] = {add_changed_values_sql, remove_values_sql};
+
+		run_as_owner(update, 2, td);
+		forget_committed();
+		CacheInvalidateRelcacheByRelid(tables.label_values);
+	}
+	else
+		elog(ERROR, "parca.series_index_trigger() fired for an event it does not handle");
+	return PointerGetDatum(NULL);
+}
+
+/* --- writing what was noted ---------------------------------------------- */
+
+void
+series_index_access_begin(SeriesIndexAccess *access)
+{
+	look_up_tables();
+	if (!tables.present)
+		elog(ERROR, "the series index tables are missing");
+	GetUserIdAndSecContext(&access->saved_user, &access->saved_context);
+	access->guc_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	SetUserIdAndSecContext(tables.owner, access->saved_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+void
+series_index_access_end(SeriesIndexAccess *access)
+{
+	SetUserIdAndSecContext(access->saved_user, access->saved_context);
+	AtEOXact_GUC(true, access->guc_level);
+}
+
+/* The statements, as the tables' owner; a trigger's transition tables are theirs to read. */
+static void
+run_as_owner(const char *const *statements, int n, TriggerData *td)
+{
+	SeriesIndexAccess access;
+
+	SPI_connect();
+	if (td && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "SPI_register_trigger_data failed");
+	series_index_access_begin(&access);
+	for (int i = 0; i < n; i++)
+	{
+		int			rc = SPI_execute(statements[i], false, 0);
+
+		if (rc < 0)
+			elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc),
+				 statements[i]);
+	}
+	series_index_access_end(&access);
+	SPI_finish();
+}
+
+/*
+ * The label values, and the marker of the profile type (name NULL), of
+ * the (series, hour) pairs in CTE "hours", into parca.label_hours where
+ * missing; prefix names the CTEs before it.
+ */
+static char *
+label_hours_sql(const char *prefix, const char *hours)
+{
+	return psprintf(
+					"WITH %s%shours AS (%s), "
+					"per_series AS (SELECT s.profile_type, s.labels, h.hour "
+					"  FROM hours h JOIN parca.series s ON s.id OPERATOR(pg_catalog.=) h.series_id), "
+					"marks AS (INSERT INTO parca.label_hours (profile_type, name, hour, value) "
+					"  SELECT DISTINCT m.profile_type, NULL, m.hour, NULL FROM per_series m "
+					"  WHERE (SELECT true FROM parca.label_hours b "
+					"    WHERE b.profile_type OPERATOR(pg_catalog.=) m.profile_type AND b.name IS NULL "
+					"      AND b.hour OPERATOR(pg_catalog.=) m.hour LIMIT 1) IS NULL RETURNING 1), "
+					"vals AS (SELECT DISTINCT p.profile_type, e.key AS name, p.hour, e.value "
+					"  FROM per_series p CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
+					"    CASE WHEN pg_catalog.jsonb_typeof(p.labels) OPERATOR(pg_catalog.=) 'object' THEN p.labels END) e "
+					"  WHERE e.value IS NOT NULL) "
+					"INSERT INTO parca.label_hours (profile_type, name, hour, value) "
+					"SELECT v.profile_type, v.name, v.hour, v.value FROM vals v "
+					"WHERE (SELECT true FROM parca.label_hours b "
+					"  WHERE b.profile_type OPERATOR(pg_catalog.=) v.profile_type "
+					"    AND b.name OPERATOR(pg_catalog.=) v.name AND b.hour OPERATOR(pg_catalog.=) v.hour "
+					"    AND b.value OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL",
+					prefix, *prefix ? ", " : "", hours);
+}
+
+static const char add_values_sql[] =
+"INSERT INTO parca.label_values (profile_type, name, value) "
+"SELECT u.t, u.n, u.v FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.text[]), "
+"  pg_catalog.unnest($3::pg_catalog.text[])) AS u(t, n, v) "
+"WHERE (SELECT true FROM parca.label_values d WHERE d.profile_type OPERATOR(pg_catalog.=) u.t "
+"  AND d.name OPERATOR(pg_catalog.=) u.n AND d.value OPERATOR(pg_catalog.=) u.v LIMIT 1) IS NULL";
+
+/* Arrays of a pending value table's entries, for the statements above. */
+static void
+value_arrays(HTAB *table, Datum *args)
+{
+	long		n = hash_get_num_entries(table);
+	Datum	   *t = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *nm = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *v = palloc(Max(n, 1) * sizeof(Datum));
+	HASH_SEQ_STATUS seq;
+	PendingValue *pv;
+	int			i = 0;
+
+	hash_seq_init(&seq, table);
+	while ((pv = hash_seq_search(&seq)) != NULL)
+	{
+		t[i] = CStringGetTextDatum(pv->profile_type);
+		nm[i] = CStringGetTextDatum(pv->name);
+		v[i] = CStringGetTextDatum(pv->value);
+		i++;
+	}
+	args[0] = PointerGetDatum(construct_array(t, i, TEXTOID, -1, false, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(nm, i, TEXTOID, -1, false, TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(v, i, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static Datum
+id_array(HTAB *table)
+{
+	long		n = hash_get_num_entries(table);
+	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
+	HASH_SEQ_STATUS seq;
+	PendingSeries *ps;
+	int			i = 0;
+
+	hash_seq_init(&seq, table);
+	while ((ps = hash_seq_search(&seq)) != NULL)
+		d[i++] = Int64GetDatum(ps->id);
+	return PointerGetDatum(construct_array(d, i, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * The (series, hour) pairs $1, $2 into parca.series_hours where missing;
+ * the label values of those added, and of the hours of the series $3
+ * added in this transaction, into parca.label_hours.
+ */
+static const char add_pairs_ctes[] =
+"pairs AS (SELECT u.s, u.h FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]), "
+"  pg_catalog.unnest($2::pg_catalog.timestamptz[])) AS u(s, h) "
+"  WHERE (SELECT true FROM parca.series_hours a "
+"    WHERE a.series_id OPERATOR(pg_catalog.=) u.s AND a.hour OPERATOR(pg_catalog.=) u.h LIMIT 1) IS NULL), "
+"added AS (INSERT INTO parca.series_hours (series_id, hour) SELECT s, h FROM pairs RETURNING series_id, hour)";
+static const char added_hours[] =
+"SELECT series_id, hour FROM added UNION "
+"SELECT a.series_id, a.hour FROM parca.series_hours a "
+"WHERE a.series_id OPERATOR(pg_catalog.=) ANY ($3::pg_catalog.int8[])";
+
+/*
+ * The two statements of every commit that adds to the index, planned once
+ * per backend (the planner's time was a fifth of a new series' cost).
+ */
+typedef struct WritePlan
+{
+	SPIPlanPtr	plan;
+	const char *sql;			/* made at the first use */
+	int			nargs;
+	Oid			types[3];
+} WritePlan;
+
+static WritePlan add_values_plan = {NULL, add_values_sql, 3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}};
+static WritePlan add_hours_plan = {NULL, NULL, 3, {INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID}};
+
+static void
+run_write_plan(WritePlan *wp, Datum *args)
+{
+	int			rc;
+
+	if (wp->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(wp->sql, wp->nargs, wp->types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "series index statement could not be prepared (%s): %s",
+				 SPI_result_code_string(SPI_result), wp->sql);
+		wp->plan = plan;
+	}
+	rc = SPI_execute_plan(wp->plan, args, NULL, false, 0);
+	if (rc < 0)
+		elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc), wp->sql);
+}
+
+static void
+write_pending(Pending *p)
+{
+	SeriesIndexAccess access;
+
+	/* the statements see what the transaction's last command wrote */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
+	series_index_access_begin(&access);
+	/* the statements probe indexes row by row, whatever the tables' statistics say */
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (hash_get_num_entries(p->values) > 0)
+	{
+		Datum		args[3];
+
+		value_arrays(p->values, args);
+		run_write_plan(&add_values_plan, args);
+	}
+	if (hash_get_num_entries(p->pairs) > 0 || hash_get_num_entries(p->series) > 0)
+	{
+		long		n = hash_get_num_entries(p->pairs);
+		Datum	   *ids = palloc(Max(n, 1) * sizeof(Datum));
+		Datum	   *hours = palloc(Max(n, 1) * sizeof(Datum));
+		HASH_SEQ_STATUS seq;
+		PendingPair *pp;
+		int			i = 0;
+		Datum		args[3];
+
+		hash_seq_init(&seq, p->pairs);
+		while ((pp = hash_seq_search(&seq)) != NULL)
+		{
+			ids[i] = Int64GetDatum(pp->pair.series_id);
+			hours[i] = TimestampTzGetDatum(pp->pair.hour);
+			i++;
+		}
+		args[0] = PointerGetDatum(construct_array(ids, i, INT8OID, 8, FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+		args[1] = PointerGetDatum(construct_array(hours, i, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+		args[2] = id_array(p->series);
+		if (add_hours_plan.sql == NULL)
+			add_hours_plan.sql = MemoryContextStrdup(TopMemoryContext,
+													 label_hours_sql(add_pairs_ctes, added_hours));
+		run_write_plan(&add_hours_plan, args);
+	}
+	series_index_access_end(&access);
+	SPI_finish();
+	PopActiveSnapshot();
+}
+
+/* After the commit: what was written is now known to be stored. */
+static void
+remember_committed(Pending *p)
+{
+	HASH_SEQ_STATUS seq;
+	PendingPair *pp;
+	PendingValue *pv;
+
+	if (hash_get_num_entries(committed_pairs) + hash_get_num_entries(p->pairs) > COMMITTED_MAX_ENTRIES ||
+		hash_get_num_entries(committed_values) + hash_get_num_entries(p->values) > COMMITTED_MAX_ENTRIES)
+		forget_committed();
+	hash_seq_init(&seq, p->pairs);
+	while ((pp = hash_seq_search(&seq)) != NULL)
+		(void) hash_search(committed_pairs, &pp->pair, HASH_ENTER, NULL);
+	hash_seq_init(&seq, p->values);
+	while ((pv = hash_seq_search(&seq)) != NULL)
+		(void) hash_search(committed_values, &pv->key, HASH_ENTER, NULL);
+}
+
+static bool
+anything_pending(Pending *p)
+{
+	return p != NULL &&
+		(hash_get_num_entries(p->pairs) > 0 || hash_get_num_entries(p->values) > 0 ||
+		 hash_get_num_entries(p->series) > 0);
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (anything_pending(pending))
+			{
+				look_up_tables();
+				if (tables.present)
+					write_pending(pending);
+			}
+			break;
+		case XACT_EVENT_COMMIT:
+			ensure_caches();
+			if (anything_pending(pending) && tables.present)
+				remember_committed(pending);
+			pending = NULL;
+			break;
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the memory went, or goes, with TopTransactionContext */
+			pending = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	bool		abort = event == SUBXACT_EVENT_ABORT_SUB;
+
+	if (pending == NULL || (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB))
+		return;
+	end_level(pending->pairs, offsetof(PendingPair, nest_level), level, abort);
+	end_level(pending->values, offsetof(PendingValue, nest_level), level, abort);
+	end_level(pending->series, offsetof(PendingSeries, nest_level), level, abort);
+	pending->have_last = false;
+}
+
+void
+series_index_init(void)
+{
+	cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca series index",
+									  ALLOCSET_DEFAULT_SIZES);
+	samples_rels = new_table("parca samples partitions", sizeof(Oid), sizeof(SamplesRel),
+							 cache_cxt);
+	forget_committed();
+	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+	columnar_insert_hook = note_sample_rows;
+}
+
+/* --- reading ---------------------------------------------------------- */
+
+static bool
+may_read(Oid relid)
+{
+	return pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+}
+
+bool
+series_index_readable(bool with_samples)
+{
+	/* a parallel worker may not change its user */
+	if (IsInParallelMode())
+		return false;
+	look_up_tables();
+	return tables.present && may_read(tables.series) &&
+		(!with_samples || may_read(tables.samples));
+}
+
+/* --- building again ------------------------------------------------------ */
+
+Datum
+parca_series_index_rebuild(PG_FUNCTION_ARGS)
+{
+	const char *statements[4] = {
+		"TRUNCATE parca.label_values, parca.series_hours, parca.label_hours",
+		"INSERT INTO parca.label_values (profile_type, name, value) "
+		"SELECT DISTINCT s.profile_type, e.key, e.value FROM parca.series s "
+		"CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
+		"  CASE WHEN pg_catalog.jsonb_typeof(s.labels) OPERATOR(pg_catalog.=) 'object' THEN s.labels END) e "
+		"WHERE e.value IS NOT NULL",
+		"INSERT INTO parca.series_hours (series_id, hour) "
+		"SELECT DISTINCT x.series_id, parca.series_hour(x.time) FROM parca.samples x",
+		label_hours_sql("", "SELECT series_id, hour FROM parca.series_hours")
+	};
+
+	look_up_tables();
+	if (!tables.present)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the series index tables are missing"),
+				 errhint("Run ALTER EXTENSION parca UPDATE.")));
+	if (!pg_class_ownercheck(tables.label_values, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, "label_values");
+	/* everything this transaction noted so far is in what is read */
+	if (pending)
+		MemoryContextDelete(pending->cxt);
+	pending = NULL;
+	run_as_owner(statements, lengthof(statements), NULL);
+	PG_RETURN_VOID();
+}
