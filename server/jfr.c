@@ -214,8 +214,6 @@ typedef struct Jfr
 	PushArena *types_arena;	/* the types and pools' maps */
 	PushArena *chunk_arena;	/* names and settings: freed at each chunk's start */
 	PushArena **arena;			/* where arena_alloc takes from */
-	size_t		pool_floor;		/* pool entries before this offset (two chunks back) are not seen */
-	size_t		prev_chunk_offset;
 	JClass	   *classes;
 	uint32_t	nclasses;
 	uint32_t	cap_classes;
@@ -1022,7 +1020,7 @@ pool_value(Jfr *j, int32_t ci, uint64_t key, Rd *r)
 {
 	uint64_t	pos;
 
-	if (ci < 0 || !j->classes[ci].pool || !map_get(j->classes[ci].pool, key, &pos) || pos < j->pool_floor)
+	if (ci < 0 || !j->classes[ci].pool || !map_get(j->classes[ci].pool, key, &pos))
 		return false;
 	/* (an offset in the recording: pools of earlier chunks stay readable) */
 	r->p = j->data + pos;
@@ -1827,8 +1825,10 @@ read_chunk(Jfr *j)
 	j->chunk_size = size;
 	/*
 	 * Names, stacks and settings are each chunk's own; an event may refer to
-	 * the constant pools of its chunk and of the one before, as the JDK
-	 * reads a recording (entries of the same key in the newer chunk win).
+	 * the constant pools of its chunk and of every chunk before it of the
+	 * same metadata (entries of the same key in the newer chunk win): a
+	 * JVM's ids hold for its whole run, and an event blocked over a chunk's
+	 * rotation may refer to a stack trace written two chunks back.
 	 */
 	derived_free(j);
 	if (!read_metadata(j, meta_offset))
@@ -1841,7 +1841,6 @@ read_chunk(Jfr *j)
 	if (!read_checkpoints(j, cp_offset))
 		return false;
 	j->arena = &j->chunk_arena;
-	j->pool_floor = j->prev_chunk_offset;
 	if (start > 0 && (j->start_nanos == 0 || start < j->start_nanos))
 		j->start_nanos = start;
 	if (start > 0 && duration > 0 && start <= INT64_MAX - duration && start + duration > j->end_nanos)
@@ -1914,7 +1913,6 @@ jfr_convert(const uint8_t *data, size_t len, const PushLimits *limits, PushedPro
 		}
 		if (!read_chunk(j))
 			break;
-		j->prev_chunk_offset = j->chunk_offset;
 		j->chunk_offset += j->chunk_size;
 	}
 	j->chunk = NULL;

@@ -5,11 +5,12 @@ top frame and per whole stack, and per thread when the profiles carry
 thread_name labels.
 
 A recording of several chunks: an event may refer to a stack trace written
-in the chunk before its own.  The JDK's reader keeps the chunk before's
-constants, but resolves what those refer to only partly, and prints a few
-such events without a stack trace where parca-convert finds it.  So the
-counts may exceed the JDK's by at most its events without a stack trace,
-and only by stacks and frames that exist; with one chunk they are equal.
+in a chunk before its own, one or two back (a monitor event blocked over a
+rotation).  The JDK's reader keeps the chunk before's constants only, and
+resolves what those refer to only partly, so it prints a few such events
+without a stack trace where parca-convert finds it.  So the counts may
+exceed the JDK's by at most its events without a stack trace, and only by
+stacks and frames that exist; with one chunk they are equal.
 
 usage: compare_jfr.py JFR_JSON PROFILE_DIR PROFILE_PB2_DIR [--threads]
 Prints "ok - ..." and "FAIL - ..." lines (run.sh counts them).

@@ -121,6 +121,16 @@ check_eq "a recording written by hand: UTF-8, Latin-1, UTF-16 and pooled strings
 	"$(printf '20ms Wörker-𝄞 demo.Hot.spin;[truncated]\n30ms Wörker-𝄞 demo.Hot.spin;demo.Hot.main')" \
 	"$(tiny_samples "$tmp"/tiny/1-process_cpu.pb.gz)"
 
+# an event refers to a constant two chunks back (as a JVM's may: its ids
+# stay the same for its whole run; seen in a recording whose monitor events,
+# blocked over a chunk's rotation, referred to a stack trace written so)
+$PY "$here/tiny_jfr.py" "$tmp/tiny3.jfr" --three-chunks
+mkdir -p "$tmp/tiny3"
+"$convert" "$tmp/tiny3.jfr" --jfr --out "$tmp/tiny3" --thread-labels > "$tmp/tiny3/list"
+check_eq "three chunks: the third chunk's events find the first chunk's constants" \
+	"$(printf '40ms Wörker-𝄞 demo.Hot.spin;[truncated]\n60ms Wörker-𝄞 demo.Hot.spin;demo.Hot.main')" \
+	"$(tiny_samples "$tmp"/tiny3/1-process_cpu.pb.gz)"
+
 # hostile recordings: truncated, a checkpoint chain that loops, absurd counts
 head -c $(( $(stat -c %s "$tmp/rec.jfr") / 2 )) "$tmp/rec.jfr" > "$tmp/half.jfr"
 out=$("$convert" "$tmp/half.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?

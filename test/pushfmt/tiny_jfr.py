@@ -7,9 +7,16 @@ the JFR fuzzer with something small, and the test checks what parca-convert
 makes of it (the JDK's own reader wants more of the JDK's types than these
 few, so the real recording is the one compared with `jfr print`).
 
-usage: tiny_jfr.py OUT
+usage: tiny_jfr.py OUT [--three-chunks]
 Expected: demo.Hot.spin:10 <- demo.Hot.main:20 three times, demo.Hot.spin:11
 <- [truncated] twice, all on the thread "Wörker-𝄞" (OS name "café").
+
+With --three-chunks, two chunks of the same metadata follow: the second
+without events, the third with the same events again, and both with no
+constants of their own.  The third chunk's events refer to constants of the
+first, two chunks back, as a JVM's events do when their stack trace was
+written before the chunk before theirs began (the JVM's ids stay the same
+for its whole run): each sample counts twice.
 """
 import struct
 import sys
@@ -116,20 +123,29 @@ pools = [
     (STACK, [(1, b"\x00" + varint(2) + varint(1) + varint(10) + varint(2) + varint(20)),
              (2, b"\x01" + varint(1) + varint(1) + varint(11))]),
 ]
-cp_body = varint(0) + varint(0) + varint(0) + b"\x00" + varint(len(pools))
-for type_id, entries in pools:
-    cp_body += varint(type_id) + varint(len(entries))
-    for key, value in entries:
-        cp_body += varint(key) + value
-
 TICKS = 1_000_000_000
 START_NS = 1_700_000_000_000_000_000
+CHUNK_NS = 10_000_000_000
+
+
+def chunk(events, pools, start_ns):
+    cp_body = varint(0) + varint(0) + varint(0) + b"\x00" + varint(len(pools))
+    for type_id, entries in pools:
+        cp_body += varint(type_id) + varint(len(entries))
+        for key, value in entries:
+            cp_body += varint(key) + value
+    metadata = event(0, meta_body)
+    checkpoint = event(1, cp_body)
+    meta_off = 68 + len(events)
+    cp_off = meta_off + len(metadata)
+    size = cp_off + len(checkpoint)
+    header = b"FLR\x00" + struct.pack(">HHqqqqqqqI", 2, 1, size, cp_off, meta_off, start_ns, CHUNK_NS,
+                                      0, TICKS, 1)
+    return header + events + metadata + checkpoint
+
+
 events = b"".join(event(SAMPLE, varint(1000 + i) + varint(1) + varint(1 if i < 3 else 2)) for i in range(5))
-metadata = event(0, meta_body)
-checkpoint = event(1, cp_body)
-meta_off = 68 + len(events)
-cp_off = meta_off + len(metadata)
-size = cp_off + len(checkpoint)
-header = b"FLR\x00" + struct.pack(">HHqqqqqqqI", 2, 1, size, cp_off, meta_off, START_NS, 10_000_000_000,
-                                  0, TICKS, 1)
-open(sys.argv[1], "wb").write(header + events + metadata + checkpoint)
+recording = chunk(events, pools, START_NS)
+if "--three-chunks" in sys.argv[2:]:
+    recording += chunk(b"", [], START_NS + CHUNK_NS) + chunk(events, [], START_NS + 2 * CHUNK_NS)
+open(sys.argv[1], "wb").write(recording)
