@@ -92,6 +92,7 @@ struct ObjFile
 	Elf		   *frame_elf;		/* the in-memory ELF frame_dwarf reads */
 	char	   *frame_image;	/* its bytes */
 	U64Map		fdes_used;		/* hash(FDE start) -> (void *) 1 */
+	U64Map		unwind_rules;	/* hash(vaddr) -> agent/unwind.c's rule */
 
 	bool		debug_opened;
 	Elf		   *debug_elf;		/* the separate debug file, by build id */
@@ -118,6 +119,7 @@ struct ObjFile
 
 	size_t		bytes;			/* charged to the cache */
 	uint64_t	last_used;		/* flush number */
+	bool		touched;		/* its mapping read since its pages were dropped */
 };
 
 static U64Map files;			/* hash(dev, ino) -> ObjFile */
@@ -249,6 +251,7 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 		u64map_put(&files, key, f);
 	}
 	f->last_used = flush_number;
+	f->touched = true;
 	if (f->elf != NULL ||
 		(f->failed_ns != 0 && now_monotonic_ns() - f->failed_ns < OPEN_RETRY_NS))
 		return f;
@@ -364,6 +367,7 @@ load_debug_frame(ObjFile *f)
 Dwarf_CFI *
 objfile_cfi(ObjFile *f)
 {
+	f->touched = true;
 	if (!f->cfi_loaded && f->elf != NULL)
 	{
 		f->cfi_loaded = true;
@@ -384,6 +388,26 @@ objfile_cfi_used(ObjFile *f, uint64_t fde_start)
 		u64map_put(&f->fdes_used, key, (void *) 1);
 		charge(f, CFI_BYTES_PER_FDE);
 	}
+}
+
+const void *
+objfile_unwind_rule(ObjFile *f, uint64_t vaddr)
+{
+	return u64map_get(&f->unwind_rules, parca_hash64(&vaddr, sizeof(vaddr)));
+}
+
+void
+objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, void *rule, size_t bytes)
+{
+	uint64_t	key = parca_hash64(&vaddr, sizeof(vaddr));
+
+	if (u64map_get(&f->unwind_rules, key) != NULL)
+	{
+		free(rule);
+		return;
+	}
+	u64map_put(&f->unwind_rules, key, rule);
+	charge(f, bytes + 2 * sizeof(uint64_t));
 }
 
 /* The separate debug file by build id, where Debian puts it; -1 if none. */
@@ -731,6 +755,7 @@ objfile_symbol(ObjFile *f, uint64_t vaddr)
 
 	if (f->elf == NULL)
 		return NULL;
+	f->touched = true;
 	if (!f->syms_loaded)
 	{
 		f->syms_loaded = true;
@@ -777,6 +802,7 @@ objfile_bytes(ObjFile *f, uint64_t vaddr, size_t len)
 
 	if (f->elf == NULL || (base = (const unsigned char *) elf_rawfile(f->elf, &size)) == NULL)
 		return NULL;
+	f->touched = true;
 	for (int i = 0; i < f->nsegs; i++)
 	{
 		const Segment *s = &f->segs[i];
@@ -795,6 +821,7 @@ objfile_dynamic_symbol(ObjFile *f, const char *name, uint64_t *addr, uint64_t *s
 	Elf_Scn    *scn = f->elf ? find_symtab(f->elf, SHT_DYNSYM, &shdr) : NULL;
 	Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
 
+	f->touched = true;
 	for (size_t i = 1; data && i < shdr.sh_size / shdr.sh_entsize; i++)
 	{
 		GElf_Sym	sym;
@@ -885,6 +912,7 @@ objfile_gopclntab(ObjFile *f)
 {
 	if (f->elf == NULL)
 		return NULL;
+	f->touched = true;
 	if (f->gopclntab_state < 0)
 		f->gopclntab_state = gopclntab_open(f->elf, &f->gopclntab);
 	return f->gopclntab_state == 1 ? &f->gopclntab : NULL;
@@ -928,6 +956,7 @@ objfile_dwarf(ObjFile *f)
 {
 	if (f->elf == NULL)
 		return NULL;
+	f->touched = true;
 	if (f->dwarf_state < 0)
 	{
 		int			state = debug_info_state(f->elf);
@@ -956,6 +985,11 @@ release_pages(Elf *elf)
 		drop_pages(base, size);
 }
 
+/*
+ * Only the files read since their pages were last dropped: a dozen at
+ * most between two flushes, of the hundreds the cache may hold, so that
+ * dropping often costs little.
+ */
 void
 objfile_drop_pages(void)
 {
@@ -964,8 +998,13 @@ objfile_drop_pages(void)
 
 	while (u64map_next(&files, &pos, NULL, &v))
 	{
-		release_pages(((ObjFile *) v)->elf);
-		release_pages(((ObjFile *) v)->debug_elf);
+		ObjFile    *f = v;
+
+		if (!f->touched)
+			continue;
+		release_pages(f->elf);
+		release_pages(f->debug_elf);
+		f->touched = false;
 	}
 }
 
@@ -979,11 +1018,15 @@ objfile_release(ObjFile *f)
 	}
 	release_pages(f->elf);
 	release_pages(f->debug_elf);
+	f->touched = false;
 }
 
 static void
 close_file(ObjFile *f)
 {
+	size_t		pos;
+	void	   *rule;
+
 	if (f->dwarf)
 		dwarf_end(f->dwarf);
 	if (f->frame_dwarf)
@@ -999,6 +1042,10 @@ close_file(ObjFile *f)
 	total_bytes -= f->bytes;
 	free(f->frame_image);
 	u64map_free(&f->fdes_used);
+	pos = 0;
+	while (u64map_next(&f->unwind_rules, &pos, NULL, &rule))
+		free(rule);
+	u64map_free(&f->unwind_rules);
 	free(f->build_id);
 	free(f->opened_as);
 	free(f->segs);

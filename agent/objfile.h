@@ -69,6 +69,15 @@ extern Dwarf_CFI *objfile_cfi(ObjFile *f);
 extern void objfile_cfi_used(ObjFile *f, uint64_t fde_start);
 
 /*
+ * The unwinding rule agent/unwind.c made of the CFI at vaddr, NULL if none
+ * yet: kept with the file (owned by it, freed with free(), bytes charged
+ * to the cache), so that a pc met again is stepped over without reading
+ * the file's CFI, whose pages then stay out of the agent's memory.
+ */
+extern const void *objfile_unwind_rule(ObjFile *f, uint64_t vaddr);
+extern void objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, void *rule, size_t bytes);
+
+/*
  * The function symbol containing vaddr (from .symtab, else the separate
  * debug file's, else .dynsym), or "name@plt" in a PLT stub; NULL if none.
  * Valid until the next objfile_end_flush().
