@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,8 @@ struct ObjFile
 	Elf		   *frame_elf;		/* the in-memory ELF frame_dwarf reads */
 	char	   *frame_image;	/* its bytes */
 	U64Map		fdes_used;		/* hash(FDE start) -> (void *) 1 */
-	U64Map		unwind_rules;	/* hash(vaddr) -> agent/unwind.c's rule */
+	U64Map		unwind_pcs;		/* vaddr -> its rule's bytes (in unwind_rules) */
+	U64Map		unwind_rules;	/* hash(bytes) -> UnwindRuleCopy, each rule once */
 
 	bool		debug_opened;
 	Elf		   *debug_elf;		/* the separate debug file, by build id */
@@ -390,24 +392,38 @@ objfile_cfi_used(ObjFile *f, uint64_t fde_start)
 	}
 }
 
+/* A rule of agent/unwind.c's, as kept: its size, then its bytes. */
+typedef struct UnwindRuleCopy
+{
+	size_t		bytes;
+	max_align_t data[];
+} UnwindRuleCopy;
+
 const void *
 objfile_unwind_rule(ObjFile *f, uint64_t vaddr)
 {
-	return u64map_get(&f->unwind_rules, parca_hash64(&vaddr, sizeof(vaddr)));
+	return u64map_get(&f->unwind_pcs, vaddr);
 }
 
 void
-objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, void *rule, size_t bytes)
+objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, const void *rule, size_t bytes)
 {
-	uint64_t	key = parca_hash64(&vaddr, sizeof(vaddr));
+	uint64_t	key = parca_hash64(rule, bytes);
+	UnwindRuleCopy *c = u64map_get(&f->unwind_rules, key);
 
-	if (u64map_get(&f->unwind_rules, key) != NULL)
+	if (c == NULL)
 	{
-		free(rule);
-		return;
+		c = xmalloc(offsetof(UnwindRuleCopy, data) + bytes);
+		c->bytes = bytes;
+		memcpy(c->data, rule, bytes);
+		u64map_put(&f->unwind_rules, key, c);
+		charge(f, offsetof(UnwindRuleCopy, data) + bytes + 2 * sizeof(uint64_t));
 	}
-	u64map_put(&f->unwind_rules, key, rule);
-	charge(f, bytes + 2 * sizeof(uint64_t));
+	/* (another rule with the same hash: that pc is not kept) */
+	else if (c->bytes != bytes || memcmp(c->data, rule, bytes) != 0)
+		return;
+	if (u64map_put(&f->unwind_pcs, vaddr, c->data) == NULL)
+		charge(f, 2 * sizeof(uint64_t));
 }
 
 /* The separate debug file by build id, where Debian puts it; -1 if none. */
@@ -1046,6 +1062,7 @@ close_file(ObjFile *f)
 	while (u64map_next(&f->unwind_rules, &pos, NULL, &rule))
 		free(rule);
 	u64map_free(&f->unwind_rules);
+	u64map_free(&f->unwind_pcs);
 	free(f->build_id);
 	free(f->opened_as);
 	free(f->segs);

@@ -69,13 +69,15 @@ extern Dwarf_CFI *objfile_cfi(ObjFile *f);
 extern void objfile_cfi_used(ObjFile *f, uint64_t fde_start);
 
 /*
- * The unwinding rule agent/unwind.c made of the CFI at vaddr, NULL if none
- * yet: kept with the file (owned by it, freed with free(), bytes charged
- * to the cache), so that a pc met again is stepped over without reading
- * the file's CFI, whose pages then stay out of the agent's memory.
+ * The unwinding rule agent/unwind.c made of the CFI at vaddr (bytes it
+ * gave), NULL if none yet.  Kept with the file, so that a pc met again is
+ * stepped over without reading the file's CFI, whose pages then stay out
+ * of the agent's memory; equal rules (most frames of a file save the same
+ * registers at the same places) are kept once, each pc costing a slot of
+ * a hash map, and charged to the cache.
  */
 extern const void *objfile_unwind_rule(ObjFile *f, uint64_t vaddr);
-extern void objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, void *rule, size_t bytes);
+extern void objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, const void *rule, size_t bytes);
 
 /*
  * The function symbol containing vaddr (from .symtab, else the separate

@@ -497,7 +497,6 @@ typedef enum RegRule
 
 typedef struct UnwindRule
 {
-	uint64_t	vaddr;			/* where it applies (its key is a hash of it) */
 	bool		signal_frame;
 	bool		cfa_known;
 	uint16_t	ncfa;			/* ops[0, ncfa): the CFA */
@@ -506,9 +505,26 @@ typedef struct UnwindRule
 	Dwarf_Op	ops[];
 } UnwindRule;
 
-/* The rule of the frame at vaddr, malloc'd; *bytes its size. */
+/*
+ * Copy n ops field by field: equal rules have equal bytes (kept once, see
+ * objfile_set_unwind_rule).
+ */
+static Dwarf_Op *
+copy_ops(Dwarf_Op *out, const Dwarf_Op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++, out++)
+	{
+		out->atom = ops[i].atom;
+		out->number = ops[i].number;
+		out->number2 = ops[i].number2;
+		out->offset = ops[i].offset;
+	}
+	return out;
+}
+
+/* The rule of the frame, malloc'd (zeroed padding); *bytes its size. */
 static UnwindRule *
-rule_of(Dwarf_Frame *frame, uint64_t vaddr, size_t *bytes)
+rule_of(Dwarf_Frame *frame, size_t *bytes)
 {
 	Dwarf_Op	mem[NREGS][3];
 	Dwarf_Op   *reg_ops[NREGS];
@@ -531,15 +547,13 @@ rule_of(Dwarf_Frame *frame, uint64_t vaddr, size_t *bytes)
 	}
 	*bytes = offsetof(UnwindRule, ops) + total * sizeof(Dwarf_Op);
 	u = xcalloc(1, *bytes);
-	u->vaddr = vaddr;
 	dwarf_frame_info(frame, NULL, NULL, &u->signal_frame);
 	u->cfa_known = cfa_known;
 	out = u->ops;
 	if (cfa_known)
 	{
-		memcpy(out, cfa_ops, ncfa * sizeof(Dwarf_Op));
+		out = copy_ops(out, cfa_ops, ncfa);
 		u->ncfa = (uint16_t) ncfa;
-		out += ncfa;
 	}
 	for (int reg = 0; reg < NREGS; reg++)
 	{
@@ -551,8 +565,7 @@ rule_of(Dwarf_Frame *frame, uint64_t vaddr, size_t *bytes)
 		{
 			u->kind[reg] = RULE_EXPR;
 			u->nops[reg] = (uint16_t) reg_nops[reg];
-			memcpy(out, reg_ops[reg], reg_nops[reg] * sizeof(Dwarf_Op));
-			out += reg_nops[reg];
+			out = copy_ops(out, reg_ops[reg], reg_nops[reg]);
 		}
 	}
 	return u;
@@ -632,19 +645,18 @@ step_cfi(ObjFile *f, Dwarf_CFI *cfi, uint64_t vaddr, Regs *r, const Stack *st,
 	size_t		bytes;
 	Status		rc;
 
-	if (kept != NULL && kept->vaddr == vaddr)
+	if (kept != NULL)
 		return step_rule(kept, r, st, signal_frame);
 	if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
 		return step_fp(r, st);
 	if (f && dwarf_frame_info(frame, &fde_start, NULL, NULL) >= 0)
 		objfile_cfi_used(f, fde_start);
-	u = rule_of(frame, vaddr, &bytes);
+	u = rule_of(frame, &bytes);
 	free(frame);
 	rc = step_rule(u, r, st, signal_frame);
-	if (f && kept == NULL)
+	if (f)
 		objfile_set_unwind_rule(f, vaddr, u, bytes);
-	else
-		free(u);
+	free(u);
 	return rc;
 }
 
