@@ -75,14 +75,11 @@
 /*
  * Unwinding reads the CFI of the programs it walks through where it lies,
  * in their mapped files; a large program (node, a browser) leaves
- * megabytes of its pages in the agent's resident memory within a second
- * (the kernel maps 16 pages around each page read).  When the agent's
- * file-backed pages have grown this much since they were last dropped,
- * the pages of the files read since are dropped again
- * (objfile_drop_pages).  Reading a megabyte back costs some 16 page
- * faults.
+ * megabytes of its pages in the agent's resident memory within a second.
+ * When the agent's file-backed pages have grown this much since they
+ * were last dropped, they are dropped again (objfile_drop_pages).
  */
-#define FILE_PAGES_SLACK (1024 * 1024)
+#define FILE_PAGES_SLACK (4 * 1024 * 1024)
 
 static volatile sig_atomic_t stop_requested;
 

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <malloc.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +92,6 @@ struct ObjFile
 	Elf		   *frame_elf;		/* the in-memory ELF frame_dwarf reads */
 	char	   *frame_image;	/* its bytes */
 	U64Map		fdes_used;		/* hash(FDE start) -> (void *) 1 */
-	U64Map		unwind_pcs;		/* vaddr -> its rule's bytes (in unwind_rules) */
-	U64Map		unwind_rules;	/* hash(bytes) -> UnwindRuleCopy, each rule once */
 
 	bool		debug_opened;
 	Elf		   *debug_elf;		/* the separate debug file, by build id */
@@ -121,7 +118,6 @@ struct ObjFile
 
 	size_t		bytes;			/* charged to the cache */
 	uint64_t	last_used;		/* flush number */
-	bool		touched;		/* its mapping read since its pages were dropped */
 };
 
 static U64Map files;			/* hash(dev, ino) -> ObjFile */
@@ -253,7 +249,6 @@ objfile_get(uint64_t dev, uint64_t ino, uint32_t pid, const char *path,
 		u64map_put(&files, key, f);
 	}
 	f->last_used = flush_number;
-	f->touched = true;
 	if (f->elf != NULL ||
 		(f->failed_ns != 0 && now_monotonic_ns() - f->failed_ns < OPEN_RETRY_NS))
 		return f;
@@ -369,7 +364,6 @@ load_debug_frame(ObjFile *f)
 Dwarf_CFI *
 objfile_cfi(ObjFile *f)
 {
-	f->touched = true;
 	if (!f->cfi_loaded && f->elf != NULL)
 	{
 		f->cfi_loaded = true;
@@ -390,40 +384,6 @@ objfile_cfi_used(ObjFile *f, uint64_t fde_start)
 		u64map_put(&f->fdes_used, key, (void *) 1);
 		charge(f, CFI_BYTES_PER_FDE);
 	}
-}
-
-/* A rule of agent/unwind.c's, as kept: its size, then its bytes. */
-typedef struct UnwindRuleCopy
-{
-	size_t		bytes;
-	max_align_t data[];
-} UnwindRuleCopy;
-
-const void *
-objfile_unwind_rule(ObjFile *f, uint64_t vaddr)
-{
-	return u64map_get(&f->unwind_pcs, vaddr);
-}
-
-void
-objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, const void *rule, size_t bytes)
-{
-	uint64_t	key = parca_hash64(rule, bytes);
-	UnwindRuleCopy *c = u64map_get(&f->unwind_rules, key);
-
-	if (c == NULL)
-	{
-		c = xmalloc(offsetof(UnwindRuleCopy, data) + bytes);
-		c->bytes = bytes;
-		memcpy(c->data, rule, bytes);
-		u64map_put(&f->unwind_rules, key, c);
-		charge(f, offsetof(UnwindRuleCopy, data) + bytes + 2 * sizeof(uint64_t));
-	}
-	/* (another rule with the same hash: that pc is not kept) */
-	else if (c->bytes != bytes || memcmp(c->data, rule, bytes) != 0)
-		return;
-	if (u64map_put(&f->unwind_pcs, vaddr, c->data) == NULL)
-		charge(f, 2 * sizeof(uint64_t));
 }
 
 /* The separate debug file by build id, where Debian puts it; -1 if none. */
@@ -771,7 +731,6 @@ objfile_symbol(ObjFile *f, uint64_t vaddr)
 
 	if (f->elf == NULL)
 		return NULL;
-	f->touched = true;
 	if (!f->syms_loaded)
 	{
 		f->syms_loaded = true;
@@ -818,7 +777,6 @@ objfile_bytes(ObjFile *f, uint64_t vaddr, size_t len)
 
 	if (f->elf == NULL || (base = (const unsigned char *) elf_rawfile(f->elf, &size)) == NULL)
 		return NULL;
-	f->touched = true;
 	for (int i = 0; i < f->nsegs; i++)
 	{
 		const Segment *s = &f->segs[i];
@@ -837,7 +795,6 @@ objfile_dynamic_symbol(ObjFile *f, const char *name, uint64_t *addr, uint64_t *s
 	Elf_Scn    *scn = f->elf ? find_symtab(f->elf, SHT_DYNSYM, &shdr) : NULL;
 	Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
 
-	f->touched = true;
 	for (size_t i = 1; data && i < shdr.sh_size / shdr.sh_entsize; i++)
 	{
 		GElf_Sym	sym;
@@ -928,7 +885,6 @@ objfile_gopclntab(ObjFile *f)
 {
 	if (f->elf == NULL)
 		return NULL;
-	f->touched = true;
 	if (f->gopclntab_state < 0)
 		f->gopclntab_state = gopclntab_open(f->elf, &f->gopclntab);
 	return f->gopclntab_state == 1 ? &f->gopclntab : NULL;
@@ -972,7 +928,6 @@ objfile_dwarf(ObjFile *f)
 {
 	if (f->elf == NULL)
 		return NULL;
-	f->touched = true;
 	if (f->dwarf_state < 0)
 	{
 		int			state = debug_info_state(f->elf);
@@ -1001,11 +956,6 @@ release_pages(Elf *elf)
 		drop_pages(base, size);
 }
 
-/*
- * Only the files read since their pages were last dropped: a dozen at
- * most between two flushes, of the hundreds the cache may hold, so that
- * dropping often costs little.
- */
 void
 objfile_drop_pages(void)
 {
@@ -1014,13 +964,8 @@ objfile_drop_pages(void)
 
 	while (u64map_next(&files, &pos, NULL, &v))
 	{
-		ObjFile    *f = v;
-
-		if (!f->touched)
-			continue;
-		release_pages(f->elf);
-		release_pages(f->debug_elf);
-		f->touched = false;
+		release_pages(((ObjFile *) v)->elf);
+		release_pages(((ObjFile *) v)->debug_elf);
 	}
 }
 
@@ -1034,15 +979,11 @@ objfile_release(ObjFile *f)
 	}
 	release_pages(f->elf);
 	release_pages(f->debug_elf);
-	f->touched = false;
 }
 
 static void
 close_file(ObjFile *f)
 {
-	size_t		pos;
-	void	   *rule;
-
 	if (f->dwarf)
 		dwarf_end(f->dwarf);
 	if (f->frame_dwarf)
@@ -1058,11 +999,6 @@ close_file(ObjFile *f)
 	total_bytes -= f->bytes;
 	free(f->frame_image);
 	u64map_free(&f->fdes_used);
-	pos = 0;
-	while (u64map_next(&f->unwind_rules, &pos, NULL, &rule))
-		free(rule);
-	u64map_free(&f->unwind_rules);
-	u64map_free(&f->unwind_pcs);
 	free(f->build_id);
 	free(f->opened_as);
 	free(f->segs);

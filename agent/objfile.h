@@ -69,17 +69,6 @@ extern Dwarf_CFI *objfile_cfi(ObjFile *f);
 extern void objfile_cfi_used(ObjFile *f, uint64_t fde_start);
 
 /*
- * The unwinding rule agent/unwind.c made of the CFI at vaddr (bytes it
- * gave), NULL if none yet.  Kept with the file, so that a pc met again is
- * stepped over without reading the file's CFI, whose pages then stay out
- * of the agent's memory; equal rules (most frames of a file save the same
- * registers at the same places) are kept once, each pc costing a slot of
- * a hash map, and charged to the cache.
- */
-extern const void *objfile_unwind_rule(ObjFile *f, uint64_t vaddr);
-extern void objfile_set_unwind_rule(ObjFile *f, uint64_t vaddr, const void *rule, size_t bytes);
-
-/*
  * The function symbol containing vaddr (from .symtab, else the separate
  * debug file's, else .dynsym), or "name@plt" in a PLT stub; NULL if none.
  * Valid until the next objfile_end_flush().

@@ -36,8 +36,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -455,6 +453,67 @@ eval(const Dwarf_Op *ops, size_t nops, const Regs *r, uint64_t cfa,
 	return ST_OK;
 }
 
+/* Step from the frame in r to its caller's by the frame's CFI. */
+static Status
+step_cfi(Dwarf_Frame *frame, Regs *r, const Stack *st, bool *signal_frame)
+{
+	Regs		caller = {{0}, 0};
+	Dwarf_Op   *ops;
+	Dwarf_Op	mem[3];
+	size_t		nops;
+	uint64_t	cfa;
+	bool		is_value;
+	Status		rc;
+
+	dwarf_frame_info(frame, NULL, NULL, signal_frame);
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0)
+		return ST_BAD;
+	rc = eval(ops, nops, r, 0, st, &cfa, &is_value);
+	if (rc != ST_OK)
+		return rc;
+	for (int reg = 0; reg < NREGS; reg++)
+	{
+		uint64_t	v;
+
+		if (dwarf_frame_register(frame, reg, mem, &ops, &nops) != 0)
+			continue;
+		if (nops == 0)
+		{
+			/* The caller's stack pointer is the CFA unless a rule says otherwise. */
+			if (reg == REG_RSP)
+			{
+				caller.v[reg] = cfa;
+				caller.known |= 1u << reg;
+			}
+			else if (ops == NULL && reg != REG_RIP && (r->known & (1u << reg)))
+			{
+				/* same value */
+				caller.v[reg] = r->v[reg];
+				caller.known |= 1u << reg;
+			}
+			else if (reg == REG_RIP && ops != NULL)
+				return ST_END;	/* undefined return address: the bottom */
+			continue;
+		}
+		rc = eval(ops, nops, r, cfa, st, &v, &is_value);
+		if (rc == ST_OK && !is_value)
+			rc = read_word(st, v, &v);
+		if (rc == ST_OK)
+		{
+			caller.v[reg] = v;
+			caller.known |= 1u << reg;
+		}
+		else if (reg == REG_RIP)
+			return rc;
+	}
+	if (!(caller.known & (1u << REG_RIP)))
+		return ST_BAD;
+	if (!*signal_frame && caller.v[REG_RSP] <= r->v[REG_RSP])
+		return ST_BAD;
+	*r = caller;
+	return ST_OK;
+}
+
 /* Step by the frame pointer, for code without CFI. */
 static Status
 step_fp(Regs *r, const Stack *st)
@@ -481,185 +540,6 @@ step_fp(Regs *r, const Stack *st)
 	return ST_OK;
 }
 
-/*
- * A frame's CFI as step_rule applies it, copied out of libdw's frame
- * (whose expressions lie in the file's mapped pages or in a buffer of the
- * caller's): kept per pc with the file (objfile_unwind_rule), so that a pc
- * met again costs neither libdw's lookup nor a read of the file's pages.
- */
-typedef enum RegRule
-{
-	RULE_NONE,					/* libdw has none: not recovered */
-	RULE_SAME,					/* same value */
-	RULE_UNDEFINED,
-	RULE_EXPR					/* ops: the value, or its address */
-} RegRule;
-
-typedef struct UnwindRule
-{
-	bool		signal_frame;
-	bool		cfa_known;
-	uint16_t	ncfa;			/* ops[0, ncfa): the CFA */
-	uint8_t		kind[NREGS];	/* RegRule */
-	uint16_t	nops[NREGS];	/* each RULE_EXPR's ops follow, in register order */
-	Dwarf_Op	ops[];
-} UnwindRule;
-
-/*
- * Copy n ops field by field: equal rules have equal bytes (kept once, see
- * objfile_set_unwind_rule).
- */
-static Dwarf_Op *
-copy_ops(Dwarf_Op *out, const Dwarf_Op *ops, size_t n)
-{
-	for (size_t i = 0; i < n; i++, out++)
-	{
-		out->atom = ops[i].atom;
-		out->number = ops[i].number;
-		out->number2 = ops[i].number2;
-		out->offset = ops[i].offset;
-	}
-	return out;
-}
-
-/* The rule of the frame, malloc'd (zeroed padding); *bytes its size. */
-static UnwindRule *
-rule_of(Dwarf_Frame *frame, size_t *bytes)
-{
-	Dwarf_Op	mem[NREGS][3];
-	Dwarf_Op   *reg_ops[NREGS];
-	size_t		reg_nops[NREGS];
-	Dwarf_Op   *cfa_ops = NULL;
-	size_t		ncfa = 0;
-	size_t		total;
-	bool		cfa_known = dwarf_frame_cfa(frame, &cfa_ops, &ncfa) == 0 && ncfa <= UINT16_MAX;
-	UnwindRule *u;
-	Dwarf_Op   *out;
-
-	total = cfa_known ? ncfa : 0;
-	for (int reg = 0; reg < NREGS; reg++)
-	{
-		if (dwarf_frame_register(frame, reg, mem[reg], &reg_ops[reg], &reg_nops[reg]) != 0 ||
-			reg_nops[reg] > UINT16_MAX)
-			reg_nops[reg] = SIZE_MAX;
-		else
-			total += reg_nops[reg];
-	}
-	*bytes = offsetof(UnwindRule, ops) + total * sizeof(Dwarf_Op);
-	u = xcalloc(1, *bytes);
-	dwarf_frame_info(frame, NULL, NULL, &u->signal_frame);
-	u->cfa_known = cfa_known;
-	out = u->ops;
-	if (cfa_known)
-	{
-		out = copy_ops(out, cfa_ops, ncfa);
-		u->ncfa = (uint16_t) ncfa;
-	}
-	for (int reg = 0; reg < NREGS; reg++)
-	{
-		if (reg_nops[reg] == SIZE_MAX)
-			u->kind[reg] = RULE_NONE;
-		else if (reg_nops[reg] == 0)
-			u->kind[reg] = reg_ops[reg] == NULL ? RULE_SAME : RULE_UNDEFINED;
-		else
-		{
-			u->kind[reg] = RULE_EXPR;
-			u->nops[reg] = (uint16_t) reg_nops[reg];
-			out = copy_ops(out, reg_ops[reg], reg_nops[reg]);
-		}
-	}
-	return u;
-}
-
-/* Step from the frame in r to its caller's by the frame's rule. */
-static Status
-step_rule(const UnwindRule *u, Regs *r, const Stack *st, bool *signal_frame)
-{
-	Regs		caller = {{0}, 0};
-	const Dwarf_Op *ops = u->ops + u->ncfa;
-	uint64_t	cfa;
-	bool		is_value;
-	Status		rc;
-
-	*signal_frame = u->signal_frame;
-	if (!u->cfa_known)
-		return ST_BAD;
-	rc = eval(u->ops, u->ncfa, r, 0, st, &cfa, &is_value);
-	if (rc != ST_OK)
-		return rc;
-	for (int reg = 0; reg < NREGS; reg++)
-	{
-		uint64_t	v;
-
-		if (u->kind[reg] == RULE_NONE)
-			continue;
-		if (u->kind[reg] != RULE_EXPR)
-		{
-			/* The caller's stack pointer is the CFA unless a rule says otherwise. */
-			if (reg == REG_RSP)
-			{
-				caller.v[reg] = cfa;
-				caller.known |= 1u << reg;
-			}
-			else if (u->kind[reg] == RULE_SAME && reg != REG_RIP && (r->known & (1u << reg)))
-			{
-				caller.v[reg] = r->v[reg];
-				caller.known |= 1u << reg;
-			}
-			else if (reg == REG_RIP && u->kind[reg] == RULE_UNDEFINED)
-				return ST_END;	/* undefined return address: the bottom */
-			continue;
-		}
-		rc = eval(ops, u->nops[reg], r, cfa, st, &v, &is_value);
-		ops += u->nops[reg];
-		if (rc == ST_OK && !is_value)
-			rc = read_word(st, v, &v);
-		if (rc == ST_OK)
-		{
-			caller.v[reg] = v;
-			caller.known |= 1u << reg;
-		}
-		else if (reg == REG_RIP)
-			return rc;
-	}
-	if (!(caller.known & (1u << REG_RIP)))
-		return ST_BAD;
-	if (!*signal_frame && caller.v[REG_RSP] <= r->v[REG_RSP])
-		return ST_BAD;
-	*r = caller;
-	return ST_OK;
-}
-
-/*
- * Step from the frame at vaddr (in f, NULL for [vdso]) by its CFI: the
- * rule kept for vaddr, else libdw's (then kept).  ST_BAD without CFI there.
- */
-static Status
-step_cfi(ObjFile *f, Dwarf_CFI *cfi, uint64_t vaddr, Regs *r, const Stack *st,
-		 bool *signal_frame)
-{
-	const UnwindRule *kept = f ? objfile_unwind_rule(f, vaddr) : NULL;
-	Dwarf_Frame *frame = NULL;
-	UnwindRule *u;
-	Dwarf_Addr	fde_start;
-	size_t		bytes;
-	Status		rc;
-
-	if (kept != NULL)
-		return step_rule(kept, r, st, signal_frame);
-	if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0)
-		return step_fp(r, st);
-	if (f && dwarf_frame_info(frame, &fde_start, NULL, NULL) >= 0)
-		objfile_cfi_used(f, fde_start);
-	u = rule_of(frame, &bytes);
-	free(frame);
-	rc = step_rule(u, r, st, signal_frame);
-	if (f)
-		objfile_set_unwind_rule(f, vaddr, u, bytes);
-	free(u);
-	return rc;
-}
-
 UnwindOutcome
 unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 			 int *npcs)
@@ -682,6 +562,7 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 		ObjFile    *f;
 		Dwarf_CFI  *cfi;
 		bool		mapped;
+		Dwarf_Frame *frame = NULL;
 		bool		signal_frame = false;
 		Status		rc;
 
@@ -719,8 +600,15 @@ unwind_stack(Process *p, const struct parca_sample *s, uint64_t *pcs, int max,
 		}
 		if (!mapped)
 			rc = ST_BAD;
-		else if (cfi)
-			rc = step_cfi(f, cfi, vaddr, &r, &st, &signal_frame);
+		else if (cfi && dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0)
+		{
+			Dwarf_Addr	fde_start;
+
+			if (f && dwarf_frame_info(frame, &fde_start, NULL, NULL) >= 0)
+				objfile_cfi_used(f, fde_start);
+			rc = step_cfi(frame, &r, &st, &signal_frame);
+			free(frame);
+		}
 		else
 			rc = step_fp(&r, &st);
 		/* A signal trampoline is named by its own address (__restore_rt). */
