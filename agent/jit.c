@@ -30,6 +30,13 @@
 #include "util.h"
 
 #define JIT_RELOAD_NS 1000000000ull
+/*
+ * A process with neither a perf map nor a jitdump file (Node.js without
+ * --perf-basic-prof) is looked at again after a second, then twice as
+ * long each time, up to the jitdump search's period: its JIT frames would
+ * otherwise cost two opens a second for ever.
+ */
+#define JIT_RELOAD_MAX_NS (10 * 1000000000ull)
 /* Most bytes of map read at once: a huge map is read over several reloads. */
 #define JIT_READ_MAX (1024 * 1024)
 #define MAX_NAME 4096
@@ -70,6 +77,7 @@ typedef struct ProcessJit
 	bool		map_seen;		/* a map was read (logged once) */
 	bool		full_logged;	/* a table reached its bound (logged once) */
 	uint64_t	read_ns;		/* last read of the map, 0: never */
+	uint64_t	read_wait_ns;	/* from then to the next read */
 	PerfMapReader reader;
 	JitTable	table;
 	/* its jitdump file, found in its mappings */
@@ -343,6 +351,11 @@ read_map(Process *p, ProcessJit *j)
 		}
 	}
 	total_bytes += jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table) - before;
+	if (fd >= 0 || j->dump_start != 0)
+		j->read_wait_ns = JIT_RELOAD_NS;
+	else if (j->read_wait_ns < JIT_RELOAD_MAX_NS)
+		j->read_wait_ns = j->read_wait_ns * 2 < JIT_RELOAD_MAX_NS ?
+			j->read_wait_ns * 2 : JIT_RELOAD_MAX_NS;
 	if ((j->table.full || j->dump_table.full) && !j->full_logged)
 	{
 		j->full_logged = true;
@@ -411,6 +424,7 @@ new_jit(const Process *p)
 
 	j->pid = p->pid;
 	j->runtime = runtime_of(p);
+	j->read_wait_ns = JIT_RELOAD_NS;
 	j->table.max_bytes = JIT_TABLE_MAX_BYTES;
 	j->dump_table.max_bytes = JIT_TABLE_MAX_BYTES;
 	j->frame_pointers = -1;
@@ -500,7 +514,7 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 	if (jvms.count > 0)
 		take_java_answers();
 	found = jit_table_lookup(&j->dump_table, pc, &f) || jit_table_lookup(&j->table, pc, &f);
-	if (!found && (j->read_ns == 0 || now_monotonic_ns() - j->read_ns >= JIT_RELOAD_NS))
+	if (!found && (j->read_ns == 0 || now_monotonic_ns() - j->read_ns >= j->read_wait_ns))
 	{
 		read_map(p, j);
 		found = jit_table_lookup(&j->dump_table, pc, &f) ||
