@@ -70,6 +70,14 @@ check_eq "cold-cache ingest adds no locations" "$(q "SELECT count(*) FROM parca.
 	"$(q "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/pprof/$f'), 'again') > 0; SELECT count(*) FROM parca.locations" | tail -1)"
 
 # pg_dump / pg_restore keeps the profiles: samples, series and metastore.
+# The fixtures' rows are moved out of the default partition first, so that
+# the dump holds columnar partitions, and so that the maintenance worker's
+# move does not race pg_dump: a move that commits between pg_dump's
+# snapshot and its locks empties the default partition under that snapshot
+# (docs/columnar.md, "Partitions": a known limit; seen once in CI, 91 of
+# 82,571 rows dumped).
+q "SELECT parca_maintain_partitions()" >/dev/null
+check_eq "pg_dump/pg_restore: the rows are in day partitions" 0 "$(q "SELECT count(*) FROM parca.samples_default")"
 summary="SELECT (SELECT count(*) FROM parca.samples), (SELECT sum(value) FROM parca.samples),
                 (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.locations),
                 (SELECT count(*) FROM parca.functions), (SELECT count(*) FROM parca.mappings),
