@@ -26,6 +26,7 @@
 #include "process.h"
 #include "objfile.h"
 #include "profiler.h"
+#include "postgres.h"
 #include "python.h"
 #include "relabel.h"
 #include "sampler.h"
@@ -523,6 +524,7 @@ prepare_profiling(AgentOptions *o)
 	profiler_init(&common, o->upload_debuginfo && !o->offline);
 	process_init();
 	jit_init(!o->no_java_perfmap);
+	postgres_init(o->dsn, o->offline);
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
