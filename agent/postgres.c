@@ -100,6 +100,7 @@ static uint64_t backends_swept_ns;
 static PgLayout server_layout;
 static bool have_server_layout;
 static char *server_data_directory;
+static bool enabled;			/* postgres_init was called */
 static const char *test_override;	/* PARCA_AGENT_TEST_PG_LAYOUT */
 static PgLayout known_overridden[sizeof(known_layouts) / sizeof(known_layouts[0])];
 
@@ -260,6 +261,7 @@ postgres_init(const char *dsn, bool offline)
 {
 	PGconn	   *conn;
 
+	enabled = true;
 	test_override = getenv("PARCA_AGENT_TEST_PG_LAYOUT");
 	for (size_t i = 0; i < sizeof(known_layouts) / sizeof(known_layouts[0]); i++)
 	{
@@ -475,7 +477,7 @@ postgres_check(Sampler *sampler, Process *p, const ExecMapping *m)
 	char		why[128];
 	uint64_t	now;
 
-	if (m->ino != p->exe_ino)
+	if (!enabled || m->ino != p->exe_ino)
 		return;
 	if (p->postgres == NULL)
 		p->postgres = xcalloc(1, sizeof(struct ProcessPostgres));

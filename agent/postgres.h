@@ -18,7 +18,8 @@
 #include "sampler.h"
 
 /*
- * Before the first sample: unless offline, ask the cluster at dsn (the
+ * Before the first sample, unless the agent runs with --no-postgres (then
+ * no process is looked at): unless offline, ask the cluster at dsn (the
  * one the agent writes to) for the layout its extension publishes
  * (parca_postgres_layout) and for the names of its databases and roles.
  * PARCA_AGENT_TEST_PG_LAYOUT (tests only: "field=offset,...") replaces
