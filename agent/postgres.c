@@ -27,7 +27,9 @@
  * to (a backend whose working directory, which PostgreSQL sets to its data
  * directory, is that cluster's), read on the agent's own short connection
  * at start and again, at most every NAMES_REFRESH_NS, when an oid is not
- * known; elsewhere the oid is the label's value.
+ * known; elsewhere the oid is the label's value.  Wait events are named as
+ * that cluster's parca_postgres_wait_events() names them for processes of
+ * its executable, else "Class:number".
  */
 #include "postgres.h"
 
@@ -104,6 +106,9 @@ static bool enabled;			/* postgres_init was called */
 static const char *test_override;	/* PARCA_AGENT_TEST_PG_LAYOUT */
 static PgLayout known_overridden[sizeof(known_layouts) / sizeof(known_layouts[0])];
 
+/* wait_event_info -> "Type:Name", of the executable server_layout is of */
+static U64Map wait_event_names;
+
 /* oid -> name of that cluster's databases and roles */
 static U64Map database_names;
 static U64Map user_names;
@@ -153,6 +158,7 @@ clear_names(U64Map *m)
 	u64map_clear(m);
 }
 
+/* The (oid or number, name) rows of sql into into, unless it fails. */
 static void
 read_names(PGconn *conn, const char *sql, U64Map *into)
 {
@@ -251,6 +257,8 @@ read_server_layout(PGconn *conn)
 	}
 	apply_test_override(l);
 	have_server_layout = true;
+	read_names(conn, "SELECT wait_event_info, wait_event_type || ':' || wait_event "
+			   "FROM parca_postgres_wait_events()", &wait_event_names);
 	log_msg(LOG_INFO, "PostgreSQL labels: layout of PostgreSQL %d (build id %s) from %s's "
 			"parca_postgres_layout()", l->major, l->build_id, PQdb(conn));
 	PQclear(r);
@@ -617,9 +625,16 @@ postgres_labels(LabelSet *set, const struct parca_sample *s, PgLabelText *text)
 		labelset_add(set, "pg_parallel_worker", "true");
 	if (s->kind == SAMPLE_OFF_CPU && s->pg_wait_event != 0)
 	{
-		snprintf(text->wait_event, sizeof(text->wait_event), "%s:%u",
-				 wait_event_class(s->pg_wait_event), s->pg_wait_event & 0xffff);
-		labelset_add(set, "pg_wait_event", text->wait_event);
+		const char *name = l == &server_layout ?
+			u64map_get(&wait_event_names, s->pg_wait_event) : NULL;
+
+		if (name == NULL)
+		{
+			snprintf(text->wait_event, sizeof(text->wait_event), "%s:%u",
+					 wait_event_class(s->pg_wait_event), s->pg_wait_event & 0xffff);
+			name = text->wait_event;
+		}
+		labelset_add(set, "pg_wait_event", name);
 	}
 }
 

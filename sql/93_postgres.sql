@@ -21,6 +21,15 @@ COMMENT ON FUNCTION parca_postgres_layout() IS
 REVOKE EXECUTE ON FUNCTION parca_postgres_layout() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION parca_postgres_layout() TO parca_agent;
 
+-- The wait events this server knows, by wait_event_info, with the names
+-- pg_stat_activity gives them: how parca-agent names the pg_wait_event
+-- label of the backends it reads with this server's layout.
+CREATE FUNCTION parca_postgres_wait_events()
+    RETURNS TABLE(wait_event_info bigint, wait_event_type text, wait_event text)
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION parca_postgres_wait_events() IS
+    'the wait events this server knows, by wait_event_info, as pg_stat_activity names them';
+
 -- The statements the selector's samples in [start, stop] ran (their
 -- pg_query_id label), heaviest first, with pg_stat_statements' text,
 -- calls and total execution time when this database has the extension

@@ -8,7 +8,9 @@
  * The library is built against the headers of the major version it is
  * loaded into (PostgreSQL refuses a library of another major version), and
  * minor releases do not change these structures, so offsetof() here is
- * the running server's layout.
+ * the running server's layout.  parca_postgres_wait_events() lists the
+ * names of the wait events this server knows, by wait_event_info, so that
+ * the agent can name the wait events it reads.
  */
 #include "postgres.h"
 
@@ -21,9 +23,13 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/backend_status.h"
+#include "storage/lock.h"
+#include "storage/lwlock.h"
 #include "utils/builtins.h"
+#include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(parca_postgres_layout);
+PG_FUNCTION_INFO_V1(parca_postgres_wait_events);
 
 /* BackendType's values: B_LOGGER is the last in PostgreSQL 15. */
 #define BACKEND_TYPES (B_LOGGER + 1)
@@ -105,4 +111,57 @@ parca_postgres_layout(PG_FUNCTION_ARGS)
 												  false, TYPALIGN_INT));
 	Assert(i == lengthof(values));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+/* Most events tried in a class whose events are one enum from 0. */
+#define MAX_EVENTS_IN_CLASS 1024
+
+static void
+add_wait_event(ReturnSetInfo *rsinfo, uint32 info)
+{
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	const char *type = pgstat_get_wait_event_type(info);
+
+	values[0] = Int64GetDatum((int64) info);
+	values[1] = CStringGetTextDatum(type ? type : "???");
+	values[2] = CStringGetTextDatum(pgstat_get_wait_event(info));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * Every wait event of this server: the lightweight lock tranches built in,
+ * the lock tag types, and the events of each other class, which are an
+ * enum from the class's first value on (wait_event.h) until the server
+ * calls one "unknown wait event".
+ */
+Datum
+parca_postgres_wait_events(PG_FUNCTION_ARGS)
+{
+	static const uint32 enum_classes[] = {
+		PG_WAIT_BUFFER_PIN, PG_WAIT_ACTIVITY, PG_WAIT_CLIENT, PG_WAIT_EXTENSION,
+		PG_WAIT_IPC, PG_WAIT_TIMEOUT, PG_WAIT_IO
+	};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (uint32 e = 0; e < LWTRANCHE_FIRST_USER_DEFINED; e++)
+		add_wait_event(rsinfo, PG_WAIT_LWLOCK | e);
+	for (uint32 e = 0; e <= LOCKTAG_LAST_TYPE; e++)
+		add_wait_event(rsinfo, PG_WAIT_LOCK | e);
+	for (int c = 0; c < lengthof(enum_classes); c++)
+	{
+		for (uint32 e = 0; e < MAX_EVENTS_IN_CLASS; e++)
+		{
+			uint32		info = enum_classes[c] | e;
+
+			/* BufferPin and Extension have one event each, named whatever e is */
+			if ((e > 0 && (enum_classes[c] == PG_WAIT_BUFFER_PIN ||
+						   enum_classes[c] == PG_WAIT_EXTENSION)) ||
+				strcmp(pgstat_get_wait_event(info), "unknown wait event") == 0)
+				break;
+			add_wait_event(rsinfo, info);
+		}
+	}
+	return (Datum) 0;
 }
