@@ -17,7 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 require_agent
-port=${PARCA_POSTGRES_TEST_PORT:-54491}
+port=${PARCA_POSTGRES_TEST_PORT:-54495}
 start_cluster "$port" "shared_preload_libraries = 'parca,pg_stat_statements'" \
 	"compute_query_id = on" "max_parallel_workers_per_gather = 0"
 tmp=$(mktemp -d)
