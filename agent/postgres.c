@@ -60,8 +60,6 @@ typedef struct PgLayout
 	const char *backend_types[32];	/* by BackendType value */
 } PgLayout;
 
-/* BackendType's B_BACKEND (a client's backend), the same in 13 to 16. */
-#define PG_B_BACKEND 3
 /* BackendState's last value, STATE_DISABLED */
 #define PG_STATE_MAX 6
 
@@ -127,7 +125,8 @@ static PGconn *
 connect_names(void)
 {
 	const char *keys[4] = {"connect_timeout", "fallback_application_name", NULL, NULL};
-	const char *values[4] = {"5", "parca-agent", NULL, NULL};
+	/* (short: a refresh of names holds up the sampling loop) */
+	const char *values[4] = {"2", "parca-agent", NULL, NULL};
 	PGconn	   *conn;
 
 	if (names_dsn && names_dsn[0])
@@ -614,7 +613,8 @@ postgres_labels(LabelSet *set, const struct parca_sample *s, PgLabelText *text)
 										  text->user, sizeof(text->user)));
 	/* query ids on client backends and their parallel workers only: bounded series */
 	if ((s->pg_flags & PG_FLAG_ACTIVE) && s->pg_query_id != 0 &&
-		(s->pg_backend_type == PG_B_BACKEND || worker))
+		(worker || (s->pg_backend_type < (uint32_t) l->nbackend_types &&
+					strcmp(l->backend_types[s->pg_backend_type], "client backend") == 0)))
 	{
 		/* pg_stat_statements' queryid is a signed bigint */
 		snprintf(text->query_id, sizeof(text->query_id), "%lld",
