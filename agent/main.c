@@ -26,6 +26,7 @@
 #include "process.h"
 #include "objfile.h"
 #include "profiler.h"
+#include "postgres.h"
 #include "python.h"
 #include "relabel.h"
 #include "sampler.h"
@@ -124,6 +125,8 @@ usage(FILE *out)
 			"                         built without frame pointers)\n"
 			"  --no-java-perfmap      do not ask JVMs for their perf maps through their\n"
 			"                         attach mechanism (jcmd Compiler.perfmap)\n"
+			"  --no-postgres          do not read PostgreSQL backends' status: no\n"
+			"                         pg_query_id, pg_database, ... labels\n"
 			"  --offline              do not connect; print each interval's stacks to\n"
 			"                         standard output in folded form, most frequent first\n"
 			"  --verbose              log every flush, and libbpf's messages\n"
@@ -353,6 +356,7 @@ typedef struct AgentOptions
 	bool		verbose;
 	bool		upload_debuginfo;	/* --upload-debuginfo */
 	bool		no_java_perfmap;	/* --no-java-perfmap */
+	bool		no_postgres;	/* --no-postgres */
 	const char *symbolize_file; /* --symbolize: the offsets follow */
 	char		node[256];		/* "" until the host name is taken */
 	LabelSet	external;		/* --label */
@@ -370,7 +374,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 	{
 		OPT_DSN = 1000, OPT_FREQUENCY, OPT_FLUSH, OPT_LABEL, OPT_LABEL_DROP,
 		OPT_RELABEL, OPT_NODE, OPT_DURATION, OPT_STOP_TIMEOUT, OPT_BUFFER, OPT_CACHE, OPT_IDLE,
-		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_NO_JAVA_PERFMAP, OPT_OFFLINE,
+		OPT_OFF_CPU, OPT_OFF_CPU_MIN, OPT_OFF_CPU_RATE, OPT_FP_ONLY, OPT_NO_JAVA_PERFMAP, OPT_NO_POSTGRES, OPT_OFFLINE,
 		OPT_VERBOSE, OPT_UPLOAD_DEBUGINFO, OPT_SYMBOLIZE, OPT_HELP, OPT_VERSION
 	};
 	static const struct option options[] = {
@@ -391,6 +395,7 @@ parse_options(int argc, char **argv, AgentOptions *o)
 		{"off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE},
 		{"frame-pointers-only", no_argument, NULL, OPT_FP_ONLY},
 		{"no-java-perfmap", no_argument, NULL, OPT_NO_JAVA_PERFMAP},
+		{"no-postgres", no_argument, NULL, OPT_NO_POSTGRES},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
 		{"verbose", no_argument, NULL, OPT_VERBOSE},
 		{"upload-debuginfo", no_argument, NULL, OPT_UPLOAD_DEBUGINFO},
@@ -456,6 +461,9 @@ parse_options(int argc, char **argv, AgentOptions *o)
 				break;
 			case OPT_NO_JAVA_PERFMAP:
 				o->no_java_perfmap = true;
+				break;
+			case OPT_NO_POSTGRES:
+				o->no_postgres = true;
 				break;
 			case OPT_OFF_CPU:
 				o->sampler.off_cpu = true;
@@ -523,6 +531,8 @@ prepare_profiling(AgentOptions *o)
 	profiler_init(&common, o->upload_debuginfo && !o->offline);
 	process_init();
 	jit_init(!o->no_java_perfmap);
+	if (!o->no_postgres)
+		postgres_init(o->dsn, o->offline);
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);

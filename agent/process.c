@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "jit.h"
+#include "postgres.h"
 #include "ids/ids.h"
 #include "util.h"
 
@@ -110,6 +111,7 @@ free_process(Process *p)
 	free(p->container_id);
 	free(p->python);
 	jit_free(p->jit);
+	postgres_free(p->postgres);
 	free(p);
 }
 

@@ -60,6 +60,7 @@ typedef struct Process
 	bool		go_checked;		/* whether it is a Go program was asked */
 	struct ProcessPython *python;	/* agent/python.c's, NULL until a frame is looked at */
 	struct ProcessJit *jit;		/* agent/jit.c's, NULL until a JIT frame is met */
+	struct ProcessPostgres *postgres;	/* agent/postgres.c's, NULL until looked at */
 } Process;
 
 /* Find out whether this kernel has PROCMAP_QUERY and a unified cgroup tree. */

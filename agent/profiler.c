@@ -23,6 +23,7 @@
 #include "jit.h"
 #include "kernel.h"
 #include "metastore_cache.h"
+#include "postgres.h"
 #include "process.h"
 #include "python.h"
 #include "relabel.h"
@@ -216,6 +217,7 @@ add_user_frames(Sampler *sampler, Process *p, const struct parca_sample *s,
 		if (m == NULL)
 			return false;
 		python_check(sampler, p, m);
+		postgres_check(sampler, p, m);
 		offset = pcs[i] - m->start + m->pgoff;
 		if (i > 0 && return_addresses)
 			offset--;
@@ -321,7 +323,7 @@ decimal(uint32_t v, char *buf)
  */
 static void
 sample_labels(LabelSet *set, const Process *p, const struct parca_sample *s,
-			  const char *thread_name, char *pid, char *tid, char *cpu)
+			  const char *thread_name, char *pid, char *tid, char *cpu, PgLabelText *pg)
 {
 	*set = common;
 	pid = (char *) decimal(s->pid, pid);
@@ -336,6 +338,7 @@ sample_labels(LabelSet *set, const Process *p, const struct parca_sample *s,
 	labelset_add(set, "thread_name", thread_name);
 	labelset_add(set, "thread_id", tid);
 	labelset_add(set, "cpu", cpu);
+	postgres_labels(set, s, pg);
 }
 
 /*
@@ -380,6 +383,7 @@ profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 	char		pid[12];
 	char		tid[12];
 	char		cpu[12];
+	PgLabelText pg;
 	Process    *p;
 	LabelSet	set;
 	Buf			json = {0};
@@ -394,7 +398,7 @@ profiler_on_sample(Sampler *sampler, const struct parca_sample *s, void *arg)
 	stats.samples++;
 	if (s->kind == SAMPLE_OFF_CPU)
 		stats.off_cpu++;
-	sample_labels(&set, p, s, comm, pid, tid, cpu);
+	sample_labels(&set, p, s, comm, pid, tid, cpu, &pg);
 	/* Before unwinding: what the rules drop costs no more. */
 	if (!relabel_apply(&set))
 	{

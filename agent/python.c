@@ -13,13 +13,11 @@
  * object once per process (through process_vm_readv: names, file, first
  * line and line table) and computes the line of the instruction.
  */
-#define _GNU_SOURCE 1			/* process_vm_readv */
 #include "python.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "frame_names.h"
 #include "ids/ids.h"
@@ -89,15 +87,6 @@ typedef struct CodeInfo
 	uint32_t	filename_len;
 	/* linetable, name, NUL, filename, NUL follow */
 } CodeInfo;
-
-static bool
-read_remote(uint32_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len};
-	struct iovec remote = {(void *) (uintptr_t) addr, len};
-
-	return process_vm_readv((pid_t) pid, &local, 1, &remote, 1, 0) == (ssize_t) len;
-}
 
 /* "X.Y" from a file name such as python3.10 or libpython3.10.so.1.0. */
 static bool

@@ -363,6 +363,12 @@ sampler_add_python_process(Sampler *s, uint32_t pid, const struct python_process
 }
 
 void
+sampler_add_postgres_process(Sampler *s, uint32_t pid, const struct postgres_process *pg)
+{
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.postgres_procs), &pid, pg, BPF_ANY);
+}
+
+void
 sampler_stop(Sampler *s)
 {
 	if (s == NULL)

@@ -75,6 +75,13 @@ extern void sampler_add_go_process(Sampler *sampler, uint32_t pid, uint64_t star
 extern bool sampler_add_python_process(Sampler *sampler, uint32_t pid,
 									   const struct python_process *py);
 
+/*
+ * Tell the BPF program that pid is a PostgreSQL backend whose layout was
+ * checked (pg); its samples then carry its backend status (see sample.h).
+ */
+extern void sampler_add_postgres_process(Sampler *sampler, uint32_t pid,
+										 const struct postgres_process *pg);
+
 extern void sampler_stop(Sampler *sampler);
 
 #endif							/* AGENT_SAMPLER_H */

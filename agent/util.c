@@ -2,6 +2,7 @@
  * util.c
  *		Helpers shared by the agent's modules; see util.h.
  */
+#define _GNU_SOURCE 1			/* process_vm_readv */
 #include "util.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -488,4 +490,13 @@ strcache_trim(StrCache *c, size_t max_bytes)
 	if (c->bytes > max_bytes)
 		u64map_remove_if(&c->map, strentry_any, strentry_free, c);
 	c->epoch++;
+}
+
+bool
+read_remote(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *) (uintptr_t) addr, len};
+
+	return process_vm_readv((pid_t) pid, &local, 1, &remote, 1, 0) == (ssize_t) len;
 }

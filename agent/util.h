@@ -41,6 +41,9 @@ extern uint64_t resident_memory(bool file_backed_only);
 /* Read a whole (small) file, NUL-terminated; NULL if it cannot be read. */
 extern char *read_file(const char *path, size_t *len);
 
+/* Read len bytes at addr of process pid's memory (process_vm_readv); false unless all. */
+extern bool read_remote(uint32_t pid, uint64_t addr, void *buf, size_t len);
+
 /* A growable byte buffer. */
 typedef struct Buf
 {

@@ -82,6 +82,15 @@ struct
 	__type(value, struct python_process);
 }			python_procs SEC(".maps");
 
+/* PostgreSQL backends (see struct postgres_process), by pid; written by the agent. */
+struct
+{
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct postgres_process);
+}			postgres_procs SEC(".maps");
+
 struct
 {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -426,6 +435,71 @@ read_python_stack(struct parca_sample *s, struct task_struct *task, __u32 pid)
 	s->py_nframes = w.n;
 }
 
+static __always_inline __u32
+read_user_u32(__u64 addr)
+{
+	__u32		v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *) addr) != 0)
+		return 0;
+	return v;
+}
+
+/*
+ * PostgreSQL: what the backend is doing, from its PgBackendStatus (see
+ * struct postgres_process).  The entry is read without its changecount
+ * protocol: each field is one aligned word the backend stores whole, and
+ * a statement that starts or ends between two reads gives a sample the
+ * id of one of them.  A parallel worker is a backend whose lock group
+ * leader (set for the parallel query's lifetime) is another process's
+ * PGPROC; its st_query_id is its leader's (ExecutorStart reports the
+ * plan's query id in the worker).
+ */
+static __always_inline void
+read_postgres(struct parca_sample *s, struct task_struct *task, __u32 pid, bool off_cpu)
+{
+	struct postgres_process *pg = bpf_map_lookup_elem(&postgres_procs, &pid);
+	__u64		be;
+	__u64		proc;
+	__u64		leader;
+	__u32		state;
+
+	if (pg == NULL ||
+		pg->start_time != BPF_CORE_READ(task, group_leader, start_time))
+		return;
+	be = read_user_word(pg->my_be_entry);
+	if (be == 0)
+	{
+		s->pg_end = PG_END_NO_ENTRY;
+		return;
+	}
+	if (read_user_u32(be + pg->st_procpid) != pg->ns_pid)
+	{
+		s->pg_end = PG_END_MISMATCH;
+		return;
+	}
+	s->pg_end = PG_END_READ;
+	s->pg_backend_type = read_user_u32(be + pg->st_backend_type);
+	s->pg_database = read_user_u32(be + pg->st_databaseid);
+	s->pg_user = read_user_u32(be + pg->st_userid);
+	state = read_user_u32(be + pg->st_state);
+	if (state == PG_STATE_RUNNING || state == PG_STATE_FASTPATH)
+	{
+		s->pg_flags |= PG_FLAG_ACTIVE;
+		s->pg_query_id = read_user_word(be + pg->st_query_id);
+	}
+	proc = pg->my_proc ? read_user_word(pg->my_proc) : 0;
+	leader = proc ? read_user_word(proc + pg->proc_lock_group_leader) : 0;
+	if (leader != 0 && leader != proc)
+		s->pg_flags |= PG_FLAG_PARALLEL_WORKER;
+	if (off_cpu)
+	{
+		__u64		info = read_user_word(pg->my_wait_event_info);
+
+		s->pg_wait_event = info ? read_user_u32(info) : 0;
+	}
+}
+
 /*
  * Build and send a sample of the current thread: ctx is the program's
  * context (for the kernel stack, unless wait gives it), ip/sp/bp the user
@@ -484,6 +558,13 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 	s->go_g = 0;
 	s->py_end = PY_END_NONE;
 	s->py_nframes = 0;
+	s->pg_end = PG_END_NONE;
+	s->pg_flags = 0;
+	s->pg_query_id = 0;
+	s->pg_database = 0;
+	s->pg_user = 0;
+	s->pg_backend_type = 0;
+	s->pg_wait_event = 0;
 	if (tid != 0 && BPF_CORE_READ(task, mm) != NULL)
 	{
 		if (ip == 0)
@@ -509,6 +590,7 @@ send_sample(void *ctx, __u32 kind, __u64 ip, __u64 sp, __u64 bp,
 		unwind_user(s, ip, sp, bp);
 		if (python)
 			read_python_stack(s, task, pid);
+		read_postgres(s, task, pid, kind == SAMPLE_OFF_CPU);
 		if (copy_stack && !copy_go_stacks(b, task, pid, sp))
 			copy_user_stack(b, sp, stack_top(task, pid, tid));
 	}

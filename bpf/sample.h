@@ -123,6 +123,20 @@ struct parca_sample
 	__u32		py_nframes;
 	__u64		py_code[SAMPLE_MAX_PY_FRAMES];
 	__s32		py_lasti[SAMPLE_MAX_PY_FRAMES];
+
+	/*
+	 * PostgreSQL (see struct postgres_process): the backend's status as
+	 * its PgBackendStatus says at the sample; pg_query_id only while it
+	 * runs a statement (st_state running or fastpath), pg_wait_event only
+	 * for off-CPU samples (0: none).
+	 */
+	__u32		pg_end;			/* PG_END_* */
+	__u32		pg_flags;		/* PG_FLAG_* */
+	__u64		pg_query_id;
+	__u32		pg_database;
+	__u32		pg_user;
+	__u32		pg_backend_type;
+	__u32		pg_wait_event;
 	/* __u8 stack[stack_len], then __u8 go_stack[go_stack_len] follow */
 };
 
@@ -169,6 +183,45 @@ struct python_process
 	__s32		owner_cstack;
 	__u32		code_bytecode;
 	__u32		pad;
+};
+
+/* How the read of a PostgreSQL backend's status went (pg_end). */
+#define PG_END_NONE		0		/* not a backend the agent registered */
+#define PG_END_READ		1		/* read: the pg_* fields hold its status */
+#define PG_END_NO_ENTRY	2		/* no PgBackendStatus (yet, or any more) */
+#define PG_END_MISMATCH	3		/* st_procpid is not the process's pid */
+
+#define PG_FLAG_ACTIVE	1		/* running a statement: pg_query_id is its */
+#define PG_FLAG_PARALLEL_WORKER 2	/* a parallel worker: its leader's statement */
+
+/* BackendState's values (utils/backend_status.h) that run a statement. */
+#define PG_STATE_RUNNING	2
+#define PG_STATE_FASTPATH	4
+
+/*
+ * A PostgreSQL backend, as the agent tells the BPF program (map
+ * postgres_procs, by pid), once it has checked the layout on the process
+ * (agent/postgres.c): the addresses of the server's exported MyBEEntry
+ * (PgBackendStatus *), my_wait_event_info (uint32 *) and MyProc (PGPROC *)
+ * in the process, the offsets of the fields read, the pid the backend
+ * knows itself by (its pid namespace's), which st_procpid must equal at
+ * every sample, and the process's start time, so that a reused pid is not
+ * taken for it.
+ */
+struct postgres_process
+{
+	__u64		start_time;
+	__u64		my_be_entry;
+	__u64		my_wait_event_info;
+	__u64		my_proc;
+	__u32		ns_pid;
+	__u32		st_procpid;
+	__u32		st_backend_type;
+	__u32		st_databaseid;
+	__u32		st_userid;
+	__u32		st_state;
+	__u32		st_query_id;
+	__u32		proc_lock_group_leader;
 };
 
 /*

@@ -97,6 +97,15 @@ function setup() {
        JOIN parca.series n ON n.profile_type = s.profile_type AND n.labels->>'file' = 'many'
        WHERE s.labels->>'file' = 'many-early'`);
 
+  // PostgreSQL backends' profiles as parca-agent labels them (docs/postgres.md),
+  // under a profile type of their own: two statements, one stored twice
+  const pgIngest = (label, queryId) => one(`SELECT parca_ingest_pprof(pg_read_binary_file(${literal(path.join(fixtures, 'parca/fib.pb.gz'))}),
+    'pgdash', jsonb_build_object('job', 'pgdash', 'file', ${literal(label)}, 'pg_query_id', ${literal(queryId)},
+                                 'pg_database', 'shop', 'pg_user', 'o''brien'))`);
+  pgIngest('pg-a', '-4242');
+  pgIngest('pg-b', '-4242');
+  pgIngest('pg-c', '77');
+
   // the fixtures' old times put their rows in the default partition: moved
   // now, not by the maintenance worker while the panels' functions read them
   // (a function's statement whose snapshot predates the move misses them,
@@ -128,7 +137,7 @@ function setup() {
       AND x.time BETWEEN to_timestamp(${range.from / 1000}) AND to_timestamp(${range.to / 1000}) ORDER BY 1`)
     .rows.map((r) => r.v).sort();
   const base = { profile_type: cpu, label: 'file', matchers: '', compare_offset: '1h', max_nodes: '2000',
-    function: '', profile: '', filters: '[]', node_trim_threshold: '0' };
+    function: '', profile: '', filters: '[]', node_trim_threshold: '0', pg_query_id: '' };
   // the profiles in the selection: (series, time) pairs
   const profiles = (type, labels, range) => Number(one(`SELECT count(DISTINCT (x.series_id, x.time)) ${selected(type, labels, range)}`));
   const state = (name, values, range, expect) => ({ name, values: { ...base, ...values }, range,
@@ -147,6 +156,25 @@ function setup() {
   const nothing = { from: Date.UTC(2001, 0, 1), to: Date.UTC(2001, 0, 2) };
   states.push(state('empty range', { profile_type: '', label: '', value: ['$__all'] }, nothing, { empty: true }));
   states.push(state('empty range, values kept', { value: ['fib.pb.gz'] }, nothing, { empty: true }));
+  // the PostgreSQL statements ranked, and the flame graph of one chosen
+  const pgType = 'pgdash:samples:count:cpu:nanoseconds:delta';
+  const pgFiles = ['pg-a', 'pg-b', 'pg-c'];
+  const pgStatements = sql(`SELECT (s.labels->>'pg_query_id')::bigint AS query_id, sum(x.value)::bigint AS samples
+    ${selected(pgType, pgFiles, fibRange)}
+    GROUP BY 1 ORDER BY 2 DESC, 1`).rows;
+  states.push({ name: 'postgres statements',
+    values: { ...base, profile_type: pgType, value: pgFiles, pg_query_id: '-4242' }, range: fibRange,
+    options: { value: pgFiles },
+    expect: { total: total(pgType, pgFiles, fibRange), rate: rate(pgType, pgFiles, fibRange),
+      profiles: profiles(pgType, pgFiles, fibRange), unit: 'ns', values: offered(pgType, fibRange), functions: 'all',
+      statements: pgStatements, statement: total(pgType, ['pg-a', 'pg-b'], fibRange) } });
+  // a query id that is not a number draws nothing (it goes into a selector)
+  states.push({ name: 'postgres statement not a number',
+    values: { ...base, profile_type: pgType, value: pgFiles, pg_query_id: '1"} or {x="' }, range: fibRange,
+    options: { value: pgFiles },
+    expect: { total: total(pgType, pgFiles, fibRange), rate: rate(pgType, pgFiles, fibRange),
+      profiles: profiles(pgType, pgFiles, fibRange), unit: 'ns', values: offered(pgType, fibRange), functions: 'all',
+      statements: pgStatements, statement: null } });
   const largeRange = rangeOf('large.cpu');
   // one profile of large.cpu opened alone, and the sandwich and time series of main.next
   const largeProfile = one(`SELECT profile_id FROM parca_profiles(parca_selector(${literal(cpu)}, 'file', ARRAY['large.cpu']),
@@ -226,7 +254,8 @@ async function dashboardQueries(browser) {
     const e = state.expect;
     if (e.empty) {
       for (const target of ['panel 1 A', 'panel 2 A', 'panel 3 A', 'panel 4 A', 'panel 5 A', 'panel 6 A',
-        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A', 'panel 12 A', 'panel 12 B']) {
+        'panel 7 A', 'panel 8 A', 'panel 9 A', 'panel 10 A', 'panel 11 A', 'panel 12 A', 'panel 12 B',
+        'panel 13 A', 'panel 14 A']) {
         check(`${state.name}: ${target} is empty`, 0, rows(target).length);
       }
       continue;
@@ -255,6 +284,16 @@ async function dashboardQueries(browser) {
     // the profiles table: each profile once, their totals add up to the merge
     check(`${state.name}: profiles listed`, e.profiles, rows('panel 6 A').length);
     check(`${state.name}: profiles' totals add up`, e.total, rows('panel 6 A').reduce((s, r) => s + r.total, 0));
+    // the PostgreSQL statements: ranked by samples, the chosen one's flame graph
+    check(`${state.name}: PostgreSQL statements ranked`,
+      (e.statements || []).map((t) => `${t.query_id}:${t.samples}`).join(' '),
+      rows('panel 13 A').map((t) => `${t.query_id}:${t.samples}`).join(' '));
+    if (e.statements) {
+      check(`${state.name}: statements' database and user`, 'shop o\'brien',
+        `${rows('panel 13 A')[0]?.database} ${rows('panel 13 A')[0]?.user_name}`);
+    }
+    check(`${state.name}: the chosen statement's flame graph root`, e.statement ?? null,
+      rows('panel 14 A')[0]?.value ?? null);
     if (e.single !== undefined) {
       check(`${state.name}: one profile opened alone`, e.single, rows('panel 7 A')[0]?.value);
     } else {

@@ -1,0 +1,1 @@
+../../93_postgres.sql

@@ -1,0 +1,2 @@
+\set id random(1, 200000)
+SELECT v FROM pq_numbers WHERE id = :id;
