@@ -59,7 +59,8 @@ chmod 600 "$work/auth"
 dsn="host=127.0.0.1 port=$PGPORT user=parca_server dbname=postgres"
 
 # start_server NAME PORT FLAGS...: runs parca-server in the background,
-# its log in $work/NAME.log; waits until it answers /ready
+# its log in $work/NAME.log; waits until /ready answers 200 (503 until its
+# workers have connected to the database: seconds on a loaded machine)
 start_server() {
 	local name=$1 port=$2 scheme=http i
 	shift 2
@@ -68,7 +69,7 @@ start_server() {
 	eval "${name}_pid=$!"
 	pids+=($!)
 	for i in $(seq 1 150); do
-		curl -sk -o /dev/null "$scheme://127.0.0.1:$port/ready" && return 0
+		curl -skf -o /dev/null "$scheme://127.0.0.1:$port/ready" && return 0
 		sleep 0.2
 	done
 	echo "# $name did not start: $(tail -c 400 "$work/$name.log")"
@@ -525,7 +526,7 @@ CONF
 "$server_bin" --config "$work/server.conf" >"$work/g.log" 2>&1 &
 g_pid=$!
 pids+=($g_pid)
-for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$((port_base + 3))/ready" && break; sleep 0.2; done
+for i in $(seq 1 150); do curl -sf -o /dev/null "http://127.0.0.1:$((port_base + 3))/ready" && break; sleep 0.2; done
 check "config file: the server listens where it says" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port_base + 3))/ready")" = 200
 large=$SHARED_TESTDATA/pprof/google-pprof/large.cpu
 curl -s -o "$work/slow.out" -w '%{http_code}' --limit-rate 200k "${auth[@]}" --data-binary @"$large" \
