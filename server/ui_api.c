@@ -100,7 +100,8 @@ time_sql(const RequestInfo *r, const char *key, bool optional, Params *p, char *
 
 /*
  * The profile a request names, as SQL: PREFIXprofile (an id of
- * parca_profiles), or PREFIXselector with PREFIXstart and PREFIXstop.
+ * parca_profiles), or PREFIXselector with PREFIXstart and PREFIXstop, and
+ * the stack filters PREFIXkeep_function and PREFIXdrop_function.
  */
 static bool
 profile_sql(const RequestInfo *r, const char *prefix, Params *p, char *out, size_t outlen, Outcome *o)
@@ -127,7 +128,18 @@ profile_sql(const RequestInfo *r, const char *prefix, Params *p, char *out, size
 	snprintf(key, sizeof(key), "%sstop", prefix);
 	if (!time_sql(r, key, false, p, stop, sizeof(stop), o))
 		return false;
-	snprintf(out, outlen, "public.parca_query($%d, %s, %s)", param(p, selector), start, stop);
+	{
+		int			selector_param = param(p, selector);
+		const char *keep;
+		const char *drop;
+
+		snprintf(key, sizeof(key), "%skeep_function", prefix);
+		keep = request_arg(r, key);
+		snprintf(key, sizeof(key), "%sdrop_function", prefix);
+		drop = request_arg(r, key);
+		snprintf(out, outlen, "public.parca_query($%d, %s, %s, NULL, $%d, $%d)", selector_param, start, stop,
+				 param(p, keep && *keep ? keep : NULL), param(p, drop && *drop ? drop : NULL));
+	}
 	return true;
 }
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 src=$(cd "$1" && pwd)
 root=${2:-${PARCA_WEB_NPM_DIR:-/tmp/parca-web-npm}}
-install=$root/$(basename "$src")-$(sha256sum "$src/package-lock.json" | cut -c1-16)
+install=$root/$(sed -n 's/^  "name": "\(.*\)",$/\1/p' "$src/package.json" | head -1)-$(sha256sum "$src/package-lock.json" | cut -c1-16)
 if [ ! -f "$install/.complete" ]; then
 	rm -rf "$install"
 	mkdir -p "$install"
