@@ -137,8 +137,10 @@ send_response(Req *q, const Outcome *o)
 		snprintf(retry, sizeof(retry), "%d", o->retry_after);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
 	}
+	/* a browser asks for a user and password on Basic alone: the UI's API offers that */
 	if (o->status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+								q->info.ep == EP_API ? "Basic realm=\"parca-server\", charset=\"UTF-8\"" :
 								"Bearer realm=\"parca-server\", Basic realm=\"parca-server\"");
 	if (o->status == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,

@@ -80,7 +80,8 @@ start_server() {
 	echo "# $name did not start: $(tail -c 400 "$work/$name.log")"
 	return 1
 }
-web_root=${PARCA_WEB_ROOT:-$REPO_ROOT/web/dist}
+# the UI as make install-server installs it, where the server looks by default
+web_root=${PARCA_WEB_ROOT:-$(pg_config --sharedir)/parca/web}
 A=http://127.0.0.1:$port_base
 start_server anon "127.0.0.1:$port_base" --allow-anonymous --anonymous-reader-role ui_all
 
@@ -199,18 +200,22 @@ check "no credentials and no --allow-anonymous: refuses to start, saying why" gr
 if [ -f "$web_root/index.html" ] && [ -z "${PARCA_WEB_API_ONLY:-}" ]; then
 	if install=$(bash "$REPO_ROOT/web/npm.sh" "$here"); then
 		mkdir -p "$here/artifacts"
-		if ! NODE_PATH=$install/node_modules node "$here/run.js" "$A" "$here/artifacts" "$REPO_ROOT" \
+		rm -f "$here"/artifacts/*.png
+		if ! PARCA_WEB_STOP_DB="runuser -u postgres -- $PG_BIN/pg_ctl -D $PGDATA_DIR/data -m fast stop" \
+			NODE_PATH=$install/node_modules node "$here/run.js" "$A" "$here/artifacts" "$B" \
 			> "$work/checks" 2> "$work/err"; then
 			check "the browser checks ran ($(head -c 600 "$work/err"))" false
 		fi
+		cp "$work/checks" "$work/err" "$here/artifacts/"
 		check_tsv "$work/checks"
 	else
 		check "npm ci of playwright-core" false
 	fi
 else
-	check "the web UI is built ($web_root/index.html: make web)" test -f "$web_root/index.html"
+	check "the web UI is installed ($web_root/index.html: make install-server)" test -f "$web_root/index.html"
 fi
 
+# (stopped by run.js already, unless it did not get there)
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast stop >/dev/null 2>&1
 out=$(api "label-values?label=job")
 check "the database down: 503 JSON saying so ($(tr '\n' ' ' <<<"$out"))" \

@@ -79,6 +79,7 @@ export function SelectorInput(p: Props) {
       // the rest of the value being typed, and its closing quote, are replaced
       const rest = /^(?:[^"\\]|\\.)*"?/.exec(after);
       if (rest) after = after.slice(rest[0].length);
+      if (!after.includes('}')) after += '}';
     } else {
       insert = choice + '="';
       const rest = /^[a-zA-Z0-9_]*/.exec(after);

@@ -154,7 +154,7 @@ function App() {
   const setState = (next: State, push = true) => {
     setStateRaw(next);
     const url = writeState(next);
-    if (url !== location.search) (push ? history.pushState : history.replaceState).call(history, null, url || '?');
+    if (url !== location.search) (push ? history.pushState : history.replaceState).call(history, null, '', url || '?');
   };
   React.useEffect(() => {
     const onPop = () => setStateRaw(readState(location.search));
@@ -200,7 +200,11 @@ function App() {
     const ctl = new AbortController();
     setFlameLoading(true);
     get<Icicle>(state.compare ? 'diff' : 'icicle', { ...flameParams, max_nodes: maxNodes }, ctl.signal).then(
-      (ic) => { setIcicle(ic); setFlameError(null); setFlameLoading(false); },
+      (ic) => {
+        // what is drawn, for the tests and the bench (test/web, bench/web.sh)
+        Object.assign(window, { parcaIcicle: ic, parcaIcicleParams: flameParams });
+        setIcicle(ic); setFlameError(null); setFlameLoading(false);
+      },
       (e) => { if (e.name !== 'AbortError') { setIcicle(null); setFlameError(e); setFlameLoading(false); } });
     return () => ctl.abort();
   }, [flameKey]);
@@ -231,7 +235,7 @@ function App() {
         <h1>parca</h1>
         <select aria-label="profile type" value={state.type}
           onChange={(e) => setState({ ...state, type: e.target.value, a: { ...state.a, profile: '', mfrom: '', mto: '' }, b: { ...state.b, profile: '', mfrom: '', mto: '' } })}>
-          <option value="">{types === null ? 'Loading profile types…' : types.length ? 'Choose a profile type' : 'No profiles stored yet'}</option>
+          <option value="">{types === null ? (error ? 'No profile types: see below' : 'Loading profile types…') : types.length ? 'Choose a profile type' : 'No profiles stored yet'}</option>
           {(types || []).map((t) => <option key={t} value={t}>{t}</option>)}
         </select>
         <label className="toggle"><input type="checkbox" checked={state.compare} aria-label="compare"
