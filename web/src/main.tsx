@@ -148,8 +148,7 @@ function App() {
   const [icicle, setIcicle] = React.useState<Icicle | null>(null);
   const [flameError, setFlameError] = React.useState<Error | null>(null);
   const [flameLoading, setFlameLoading] = React.useState(false);
-  const [nodesFactor, setNodesFactor] = React.useState(1);
-  const maxNodes = Math.min(100000, maxNodesFor(window.innerWidth) * nodesFactor);
+  const maxNodes = Math.min(100000, maxNodesFor(window.innerWidth) * state.nodes);
 
   const setState = (next: State, push = true) => {
     setStateRaw(next);
@@ -278,7 +277,7 @@ function App() {
                 {' '}({icicle.type}){icicle.trimmed && (
                   <span className="trimmed"> · showing the {icicle.label.length} heaviest nodes of the call tree;
                     the rest are in [trimmed] nodes, every function keeps its exact self value{' '}
-                    {maxNodes < 100000 && <button type="button" onClick={() => setNodesFactor(nodesFactor * 4)}>More nodes</button>}</span>
+                    {maxNodes < 100000 && <button type="button" onClick={() => setState({ ...state, nodes: state.nodes * 4 })}>More nodes</button>}</span>
                 )}
               </div>
               <Flame icicle={icicle} theme={state.theme} />

@@ -17,6 +17,7 @@ export type State = {
   compare: boolean;
   keep: string; // stack filters: only stacks through this function
   drop: string; // without the stacks through this one
+  nodes: number; // the flame graph asks for this many times the nodes its width can draw
   theme: 'dark' | 'light';
 };
 
@@ -41,6 +42,7 @@ export function readState(search: string): State {
     compare: q.get('compare') === '1',
     keep: q.get('keep') || '',
     drop: q.get('drop') || '',
+    nodes: Math.max(1, Math.min(64, Number(q.get('nodes')) || 1)),
     theme: q.get('theme') === 'light' ? 'light' : 'dark',
   };
 }
@@ -59,6 +61,7 @@ export function writeState(s: State): string {
   }
   if (s.keep) q.set('keep', s.keep);
   if (s.drop) q.set('drop', s.drop);
+  if (s.nodes !== 1) q.set('nodes', String(s.nodes));
   if (s.theme !== 'dark') q.set('theme', s.theme);
   return '?' + q.toString();
 }
