@@ -68,7 +68,7 @@ clean-server:
 	rm -rf web/dist
 .PHONY: server install-server clean-server web
 
-WEB_SOURCES = $(wildcard web/src/*) web/index.html web/style.css web/build.js web/build.sh web/package-lock.json
+WEB_SOURCES = $(wildcard web/src/*) web/index.html web/style.css web/build.js web/build.sh web/tsconfig.json web/package-lock.json
 web: web/dist/index.html
 web/dist/index.html: $(WEB_SOURCES)
 	bash web/build.sh

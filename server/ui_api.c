@@ -17,6 +17,7 @@
 #define DEFAULT_MAX_NODES 4096
 #define MAX_MAX_NODES 100000
 #define LIST_LIMIT 10000		/* label names or values, profile ids */
+#define RANGE_POINTS_LIMIT 200000	/* points of the metric graph, all series */
 #define RETRY_AFTER_DB 5
 
 /* the statement's parameters, all text, bound as $1, $2, ... */
@@ -381,11 +382,18 @@ api_range(Db *db, const RequestInfo *r, Buf *b, Outcome *o)
 			 "SELECT q.series, q.labels::text, "
 			 "(pg_catalog.date_part('epoch', q.time) * 1000)::int8, q.value, q.profiles "
 			 "FROM public.parca_query_range($%d, %s, %s, pg_catalog.make_interval(secs => $%d::pg_catalog.float8)) q "
-			 "ORDER BY q.series, q.time",
-			 param(&p, selector), start, stop, param(&p, step_text));
+			 "ORDER BY q.series, q.time LIMIT %d",
+			 param(&p, selector), start, stop, param(&p, step_text), RANGE_POINTS_LIMIT + 1);
 	if (!(res = run(db, r->role, sql, &p, false, o)))
 		return;
 	n = PQntuples(res);
+	if (n > RANGE_POINTS_LIMIT)
+	{
+		outcome_fail(o, 413, "too_many_points", "more than %d points (series times steps): "
+					 "choose fewer series or a larger step", RANGE_POINTS_LIMIT);
+		PQclear(res);
+		return;
+	}
 	buf_puts(b, "{\"series\":[");
 	for (int i = 0; i < n;)
 	{

@@ -7,9 +7,8 @@ import type { Icicle } from './api';
 // Grafana's packages are required, not imported: their CommonJS builds
 // interoperate with the CommonJS packages they use as webpack's would
 // (see test/grafana/flamegraph.jsx)
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+declare const require: (name: string) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const data = require('@grafana/data');
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 const { FlameGraph } = require('@grafana/flamegraph');
 
 const units: Record<string, string> = {
