@@ -473,22 +473,23 @@ api_icicle(Db *db, const RequestInfo *r, bool diff, Buf *b, Outcome *o)
 		return;
 	snprintf(nodes_text, sizeof(nodes_text), "%ld", max_nodes);
 	/*
-	 * The profile is made once (MATERIALIZED); its type and total go with
-	 * the first row (repeated: one statement, one round trip).
+	 * The profile is made once (MATERIALIZED), its type and total read once
+	 * beside it (a call a row would read the whole profile each time) and
+	 * sent with every row: one statement, one round trip.
 	 */
 	if (diff)
 		snprintf(sql, sizeof(sql),
-				 "WITH x AS MATERIALIZED (SELECT public.parca_diff(%s, %s, %s) AS p) "
-				 "SELECT public.parca_profile_type(x.p), public.parca_profile_total(x.p), "
-				 "i.level, i.value, i.self, i.label, i.\"valueRight\", i.\"selfRight\" "
+				 "WITH x AS MATERIALIZED (SELECT y.p, public.parca_profile_type(y.p) AS t, "
+				 "public.parca_profile_total(y.p) AS n FROM (SELECT public.parca_diff(%s, %s, %s) AS p OFFSET 0) y) "
+				 "SELECT x.t, x.n, i.level, i.value, i.self, i.label, i.\"valueRight\", i.\"selfRight\" "
 				 "FROM x, public.parca_icicle_diff(x.p, $%d::int4) i WHERE x.p IS NOT NULL",
 				 base, profile, absolute && strcmp(absolute, "true") == 0 ? "true" : "false",
 				 param(&p, nodes_text));
 	else
 		snprintf(sql, sizeof(sql),
-				 "WITH x AS MATERIALIZED (SELECT %s AS p) "
-				 "SELECT public.parca_profile_type(x.p), public.parca_profile_total(x.p), "
-				 "i.level, i.value, i.self, i.label "
+				 "WITH x AS MATERIALIZED (SELECT y.p, public.parca_profile_type(y.p) AS t, "
+				 "public.parca_profile_total(y.p) AS n FROM (SELECT %s AS p OFFSET 0) y) "
+				 "SELECT x.t, x.n, i.level, i.value, i.self, i.label "
 				 "FROM x, public.parca_icicle(x.p, $%d::int4) i WHERE x.p IS NOT NULL",
 				 profile, param(&p, nodes_text));
 	if (!(res = run(db, r->role, sql, &p, false, o)))
