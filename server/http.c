@@ -105,6 +105,8 @@ collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 
 	if (q->info.nargs == QUERY_MAX_ARGS || !key)
 		return MHD_YES;
+	if (strlen(key) > 256 || (value && strlen(value) > ARG_VALUE_MAX))
+		q->info.args_cut = true;
 	q->info.args[q->info.nargs].key = strndup(key, 256);
 	q->info.args[q->info.nargs].value = strndup(value ? value : "", ARG_VALUE_MAX);
 	if (q->info.args[q->info.nargs].key && q->info.args[q->info.nargs].value)

@@ -165,6 +165,9 @@ out=$(api "icicle?selector=$s&$all&max_nodes=0")
 check "max_nodes out of bounds: 400" grep -q 'max_nodes must be.* 400 $' <<<"$(oneline "$out")"
 out=$(api "icicle?$all")
 check "a missing parameter: 400 naming it" grep -q 'the parameter selector is required.* 400 $' <<<"$(oneline "$out")"
+long=$(python3 -c 'print("{job=~\"" + "a|" * 4200 + "large\"}")')
+out=$(api "icicle?selector=$(sel "$large_type$long")&$all")
+check "a selector longer than the server reads: 414, not a shorter selector" grep -q 'longer than the server reads.* 414 $' <<<"$(oneline "$out")"
 out=$(api "nosuch")
 check "an unknown API: 404" grep -q 'no such API.* 404 $' <<<"$(oneline "$out")"
 out=$(curl -s -w '\n%{http_code}' -X POST "$A/api/labels")
