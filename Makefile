@@ -9,7 +9,9 @@
 # bpftool, libbpf, libdw and the kernel's BTF, which the extension does
 # not: it is built only when asked, `make agent` and `make install-agent`.
 # So is the push server (server/: libmicrohttpd, json-c, libpq), `make
-# server` and `make install-server`.
+# server` and `make install-server`, which installs the web UI it serves
+# too (web/: `make web` bundles it from npm packages that scripts/deps.sh
+# installs outside the tree, web/npm.sh).
 
 EXTENSION = parca
 EXTVERSION = 0.2
@@ -58,12 +60,18 @@ clean-agent:
 
 server:
 	$(MAKE) -C server
-install-server:
-	$(MAKE) -C server install
+install-server: web
+	$(MAKE) -C server install install-web
 clean: clean-server
 clean-server:
 	$(MAKE) -C server clean
-.PHONY: server install-server clean-server
+	rm -rf web/dist
+.PHONY: server install-server clean-server web
+
+WEB_SOURCES = $(wildcard web/src/*) web/index.html web/style.css web/build.js web/build.sh web/tsconfig.json web/package-lock.json
+web: web/dist/index.html
+web/dist/index.html: $(WEB_SOURCES)
+	bash web/build.sh
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@

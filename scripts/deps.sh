@@ -31,5 +31,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update
 	apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+# the web UI's npm packages (make web) and the browser test's (test/web),
+# each into a folder outside the tree keyed by its package-lock.json
+bash "$(dirname "$0")/../web/npm.sh" "$(dirname "$0")/../web" >/dev/null
+bash "$(dirname "$0")/../web/npm.sh" "$(dirname "$0")/../test/web" >/dev/null
 # Debian's postgresql package creates and starts a cluster of its own; our
 # clusters are separate, so it is left alone.

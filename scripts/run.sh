@@ -5,7 +5,8 @@
 # prints the hottest functions; then profiles this machine for 20 s with
 # parca-agent and prints its hottest functions; then starts parca-server
 # beside the cluster (127.0.0.1:7070, its log in .parca/parca-server.log)
-# and prints how to point a profiler's SDK at it.
+# and prints how to point a profiler's SDK at it; last, the address of its
+# web UI (docs/web.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -53,7 +54,8 @@ FROM parca_top(parca_query('parca_agent:samples:count:cpu:nanoseconds:delta',
 ORDER BY flat DESC LIMIT 15"
 echo
 # parca-server: it logs in as parca_server, which may only SET ROLE to
-# push_local, a member of parca_push (docs/push.md, "Roles"); without
+# push_local, a member of parca_push (docs/push.md, "Roles"), to store, and
+# to ui_local, which may read profiles, for the web UI; without
 # credentials, which it allows on loopback only.
 PARCA_SERVER_LISTEN=${PARCA_SERVER_LISTEN:-127.0.0.1:7070}
 psql -X -q -c "SET client_min_messages = warning; DO \$\$ BEGIN
@@ -63,12 +65,20 @@ psql -X -q -c "SET client_min_messages = warning; DO \$\$ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'push_local') THEN
         CREATE ROLE push_local NOLOGIN IN ROLE parca_push;
     END IF;
-END \$\$; GRANT push_local TO parca_server"
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ui_local') THEN
+        CREATE ROLE ui_local NOLOGIN;
+    END IF;
+END \$\$; GRANT push_local, ui_local TO parca_server;
+GRANT USAGE ON SCHEMA parca TO ui_local;
+GRANT SELECT ON parca.samples, parca.series, parca.locations, parca.functions, parca.mappings,
+      parca.samples_hourly, parca.rollup_hours, parca.samples_daily, parca.rollup_days,
+      parca.samples_weekly, parca.rollup_weeks, parca.profiles_hourly TO ui_local"
 if [ -f "$PARCA_DIR/parca-server.pid" ] && kill -0 "$(cat "$PARCA_DIR/parca-server.pid")" 2>/dev/null; then
 	kill "$(cat "$PARCA_DIR/parca-server.pid")"
 	sleep 1
 fi
 "$repo/server/parca-server" --listen "$PARCA_SERVER_LISTEN" --allow-anonymous --anonymous-role push_local \
+	--anonymous-reader-role ui_local \
 	--dsn "host=127.0.0.1 port=$PARCA_PORT user=parca_server dbname=parca" >>"$PARCA_DIR/parca-server.log" 2>&1 &
 echo $! > "$PARCA_DIR/parca-server.pid"
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://$PARCA_SERVER_LISTEN/ready" && break; sleep 0.2; done
@@ -87,3 +97,5 @@ echo "then: SELECT * FROM parca_profile_types(); -- e.g. memory:alloc_space:byte
 echo "Its log: $PARCA_DIR/parca-server.log; stop it: kill \$(cat $PARCA_DIR/parca-server.pid)"
 echo
 echo "The cluster keeps running: psql -h 127.0.0.1 -p $PARCA_PORT -U postgres parca"
+echo
+echo "The web UI: http://$PARCA_SERVER_LISTEN/ (pick a profile type, e.g. fixture:cpu:nanoseconds:cpu:nanoseconds:delta, and \"All time\"; docs/web.md)"

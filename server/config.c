@@ -46,6 +46,10 @@ static const Option options[] = {
 	OPT("auth-file", OPT_STRING, auth_file, "credentials, one a line: `bearer TOKEN ROLE` or `basic USER PASSWORD ROLE`"),
 	OPT("allow-anonymous", OPT_BOOL, allow_anonymous, "store requests without credentials (only when listening on loopback)"),
 	OPT("anonymous-role", OPT_STRING, anonymous_role, "role of requests without credentials (the login role's own rights when unset)"),
+	OPT("web-root", OPT_STRING, web_root, "folder of the web UI's built files (" PARCA_WEB_ROOT ")"),
+	OPT("anonymous-reader-role", OPT_STRING, anonymous_reader_role,
+		"role the web UI's API reads as without credentials (with --allow-anonymous; the login role's own rights when unset)"),
+	OPT("max-response-size", OPT_SIZE, max_response_size, "largest answer of the web UI's API (64MB)"),
 	OPT("jfr-thread-labels", OPT_BOOL, jfr_thread_labels, "JFR: label each sample with its thread_name (a series per thread)"),
 	OPT("save-bodies", OPT_STRING, save_bodies, "debugging: save every request body into this folder"),
 };
@@ -55,7 +59,8 @@ config_usage(void)
 {
 	fprintf(stderr, "usage: parca-server [--config FILE] [--name value ...]\n\n"
 			"Accepts profiles pushed over HTTP (Pyroscope /ingest and Push API, OpenTelemetry\n"
-			"profiles) and stores them in PostgreSQL with parca_ingest_pprof (docs/push.md).\n\n");
+			"profiles) and stores them in PostgreSQL with parca_ingest_pprof (docs/push.md);\n"
+			"serves the web UI and its API at / (docs/web.md).\n\n");
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
 		fprintf(stderr, "  --%-24s %s\n", options[i].name, options[i].help);
 	fprintf(stderr, "  --%-24s %s\n", "config FILE", "read `name = value` lines (the names above) first");
@@ -230,6 +235,8 @@ config_load(ServerConfig *cfg, int argc, char **argv)
 	cfg->max_connections = 1024;
 	cfg->max_connections_per_ip = 64;
 	cfg->drain_timeout = 30;
+	cfg->web_root = strdup(PARCA_WEB_ROOT);
+	cfg->max_response_size = 64 * 1024 * 1024;
 
 	/* the file first, so that flags win */
 	for (int i = 1; i < argc; i++)
@@ -288,10 +295,11 @@ config_load(ServerConfig *cfg, int argc, char **argv)
 	}
 	if (cfg->max_requests < 1 || cfg->max_body_size < 1 || cfg->max_profile_size < 1024 ||
 		cfg->request_timeout < 1 || cfg->idle_timeout < 1 || cfg->max_connections < 1 ||
-		cfg->max_connections_per_ip < 1 || cfg->max_memory < cfg->max_body_size)
+		cfg->max_connections_per_ip < 1 || cfg->max_memory < cfg->max_body_size || cfg->max_response_size < 1024)
 	{
 		fprintf(stderr, "parca-server: --max-requests, --request-timeout, --idle-timeout and the connection limits "
-				"must be at least 1, --max-profile-size at least 1kB, --max-memory at least --max-body-size\n");
+				"must be at least 1, --max-profile-size and --max-response-size at least 1kB, "
+				"--max-memory at least --max-body-size\n");
 		return false;
 	}
 	if (cfg->max_profile_size > 1024 * 1024 * 1024 || cfg->max_body_size > 1024 * 1024 * 1024)

@@ -29,6 +29,9 @@ typedef struct ServerConfig
 	char	   *anonymous_role;
 	char	   *save_bodies;	/* a folder: every request body is saved there */
 	bool		jfr_thread_labels;	/* JFR samples labelled with their thread */
+	char	   *web_root;		/* the web UI's built files */
+	char	   *anonymous_reader_role;	/* the UI's role without credentials */
+	size_t		max_response_size;	/* bytes of an answer of the UI's API */
 } ServerConfig;
 
 /* Fills cfg from argv (and --config FILE); false after printing why. */

@@ -104,9 +104,8 @@ db_connect(Db *db, char *err, size_t errlen)
 	return true;
 }
 
-/* an SQLSTATE the client may retry later, as the database is away or busy */
-static bool
-sqlstate_transient(const char *s)
+bool
+db_sqlstate_transient(const char *s)
 {
 	return strncmp(s, "08", 2) == 0 ||	/* connection exception */
 		strncmp(s, "53", 2) == 0 ||	/* insufficient resources */
@@ -141,7 +140,7 @@ fail_from_result(Db *db, PGresult *res, size_t item, size_t nitems, const char *
 	snprintf(msg, sizeof(msg), "%.500s", primary);
 	if (nitems > 1 && name)
 		snprintf(where, sizeof(where), "profile %zu of %zu (%s): ", item + 1, nitems, name);
-	if (sqlstate_transient(state))
+	if (db_sqlstate_transient(state))
 	{
 		outcome_fail(o, 503, strcmp(state, "57014") == 0 ? "database_timeout" : "database_unavailable",
 					 "the database cannot store profiles now (SQLSTATE %s): %s", state, msg);
@@ -290,6 +289,20 @@ db_store(Db *db, const char *role, const StoreBatch *batch, Outcome *o)
 		}
 		return;
 	}
+}
+
+PGconn *
+db_connection(Db *db, char *err, size_t errlen)
+{
+	return db_connect(db, err, errlen) ? db->conn : NULL;
+}
+
+void
+db_reset(Db *db)
+{
+	if (db->conn)
+		PQfinish(db->conn);
+	db->conn = NULL;
 }
 
 bool

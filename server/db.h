@@ -30,4 +30,14 @@ void		db_store(Db *db, const char *role, const StoreBatch *batch, Outcome *o);
  */
 bool		db_check(Db *db, size_t *max_profile_size, char *err, size_t errlen);
 
+/*
+ * The worker's connection, made anew when needed (NULL with err), for
+ * statements of its own (ui_api.c); db_reset drops it after a failure.
+ */
+struct pg_conn *db_connection(Db *db, char *err, size_t errlen);
+void		db_reset(Db *db);
+
+/* an SQLSTATE the client may retry later, as the database is away or busy */
+bool		db_sqlstate_transient(const char *sqlstate);
+
 #endif

@@ -23,6 +23,8 @@
 #include "log.h"
 #include "push_api.h"
 #include "server.h"
+#include "ui_api.h"
+#include "ui_files.h"
 
 #define BODY_RESERVE_STEP (64 * 1024)	/* reserved at a time for a body of unknown size */
 #define ARG_VALUE_MAX 8192
@@ -103,6 +105,8 @@ collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 
 	if (q->info.nargs == QUERY_MAX_ARGS || !key)
 		return MHD_YES;
+	if (strlen(key) > 256 || (value && strlen(value) > ARG_VALUE_MAX))
+		q->info.args_cut = true;
 	q->info.args[q->info.nargs].key = strndup(key, 256);
 	q->info.args[q->info.nargs].value = strndup(value ? value : "", ARG_VALUE_MAX);
 	if (q->info.args[q->info.nargs].key && q->info.args[q->info.nargs].value)
@@ -128,17 +132,22 @@ send_response(Req *q, const Outcome *o)
 		return MHD_NO;
 	q->response.body = NULL;	/* MHD's now */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, q->response.content_type);
+	if (q->response.content_disposition)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, q->response.content_disposition);
 	if (o->retry_after > 0)
 	{
 		snprintf(retry, sizeof(retry), "%d", o->retry_after);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
 	}
+	/* a browser asks for a user and password on Basic alone: the UI's API offers that */
 	if (o->status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+								q->info.ep == EP_API ? "Basic realm=\"parca-server\", charset=\"UTF-8\"" :
 								"Bearer realm=\"parca-server\", Basic realm=\"parca-server\"");
 	if (o->status == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-								q->info.ep == EP_READY || q->info.ep == EP_METRICS ? "GET, HEAD" : "POST");
+								q->info.ep == EP_READY || q->info.ep == EP_METRICS ? "GET, HEAD" :
+								q->info.ep == EP_API ? "GET" : "POST");
 	if (atomic_load(&server.draining))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(q->conn, (unsigned) q->response.status, resp);
@@ -271,6 +280,20 @@ request_start(Req *q, struct MHD_Connection *conn, const char *url, const char *
 	q->info.tenant = header_copy(conn, "X-Scope-OrgID");
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, q);
 
+	/* the web UI: its API under /api/, its files at every other path a GET names */
+	if (strncmp(url, UI_API_PREFIX, strlen(UI_API_PREFIX)) == 0)
+		q->info.ep = EP_API;
+	else if (q->info.ep == EP_OTHER && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
+	{
+		enum MHD_Result ret;
+
+		q->info.ep = EP_UI;
+		memset(&q->outcome, 0, sizeof(q->outcome));
+		ret = ui_files_answer(conn, server.cfg.web_root, url, method, &q->response.status);
+		q->outcome.status = q->response.status;
+		q->state = REQ_ANSWERED;
+		return ret;
+	}
 	if (q->info.ep == EP_OTHER)
 		return answer_now(q, 404, "not_found", 0, "no such endpoint: %.200s (see docs/push.md)", url);
 	if (q->info.ep == EP_READY || q->info.ep == EP_METRICS)
@@ -279,8 +302,8 @@ request_start(Req *q, struct MHD_Connection *conn, const char *url, const char *
 			return answer_now(q, 405, "method_not_allowed", 0, "%s takes GET", url);
 		return q->info.ep == EP_READY ? answer_ready(q) : answer_metrics(q);
 	}
-	if (strcmp(method, "POST") != 0)
-		return answer_now(q, 405, "method_not_allowed", 0, "%s takes POST", url);
+	if (q->info.ep == EP_API ? strcmp(method, "GET") != 0 : strcmp(method, "POST") != 0)
+		return answer_now(q, 405, "method_not_allowed", 0, "%s takes %s", url, q->info.ep == EP_API ? "GET" : "POST");
 	if (atomic_load(&server.draining))
 		return answer_now(q, 503, "shutting_down", 1, "the server is shutting down");
 
@@ -307,7 +330,7 @@ request_start(Req *q, struct MHD_Connection *conn, const char *url, const char *
 	}
 	else if (server.cfg.allow_anonymous)
 	{
-		q->info.role = server.cfg.anonymous_role;
+		q->info.role = q->info.ep == EP_API ? server.cfg.anonymous_reader_role : server.cfg.anonymous_role;
 		q->who = "anonymous";
 	}
 	else
@@ -409,7 +432,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_Re
 		o->reason = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "client_timeout" : "client_disconnected";
 	metrics_observe(q->info.ep, status, seconds, q->received,
 					o->profiles, o->rows, o->reason);
-	if (q->info.ep != EP_READY && q->info.ep != EP_METRICS)
+	if (q->info.ep != EP_READY && q->info.ep != EP_METRICS && q->info.ep != EP_UI)
 	{
 		log_begin(&line, status >= 500 ? "error" : status >= 400 ? "warn" : "info", "request");
 		log_field_str(&line, "method", q->method);

@@ -47,7 +47,8 @@ main(int argc, char **argv)
 	if (auth_count(server.auth) == 0 && !server.cfg.allow_anonymous)
 	{
 		fprintf(stderr, "parca-server: no credentials: give --auth-file (tokens or users, each with its role), "
-				"or --allow-anonymous to store requests without credentials on a loopback address\n");
+				"or --allow-anonymous to store requests and serve the web UI's API without credentials "
+				"on a loopback address only\n");
 		return 2;
 	}
 	pthread_mutex_init(&server.queue_lock, NULL);

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 
-const char *const endpoint_names[EP_COUNT] = {"ingest", "push", "otlp", "ready", "metrics", "other"};
+const char *const endpoint_names[EP_COUNT] = {"ingest", "push", "otlp", "ready", "metrics", "api", "ui", "other"};
 
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))

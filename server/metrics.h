@@ -17,6 +17,8 @@ typedef enum Endpoint
 	EP_OTLP,					/* OpenTelemetry profiles */
 	EP_READY,
 	EP_METRICS,
+	EP_API,						/* the web UI's API (ui_api.c) */
+	EP_UI,						/* the web UI's files (ui_files.c) */
 	EP_OTHER,
 	EP_COUNT
 } Endpoint;

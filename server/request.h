@@ -26,6 +26,7 @@ typedef struct RequestInfo
 	char	   *path;
 	QueryArg	args[QUERY_MAX_ARGS];
 	int			nargs;
+	bool		args_cut;		/* a parameter was longer than the server keeps */
 	char	   *content_type;	/* NULL when absent */
 	char	   *content_encoding;
 	char	   *tenant;			/* X-Scope-OrgID */

@@ -97,6 +97,7 @@ response_build(Endpoint ep, const char *request_content_type, const Outcome *o, 
 
 	buf_init(&b, 0);
 	out->status = o->status;
+	out->content_disposition = NULL;
 	switch (ep)
 	{
 		case EP_PUSH:
@@ -144,6 +145,18 @@ response_build(Endpoint ep, const char *request_content_type, const Outcome *o, 
 					put_varint(&b, n);
 					buf_append(&b, o->message, n);
 				}
+			}
+			break;
+		case EP_API:
+			/* the web UI's API: {"error": ..., "reason": ...} */
+			out->content_type = "application/json";
+			if (!ok)
+			{
+				buf_puts(&b, "{\"error\":");
+				buf_json_string(&b, o->message, strlen(o->message));
+				buf_puts(&b, ",\"reason\":");
+				buf_json_string(&b, o->reason ? o->reason : "", o->reason ? strlen(o->reason) : 0);
+				buf_puts(&b, "}");
 			}
 			break;
 		default:

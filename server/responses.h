@@ -15,6 +15,7 @@ typedef struct Response
 	char	   *body;			/* malloc'd */
 	size_t		len;
 	const char *content_type;
+	const char *content_disposition;	/* NULL: none */
 } Response;
 
 /* request_content_type chooses JSON or protobuf where the protocol answers in kind */

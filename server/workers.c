@@ -19,6 +19,7 @@
 #include "payload.h"
 #include "push_api.h"
 #include "server.h"
+#include "ui_api.h"
 
 size_t
 effective_profile_limit(void)
@@ -94,6 +95,13 @@ process(Db *db, Req *q)
 		outcome_fail(o, 503, "queue_timeout", "the server is busy: the request waited more than %d s "
 					 "for a database connection", server.cfg.request_timeout);
 		o->retry_after = 5;
+		goto answer;
+	}
+	if (q->info.ep == EP_API)
+	{
+		ui_api_answer(db, &q->info, server.cfg.max_response_size, &q->response, o);
+		if (o->status == 200)
+			return;
 		goto answer;
 	}
 	if (server.cfg.save_bodies)

@@ -178,6 +178,15 @@ check_eq() {
 	fi
 }
 
+# check_tsv FILE: a check_eq for each "name<TAB>expected<TAB>actual" line
+# of FILE (what the browser suites' node scripts print)
+check_tsv() {
+	local name expected actual
+	while IFS=$'\t' read -r name expected actual; do
+		check_eq "$name" "$expected" "$actual"
+	done < "$1"
+}
+
 # near_expected ACTUAL EXPECTED: a count of profiler samples against its
 # expectation (19 Hz x CPU seconds for parca-agent).  Which timer ticks find
 # a program running varies with the load: the count is binomial, with a

@@ -47,7 +47,5 @@ if ! TMPDIR=$work node "$here/run.js" "$work" "$work" "$REPO_ROOT/docs/grafana/d
 	> "$work/checks" 2> "$work/err"; then
 	check "the checks ran ($(head -c 600 "$work/err"))" false
 fi
-while IFS=$'\t' read -r name expected actual; do
-	check_eq "$name" "$expected" "$actual"
-done < "$work/checks"
+check_tsv "$work/checks"
 finish

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `make web`: installs the UI's npm packages (web/npm.sh, outside the tree),
+# checks its types (tsc; esbuild only strips them) and bundles it into
+# web/dist/ (web/build.js).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+install=$(bash "$here/npm.sh" "$here")
+# web/tsconfig.json, with the packages found in the install folder
+cat > "$install/tsconfig.json" <<EOF
+{ "extends": "$here/tsconfig.json", "include": ["$here/src"],
+  "compilerOptions": { "baseUrl": "$install", "paths": { "*": ["node_modules/@types/*", "node_modules/*"] } } }
+EOF
+node "$install/node_modules/typescript/bin/tsc" -p "$install/tsconfig.json"
+node "$here/build.js" "$install" "${1:-$here/dist}"
