@@ -220,18 +220,8 @@ read_status(uint32_t pid, uint32_t *nspid, JitOwner *owner, gid_t *egid)
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	if ((text = read_file(path, NULL)) == NULL)
 		return false;
-	*nspid = pid;
-	if ((c = strstr(text, "\nNSpid:")) != NULL)
-	{
-		const char *end = strchr(c + 1, '\n');
-		const char *last = end ? end : c + strlen(c);
-
-		while (last > c && (last[-1] == ' ' || last[-1] == '\t'))
-			last--;
-		while (last > c && last[-1] >= '0' && last[-1] <= '9')
-			last--;
-		*nspid = (uint32_t) strtoul(last, NULL, 10);
-	}
+	/* (a kernel without NSpid: no pid namespaces) */
+	*nspid = strstr(text, "\nNSpid:") ? status_namespace_pid(text) : pid;
 	if ((c = strstr(text, "\nUid:")) != NULL &&
 		sscanf(c + 5, "%lu %lu", &uid, &euid) == 2)
 	{

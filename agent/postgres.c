@@ -323,27 +323,12 @@ namespace_pid(uint32_t pid)
 {
 	char		path[64];
 	char	   *text;
-	const char *line;
-	uint32_t	ns_pid = 0;
+	uint32_t	ns_pid;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	if ((text = read_file(path, NULL)) == NULL)
 		return 0;
-	if ((line = strstr(text, "\nNSpid:")) != NULL)
-	{
-		const char *p = line + 7;
-		char	   *end;
-
-		for (;;)
-		{
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			ns_pid = (uint32_t) v;
-			p = end;
-		}
-	}
+	ns_pid = status_namespace_pid(text);
 	free(text);
 	return ns_pid;
 }

@@ -500,3 +500,26 @@ read_remote(uint32_t pid, uint64_t addr, void *buf, size_t len)
 
 	return process_vm_readv((pid_t) pid, &local, 1, &remote, 1, 0) == (ssize_t) len;
 }
+
+uint32_t
+status_namespace_pid(const char *status)
+{
+	const char *line = status ? strstr(status, "\nNSpid:") : NULL;
+	const char *p;
+	uint32_t	ns_pid = 0;
+
+	if (line == NULL)
+		return 0;
+	p = line + 7;
+	for (;;)
+	{
+		char	   *end;
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		ns_pid = (uint32_t) v;
+		p = end;
+	}
+	return ns_pid;
+}

@@ -40,6 +40,11 @@ extern uint64_t resident_memory(bool file_backed_only);
 
 /* Read a whole (small) file, NUL-terminated; NULL if it cannot be read. */
 extern char *read_file(const char *path, size_t *len);
+/*
+ * The last pid of the NSpid line of a /proc/PID/status text: the pid the
+ * process knows itself by, in its own pid namespace; 0 without one.
+ */
+extern uint32_t status_namespace_pid(const char *status);
 
 /* Read len bytes at addr of process pid's memory (process_vm_readv); false unless all. */
 extern bool read_remote(uint32_t pid, uint64_t addr, void *buf, size_t len);
