@@ -80,7 +80,7 @@ COMMENT ON FUNCTION parca_flamegraph_svg(profile, text) IS
 
 -- Discovery, for Grafana's variable queries.  Without a time range every
 -- stored series counts; with one, only series with sample rows in the
--- hours (UTC) it meets.  They read the series index (sql/30_metastore.sql)
+-- hours (UTC) it meets.  They read the series index (sql/31_series_index.sql)
 -- for callers who may read parca.series (and parca.samples) without
 -- row-level security; others get what their own reads find, series with
 -- sample rows within the range itself (src/query/discovery.c).  In C,

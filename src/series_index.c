@@ -1,7 +1,7 @@
 /*
  * series_index.c
  *		Keeping the series index: parca.label_values, parca.series_hours
- *		and parca.label_hours (sql/30_metastore.sql), and the keys of the
+ *		and parca.label_hours (sql/31_series_index.sql), and the keys of the
  *		GIN index on parca.series.
  *
  * Writers note what they add, and the notes are written once, just before

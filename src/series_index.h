@@ -1,7 +1,7 @@
 /*
  * series_index.h
  *		The series index: series by label, and by the hours they have
- *		sample rows in (sql/30_metastore.sql; docs/data-model.md,
+ *		sample rows in (sql/31_series_index.sql; docs/data-model.md,
  *		"Finding series").
  *
  * Three tables and a GIN index on parca.series: the GIN index
