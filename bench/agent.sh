@@ -145,10 +145,10 @@ if [ -n "${PARCA_AGENT_BENCH_BASELINE:-}" ]; then
 	agent_binary=$PARCA_AGENT_BENCH_BASELINE run_agent "baseline, default labels"
 fi
 python3 "$here/rusage.py" "$tmp/perf.rusage" \
-	perf record -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
+	perf record -e cpu-clock -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
 python3 "$here/rusage.py" "$tmp/report.rusage" \
 	perf report -i "$tmp/perf.data" --stdio >/dev/null 2>&1
-report "perf record -F 19 -a -g" "$tmp/perf.rusage"
+report "perf record -e cpu-clock -F 19 -a -g" "$tmp/perf.rusage"
 report "perf report (symbolize afterwards)" "$tmp/report.rusage"
 perf_samples=$(grep -o "([0-9]* samples)" "$tmp/perf.log" | tr -dc 0-9)
 echo "perf record captured ${perf_samples:-?} samples ($(du -k "$tmp/perf.data" | cut -f1) kB of perf.data)"

@@ -3,7 +3,7 @@
 # 10 Node.js processes and 2 JVMs burning CPU (test/jit/chain.js,
 # test/jit/Chain.java), the agent profiling the machine for
 # PARCA_JIT_BENCH_SECONDS (60) in each of two setups, side by side with
-# perf record -F 19 -a -g in the same run:
+# perf record -e cpu-clock -F 19 -a -g in the same run:
 #   maps      node --perf-basic-prof --interpreted-frames-native-stack,
 #             JVMs with -XX:+PreserveFramePointer asked for their maps
 #             through their attach mechanism;
@@ -115,8 +115,8 @@ run() {
 	   WHERE se.labels->>'comm' IN ('node', 'java')"
 	grep -o "done:.*" "$tmp/agent.log" | sed 's/^/  /'
 	python3 "$here/rusage.py" "$tmp/perf.rusage" \
-		perf record -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
-	report "perf record -F 19 -a -g, $name" "$tmp/perf.rusage"
+		perf record -e cpu-clock -F 19 -a -g -o "$tmp/perf.data" -- sleep "$seconds" 2>"$tmp/perf.log"
+	report "perf record -e cpu-clock -F 19 -a -g, $name" "$tmp/perf.rusage"
 	stop_targets
 }
 
