@@ -116,6 +116,14 @@ BEGIN
 END
 $$;
 
+-- Every row of a parca_columnar table deleted as MVCC deletes of its
+-- stripes, which snapshots older than the deleting transaction still read
+-- (TRUNCATE is not MVCC-safe, and columnar tables have no DELETE).  For
+-- the move below; its owner only.  Returns the rows deleted.
+CREATE OR REPLACE FUNCTION parca.columnar_delete_all_rows(tbl regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'parca_columnar_delete_all_rows' LANGUAGE C STRICT;
+REVOKE ALL ON FUNCTION parca.columnar_delete_all_rows(regclass) FROM PUBLIC;
+
 -- Keep parca.samples' partitions: move the rows of the default partition
 -- into partitions of their own, make the partitions of the current
 -- period and of parca.partition_premake periods ahead, and drop those
@@ -153,23 +161,25 @@ BEGIN
     END IF;
     SELECT count(*) INTO parts FROM parca.partition_ranges() WHERE NOT is_default;
 
-    -- 1. rows in the default partition get partitions of their own.  It
-    -- is locked against writers until this transaction ends; its rows
-    -- are copied, it is emptied (columnar tables refuse DELETE), and the
-    -- rows it cannot give a partition (time +-infinity) are put back.
+    -- 1. rows in the default partition get partitions of their own.  Its
+    -- rows are copied, deleted there as MVCC deletes (columnar tables
+    -- have no DELETE), and inserted again through parca.samples: those
+    -- of time +-infinity, which no partition holds, back into it.
+    -- parca.samples is locked first (the order writers lock in:
+    -- create_partition), against readers too, until the commit: a
+    -- statement that listed the partitions before the commit would not
+    -- know the new ones, so it waits, lists them after, and its snapshot
+    -- then sees the rows in them.  A snapshot taken before the commit
+    -- (REPEATABLE READ, pg_dump, a statement that reaches parca.samples
+    -- inside a function) still sees them in the default partition and not
+    -- in the new ones, as TRUNCATE would not let it.  Rare: rows come to
+    -- the default partition only for times no partition was made for.
     IF EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time)) THEN
-        -- The parent first, in the order writers lock (create_partition),
-        -- and against readers too: TRUNCATE is not MVCC-safe, and a
-        -- query whose snapshot is older than this transaction would find
-        -- the default partition empty and not know the new partitions.
-        -- Queries that began wait for this lock; queries that come wait
-        -- for the commit and then take their snapshot.  Rare: rows come to
-        -- the default partition only for times no partition was made for.
         LOCK TABLE ONLY parca.samples IN ACCESS EXCLUSIVE MODE;
-        LOCK TABLE parca.samples_default IN ACCESS EXCLUSIVE MODE;
+        LOCK TABLE parca.samples_default IN EXCLUSIVE MODE;
         CREATE TEMP TABLE parca_default_rows ON COMMIT DROP AS
             SELECT * FROM parca.samples_default;
-        TRUNCATE parca.samples_default;
+        PERFORM parca.columnar_delete_all_rows('parca.samples_default');
         FOR r IN SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.time) / s.interval_seconds)
                                               * s.interval_seconds) AS t
                  FROM parca_default_rows d WHERE isfinite(d.time)

@@ -42,8 +42,8 @@ extern bool columnar_is_columnar(Relation rel);
 
 /*
  * Which rows rel holds, as two numbers: its storage (a new one on
- * TRUNCATE) and its next row number (every row added takes a new one, and
- * numbers are never given twice).  While no transaction that wrote rel is
+ * TRUNCATE) and its next row number (every row added takes a new one, as
+ * does a deletion of all rows, and numbers are never given twice).  While no transaction that wrote rel is
  * in progress, equal numbers mean the same rows: what was derived from
  * them may be cached.
  */

@@ -388,6 +388,45 @@ columnar_compact(Relation rel, bool wait, bool in_vacuum)
 }
 
 /*
+ * Delete every row of rel, as an MVCC delete of its stripe rows (a
+ * columnar table has no DELETE of single rows): snapshots taken before
+ * this transaction commits still read every row, later ones none, as
+ * after a heap DELETE and unlike after TRUNCATE.  The pages stay until no
+ * snapshot can see them (columnar_refresh_free_space, in VACUUM).  The
+ * caller holds a lock on rel that keeps writers out (ExclusiveLock);
+ * compactors are kept out by the compaction lock, taken here, so that the
+ * stripes deleted hold the rows that the caller's snapshot saw, if
+ * perhaps merged otherwise.  Returns how many rows were deleted.
+ */
+int64
+columnar_delete_all_rows(Relation rel)
+{
+	Snapshot	snapshot;
+	List	   *stripes;
+	ListCell   *lc;
+	int64		rows = 0;
+
+	/* this transaction's own buffered rows are rows of rel too */
+	columnar_flush_relation(RelationGetRelid(rel));
+	columnar_lock_compaction(RelationGetRelid(rel), true);
+	stripes = load_stripes_under_lock(rel, false, &snapshot);
+	foreach(lc, stripes)
+	{
+		ColumnarStripe *s = lfirst(lc);
+
+		rows += s->row_count;
+		columnar_delete_stripe(&s->meta_tid);
+	}
+	UnregisterSnapshot(snapshot);
+	list_free_deep(stripes);
+	/* other rows now: a new content version (columnar_content_version) */
+	if (rows > 0)
+		(void) columnar_reserve_rows(rel, 1);
+	CommandCounterIncrement();
+	return rows;
+}
+
+/*
  * Record in rel's metapage the data pages that no row of the stripe
  * catalog refers to (pages of merged-away stripes once VACUUM of the
  * catalog has removed their rows, pages of rolled-back or crashed

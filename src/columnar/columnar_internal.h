@@ -476,6 +476,7 @@ extern void columnar_write_state_init(void);
 /* ---- columnar_compaction.c ---- */
 
 extern int64 columnar_compact(Relation rel, bool wait, bool in_vacuum);
+extern int64 columnar_delete_all_rows(Relation rel);
 extern void columnar_refresh_free_space(Relation rel);
 extern bool columnar_compaction_pending(Relation rel);
 extern void columnar_compact_at_commit(Oid relid, ColumnarOptions opts);

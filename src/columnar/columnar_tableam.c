@@ -40,6 +40,7 @@
 
 PG_FUNCTION_INFO_V1(parca_columnar_handler);
 PG_FUNCTION_INFO_V1(parca_columnar_compact);
+PG_FUNCTION_INFO_V1(parca_columnar_delete_all_rows);
 
 static const TableAmRoutine columnar_methods;
 
@@ -842,4 +843,26 @@ parca_columnar_compact(PG_FUNCTION_ARGS)
 	}
 	MemoryContextDelete(cxt);
 	PG_RETURN_INT64(merged);
+}
+
+/*
+ * parca.columnar_delete_all_rows(regclass): every row of a parca_columnar
+ * table deleted, MVCC-safe (columnar_delete_all_rows), by its owner;
+ * writers wait from here to the end of the transaction, readers do not.
+ * Returns the rows deleted.
+ */
+Datum
+parca_columnar_delete_all_rows(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	int64		rows;
+
+	PreventCommandDuringRecovery("parca.columnar_delete_all_rows()");
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	rel = columnar_open_table(relid, ExclusiveLock);
+	rows = columnar_delete_all_rows(rel);
+	table_close(rel, NoLock);
+	PG_RETURN_INT64(rows);
 }

@@ -126,6 +126,50 @@ check_eq "pg_dump/pg_restore of the database: partitions are parca_columnar" "pa
 	"$(psql -X -qAt -d restored_all -c "SELECT string_agg(DISTINCT amname, ',') FROM parca.partitions p
 		JOIN pg_class c ON c.oid = p.partition JOIN pg_am a ON a.oid = c.relam")"
 
+# ... and by a pg_dump whose snapshot was taken before a maintenance round
+# moved rows out of the default partition and committed (pg_dump takes its
+# snapshot before its locks; --snapshot makes the order certain): the move
+# deletes them there as MVCC deletes, so the dump holds each row once, in
+# the default partition, as its snapshot saw them.  A session holds the
+# maintenance's advisory lock until the snapshot is taken, so that the
+# worker's round cannot move the rows before it.
+coproc snap_session { psql -X -qAtn 2>&1; }
+cat >&"${snap_session[1]}" <<SQL
+SELECT pg_advisory_lock(hashtext('parca.samples partitions'));
+INSERT INTO parca.samples SELECT time - interval '40 years', series_id, stack, value, period, duration, num_labels
+	FROM s LIMIT 5000;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_export_snapshot();
+SELECT pg_advisory_unlock(hashtext('parca.samples partitions'));
+SQL
+read -r _ <&"${snap_session[0]}"
+read -r snapshot <&"${snap_session[0]}"
+read -r _ <&"${snap_session[0]}"
+before_move=$(q "SELECT count(*) || '/' || sum(value) FROM parca.samples")
+# (the snapshot's own session reads nothing: its locks would hold the move)
+q "SELECT * FROM parca_maintain_partitions()" >/dev/null
+check_eq "pg_dump under a move: the round committed, the default partition holds no finite time" 0 \
+	"$(q "SELECT count(*) FROM parca.samples_default WHERE isfinite(time)")"
+as_of_snapshot() {
+	psql -X -qAt -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SET TRANSACTION SNAPSHOT '$snapshot'" \
+		-c "$1" -c "COMMIT"
+}
+check_eq "pg_dump under a move: the snapshot from before it still sees the rows in the default partition" \
+	5000 "$(as_of_snapshot "SELECT count(*) FROM parca.samples_default WHERE isfinite(time)")"
+check_eq "pg_dump under a move: and all rows once" "$before_move" \
+	"$(as_of_snapshot "SELECT count(*) || '/' || sum(value) FROM parca.samples")"
+"$PG_BIN/pg_dump" -Fc --snapshot="$snapshot" -f "$PGDATA_DIR/moved.dump" postgres
+echo 'COMMIT;' >&"${snap_session[1]}"
+echo '\q' >&"${snap_session[1]}"
+wait "$snap_session_PID" 2>/dev/null || true
+q "CREATE DATABASE restored_moved"
+q "ALTER DATABASE restored_moved SET parca.workers = off"
+"$PG_BIN/pg_restore" --exit-on-error -d restored_moved "$PGDATA_DIR/moved.dump"
+check_eq "pg_dump under a move: the dump holds every row once" "$before_move" \
+	"$(psql -X -qAt -d restored_moved -c "SELECT count(*) || '/' || sum(value) FROM parca.samples")"
+check_eq "pg_dump under a move: the database after the move holds them too" "$before_move" \
+	"$(q "SELECT count(*) || '/' || sum(value) FROM parca.samples")"
+
 # 6. a table whose metapage says it was written in a newer storage format
 #    (as after going back to an older build) is refused, not misread; it
 #    can still be dropped or truncated.  The version is the metapage's

@@ -71,11 +71,7 @@ check_eq "cold-cache ingest adds no locations" "$(q "SELECT count(*) FROM parca.
 
 # pg_dump / pg_restore keeps the profiles: samples, series and metastore.
 # The fixtures' rows are moved out of the default partition first, so that
-# the dump holds columnar partitions, and so that the maintenance worker's
-# move does not race pg_dump: a move that commits between pg_dump's
-# snapshot and its locks empties the default partition under that snapshot
-# (docs/columnar.md, "Partitions": a known limit; seen once in CI, 91 of
-# 82,571 rows dumped).
+# the dump holds columnar partitions (a dump under a move: test/columnar).
 q "SELECT parca_maintain_partitions()" >/dev/null
 check_eq "pg_dump/pg_restore: the rows are in day partitions" 0 "$(q "SELECT count(*) FROM parca.samples_default")"
 summary="SELECT (SELECT count(*) FROM parca.samples), (SELECT sum(value) FROM parca.samples),
