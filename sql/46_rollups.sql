@@ -6,7 +6,7 @@
 -- parca_maintain_rollups(); parca_rollup_hours() runs the same by hand.
 -- What changed since a period was rolled up is read from the write log
 -- that every transaction writing into parca.samples adds to
--- (parca.columnar_write_log, sql/20_columnar.sql).
+-- (parca.columnar_write_log, sql/21_columnar_write_log.sql).
 
 -- Rollup settings, read through the library (src/rollups.c) so that they
 -- are defined in a session that has not loaded it yet.

@@ -8,9 +8,9 @@
 -- its rows against the range (a read of the time column).
 --
 -- The upgrade script continues with sql/41_partitions.sql (the functions
--- and the view, written to run again over themselves) and the new
--- parca_columnar_set_options of sql/20_columnar.sql; the Makefile
--- appends them.
+-- and the view, written to run again over themselves: part 51) and, in
+-- part 56b, the new parca_columnar_set_options of
+-- sql/21_columnar_write_log.sql.
 DO $$
 DECLARE
     old_acl aclitem[];

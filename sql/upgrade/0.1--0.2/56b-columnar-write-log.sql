@@ -1,0 +1,1 @@
+../../21_columnar_write_log.sql
