@@ -122,8 +122,16 @@ while IFS='|' read -r rel ptype; do
 	sel="$ptype{fixture=\"$rel\"}"
 	q "CREATE TEMP TABLE IF NOT EXISTS p (p profile); TRUNCATE p; INSERT INTO p SELECT parca_query('$sel', '-infinity', 'infinity')" 2>"$work/err" >/dev/null ||
 		{ check "$rel $ptype: parca_query ($(head -c 200 "$work/err"))" false; continue; }
-	period=$(psql -X -qAt -c "SELECT parca_profile_period(parca_query('$sel', '-infinity', 'infinity'))")
-	# samples:count in the period unit, when the period is known (0: counts)
+	period=$(psql -X -qAt -c "SELECT parca_profile_period(parca_query('$sel', '-infinity', 'infinity'))" 2>&1)
+	# samples:count in the period unit, when the period is known (0: counts).
+	# (A period of 0 here but a scaled parca_top below was once seen under
+	# load: the maintenance worker's move of these rows out of the default
+	# partition, then a TRUNCATE, hid them from a statement whose snapshot
+	# came before it.  The move is MVCC-safe now: test/isolation.)
+	if ! [[ "$period" =~ ^[0-9]+$ ]]; then
+		check "$rel $ptype: parca_profile_period answers ($(head -c 200 <<<"$period"))" false
+		continue
+	fi
 	mult=1
 	[ "$stype:$sunit" = "samples:count" ] && [ "$period" -gt 0 ] && mult=$period
 	unit=()
