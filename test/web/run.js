@@ -58,12 +58,23 @@ async function flameDrawn(page, before = 0) {
 const drawCount = (page) => page.evaluate(() => window.parcaDrawn || 0);
 
 let openPages = [];
+// the page's API requests, when sent and answered: printed when a check
+// times out, to tell a click that was lost from a request that hung
+const apiLog = [];
+function logApi(page) {
+  const t0 = Date.now();
+  const at = () => ((Date.now() - t0) / 1000).toFixed(1) + ' s';
+  page.on('request', (r) => { if (r.url().includes('/api/')) apiLog.push(`${at()} sent ${r.url().slice(base.length)}`); });
+  page.on('response', (r) => { if (r.url().includes('/api/')) apiLog.push(`${at()} ${r.status()} ${r.url().slice(base.length)}`); });
+  page.on('requestfailed', (r) => { if (r.url().includes('/api/')) apiLog.push(`${at()} failed ${r.url().slice(base.length)}`); });
+}
 async function main() {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu'] });
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   openPages.push(page);
+  logApi(page);
   const errors = [];
   const outside = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -248,6 +259,7 @@ async function main() {
 
 main().catch(async (e) => {
   console.error(e.stack || String(e));
+  console.error('the last API requests:\n' + apiLog.slice(-12).map((l) => '  ' + l.slice(0, 300)).join('\n'));
   for (const p of openPages) await screenshot(p, 'failure').catch(() => {});
   process.exit(1);
 });

@@ -208,6 +208,7 @@ if [ -f "$web_root/index.html" ] && [ -z "${PARCA_WEB_API_ONLY:-}" ]; then
 			NODE_PATH=$install/node_modules node "$here/run.js" "$A" "$here/artifacts" "$B" \
 			> "$work/checks" 2> "$work/err"; then
 			check "the browser checks ran ($(head -c 600 "$work/err"))" false
+			sed -n '/^the last API requests/,$p' "$work/err" | sed 's/^/# /'
 		fi
 		cp "$work/checks" "$work/err" "$here/artifacts/"
 		check_tsv "$work/checks"

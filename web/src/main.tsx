@@ -150,7 +150,11 @@ function App() {
   const [flameLoading, setFlameLoading] = React.useState(false);
   const maxNodes = Math.min(100000, maxNodesFor(window.innerWidth) * state.nodes);
 
+  // the state as last set, for callbacks that finish after other changes
+  const latest = React.useRef(state);
+  latest.current = state;
   const setState = (next: State, push = true) => {
+    latest.current = next;
     setStateRaw(next);
     const url = writeState(next);
     if (url !== location.search) (push ? history.pushState : history.replaceState).call(history, null, '', url || '?');
@@ -220,7 +224,9 @@ function App() {
       selector: state.type + seriesSelector(series.labels), start: t, stop: t + d.step - 1,
     }).then((p) => {
       setSides((s) => ({ ...s, [k]: { ...s[k], choices: { ids: p.ids, times: p.times } } }));
-      if (p.ids.length > 0) setState({ ...state, [k]: { ...state[k], profile: p.ids[0], mfrom: '', mto: '' } });
+      // what changed while the profiles were looked up stays changed
+      const current = latest.current;
+      if (p.ids.length > 0) setState({ ...current, [k]: { ...current[k], profile: p.ids[0], mfrom: '', mto: '' } });
     }, setError);
   };
 
