@@ -170,35 +170,58 @@ calltree_label(const CallTree *t, int node)
 	return t->syms->names.strings[name];
 }
 
-static const CallTree *sort_tree;
+/*
+ * Siblings in name order: each name's rank among the profile's names,
+ * sorted once (the names are far fewer than the nodes), so that ordering
+ * the children of a node compares integers.
+ */
+typedef struct NameOrder
+{
+	const CallTree *t;
+	int		   *rank;			/* per name */
+} NameOrder;
+
+static const NameOrder *name_order;
 
 static int
-cmp_by_name(const void *a, const void *b)
+cmp_name_ids(const void *a, const void *b)
 {
-	return strcmp(calltree_label(sort_tree, *(const int *) a),
-				  calltree_label(sort_tree, *(const int *) b));
+	return strcmp(name_order->t->syms->names.strings[*(const int *) a],
+				  name_order->t->syms->names.strings[*(const int *) b]);
 }
 
-void
-calltree_sort(CallTree *t)
+/* By name; a [trimmed] node beside a function of that name after it. */
+static int
+cmp_siblings(const void *a, const void *b)
 {
-	int		   *kids = palloc(sizeof(int) * t->nnodes);
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+	int			nx = name_order->t->nodes[x].name;
+	int			ny = name_order->t->nodes[y].name;
+	int			c;
 
-	sort_tree = t;
-	for (int p = 0; p < t->nnodes; p++)
-	{
-		int			n = 0;
+	if (nx >= 0 && ny >= 0)
+		c = name_order->rank[nx] - name_order->rank[ny];
+	else
+		c = strcmp(calltree_label(name_order->t, x), calltree_label(name_order->t, y));
+	return c != 0 ? c : x - y;
+}
 
-		for (int c = t->nodes[p].first_child; c >= 0; c = t->nodes[c].next_sibling)
-			kids[n++] = c;
-		if (n < 2)
-			continue;
-		qsort(kids, n, sizeof(int), cmp_by_name);
-		t->nodes[p].first_child = kids[0];
-		for (int i = 0; i < n; i++)
-			t->nodes[kids[i]].next_sibling = i + 1 < n ? kids[i + 1] : -1;
-	}
-	pfree(kids);
+static void
+name_order_init(NameOrder *o, const CallTree *t)
+{
+	int			n = t->syms->names.n;
+	int		   *ids = palloc(sizeof(int) * Max(n, 1));
+
+	o->t = t;
+	o->rank = palloc(sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		ids[i] = i;
+	name_order = o;
+	qsort(ids, n, sizeof(int), cmp_name_ids);
+	for (int i = 0; i < n; i++)
+		o->rank[ids[i]] = i;
+	pfree(ids);
 }
 
 /*
@@ -360,6 +383,88 @@ cmp_names(const void *a, const void *b)
 	return strcmp(sort_names_tree->syms->names.strings[x], sort_names_tree->syms->names.strings[y]);
 }
 
+static inline double
+node_weight(const CallNode *n)
+{
+	return fabs((double) n->value) + fabs((double) n->value_right);
+}
+
+static inline TrimKey
+trim_key(const CallTree *t, int node)
+{
+	TrimKey		k;
+
+	k.weight = node_weight(&t->nodes[node]);
+	k.depth = t->nodes[node].depth;
+	k.node = node;
+	return k;
+}
+
+/* Moves heap[at] down a heap whose top is the last in rank. */
+static void
+heap_sift_down(TrimKey *heap, int n, int at)
+{
+	for (;;)
+	{
+		int			worst = at;
+		int			l = 2 * at + 1;
+		int			r = l + 1;
+		TrimKey		swap;
+
+		if (l < n && cmp_trim_keys(&heap[l], &heap[worst]) > 0)
+			worst = l;
+		if (r < n && cmp_trim_keys(&heap[r], &heap[worst]) > 0)
+			worst = r;
+		if (worst == at)
+			return;
+		swap = heap[at];
+		heap[at] = heap[worst];
+		heap[worst] = swap;
+		at = worst;
+	}
+}
+
+/*
+ * The m first nodes (the root aside) in the order of cmp_trim_keys: a
+ * heap of the m best seen so far, its last in rank on top, so that a
+ * node is compared once with the top and most go no further; then those
+ * m sorted.  O(n log m), never a sort of every node.
+ */
+static TrimKey *
+rank_heaviest(const CallTree *t, int m)
+{
+	TrimKey    *heap = palloc(sizeof(TrimKey) * Max(m, 1));
+	int			n = 0;
+
+	for (int i = 1; i < t->nnodes && m > 0; i++)
+	{
+		TrimKey		k = trim_key(t, i);
+
+		if (n < m)
+		{
+			/* sift up */
+			int			at = n++;
+
+			heap[at] = k;
+			while (at > 0 && cmp_trim_keys(&heap[at], &heap[(at - 1) / 2]) > 0)
+			{
+				TrimKey		swap = heap[at];
+
+				heap[at] = heap[(at - 1) / 2];
+				heap[(at - 1) / 2] = swap;
+				at = (at - 1) / 2;
+			}
+		}
+		else if (cmp_trim_keys(&k, &heap[0]) < 0)
+		{
+			heap[0] = k;
+			heap_sift_down(heap, n, 0);
+		}
+	}
+	qsort(heap, n, sizeof(TrimKey), cmp_trim_keys);
+	return heap;
+}
+
 /* Only the root remains: everything is its self. */
 static int
 trim_to_root(CallTree *t, double *folded_value)
@@ -403,15 +508,6 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 
 	memset(&tr, 0, sizeof(tr));
 	tr.t = t;
-	tr.ranked = palloc(sizeof(TrimKey) * (t->nnodes - 1));
-	for (int i = 1; i < t->nnodes; i++)
-	{
-		tr.ranked[i - 1].weight = fabs((double) t->nodes[i].value) +
-			fabs((double) t->nodes[i].value_right);
-		tr.ranked[i - 1].depth = t->nodes[i].depth;
-		tr.ranked[i - 1].node = i;
-	}
-	qsort(tr.ranked, t->nnodes - 1, sizeof(TrimKey), cmp_trim_keys);
 	tr.keep = palloc(sizeof(bool) * t->nnodes);
 	tr.has_region = palloc(sizeof(bool) * t->nnodes);
 	tr.anchor = palloc(sizeof(int) * t->nnodes);
@@ -427,19 +523,22 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 	 */
 	floor = min_fraction * (fabs((double) t->nodes[0].value) + fabs((double) t->nodes[0].value_right));
 	above_floor = 0;
-	while (above_floor < t->nnodes - 1 && tr.ranked[above_floor].weight >= floor)
-		above_floor++;
+	for (int i = 1; i < t->nnodes; i++)
+		if (node_weight(&t->nodes[i]) >= floor)
+			above_floor++;
 	lo = 1 + above_floor;
 
 	/*
 	 * Within max_nodes: the largest K that fits three quarters of the
 	 * budget (the count grows with K, so a binary search finds it; K = 1
-	 * always fits: root and one [trimmed] node).
+	 * always fits: root and one [trimmed] node).  Only the first K - 1
+	 * of the ranking are ever kept, so only they are ranked.
 	 */
 	if (max_nodes > 0 && t->nnodes > max_nodes)
 	{
 		budget = max_nodes - max_nodes / 4;
 		hi = Min(lo, max_nodes);
+		tr.ranked = rank_heaviest(t, hi - 1);
 		lo = 1;
 		while (lo < hi)
 		{
@@ -451,6 +550,16 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 			else
 				hi = mid - 1;
 		}
+	}
+	else
+	{
+		/* only the threshold: the nodes above it, in any order */
+		int			n = 0;
+
+		tr.ranked = palloc(sizeof(TrimKey) * Max(above_floor, 1));
+		for (int i = 1; i < t->nnodes; i++)
+			if (node_weight(&t->nodes[i]) >= floor)
+				tr.ranked[n++].node = i;
 	}
 	if (lo >= t->nnodes)
 		return 0;				/* every node is above the threshold */
@@ -531,7 +640,6 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		t->nodes[trimmed].self -= sum->self;
 		t->nodes[trimmed].self_right -= sum->self_right;
 	}
-	calltree_sort(t);
 	return nfolded;
 }
 
@@ -543,23 +651,30 @@ calltree_preorder(const CallTree *t, int *n)
 	int		   *kids = palloc(sizeof(int) * t->nnodes);
 	int			top = 0;
 	int			count = 0;
+	NameOrder	order;
 
+	name_order_init(&order, t);
 	stack[top++] = 0;
 	while (top > 0)
 	{
 		int			node = stack[--top];
 		int			nk = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		out[count++] = node;
 		for (int c = t->nodes[node].first_child; c >= 0; c = t->nodes[c].next_sibling)
 			if (!t->nodes[c].folded)
 				kids[nk++] = c;
+		name_order = &order;
+		if (nk > 1)
+			qsort(kids, nk, sizeof(int), cmp_siblings);
 		/* pushed in reverse so that the first child comes out first */
 		while (nk > 0)
 			stack[top++] = kids[--nk];
 	}
 	pfree(stack);
 	pfree(kids);
+	pfree(order.rank);
 	*n = count;
 	return out;
 }
@@ -581,7 +696,6 @@ calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, in
 
 	if (!calltree_weighs(t))
 		return;
-	calltree_sort(t);
 	nnodes = t->nnodes;
 	nfolded = calltree_trim(t, max_nodes, node_trim_threshold / 100.0, &folded_value);
 	if (nfolded > 0)

@@ -108,6 +108,17 @@ while IFS= read -r f; do
 done < <(find "$fixtures/parca" "$fixtures/google-pprof" -type f | LC_ALL=C sort)
 chown -R postgres: "$copies"
 
+# ---- the icicle's rows, node for node, as the reference build wrote them
+# (icicle_reference.sql: every fixture, plain, diff, sandwich and SVG, at
+# max_nodes from 0 to 67,000 and with thresholds); PARCA_QUERY_RECORD=1
+# writes the reference anew, for a change of the rows that is meant
+psql -X -qAt -F $'\t' -f "$here/icicle_reference.sql" > "$work/icicle_md5" 2>"$work/err"
+if [ "${PARCA_QUERY_RECORD:-}" = 1 ]; then
+	cp "$work/icicle_md5" "$here/icicle_reference.tsv"
+fi
+check_eq "icicle rows as the reference build's ($(wc -l < "$here/icicle_reference.tsv") cases; $(head -c 200 "$work/err"))" "" \
+	"$(diff "$here/icicle_reference.tsv" "$work/icicle_md5" | head -n 6)"
+
 # ---- top and icicle against go tool pprof -top, per fixture and type
 while IFS='|' read -r rel ptype; do
 	file=${fixture_file[$rel]}
