@@ -113,16 +113,40 @@ void
 calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right)
 {
 	int			cur = 0;
+	int			shared = 0;
 
+	/*
+	 * Stacks of a profile share their outermost frames: those of the last
+	 * path need no lookup (the nodes are made in the same order as with
+	 * one, which trimming's ties depend on).
+	 */
+	while (shared < n && shared < t->last_len && names[shared] == t->last_names[shared])
+		shared++;
+	if (n > t->last_cap)
+	{
+		t->last_cap = Max(n, t->last_cap * 2);
+		t->last_names = t->last_names ? repalloc(t->last_names, sizeof(int) * t->last_cap) :
+			palloc(sizeof(int) * t->last_cap);
+		t->last_nodes = t->last_nodes ? repalloc(t->last_nodes, sizeof(int) * t->last_cap) :
+			palloc(sizeof(int) * t->last_cap);
+	}
 	/* sums that leave 64 bits are errors, as in the profile itself */
 	profile_value_add(&t->nodes[0].value, value);
 	profile_value_add(&t->nodes[0].value_right, value_right);
 	for (int i = 0; i < n; i++)
 	{
-		cur = child_of(t, cur, names[i]);
+		if (i < shared)
+			cur = t->last_nodes[i];
+		else
+		{
+			cur = child_of(t, cur, names[i]);
+			t->last_names[i] = names[i];
+			t->last_nodes[i] = cur;
+		}
 		profile_value_add(&t->nodes[cur].value, value);
 		profile_value_add(&t->nodes[cur].value_right, value_right);
 	}
+	t->last_len = n;
 	profile_value_add(&t->nodes[cur].self, value);
 	profile_value_add(&t->nodes[cur].self_right, value_right);
 }
@@ -270,8 +294,12 @@ typedef struct Trim
 	CallTree   *t;
 	TrimKey    *ranked;			/* nodes 1.. by rank */
 	bool	   *keep;			/* per node */
-	int		   *anchor;			/* per folded node: its nearest kept ancestor */
 	bool	   *has_region;		/* per kept node: folded nodes hang below it */
+	int		   *tin;			/* per node: its place in a depth-first walk */
+	int		   *tout;			/* per node: the last place of its subtree */
+	int		   *self_nodes;		/* the nodes with a self value, in walk order */
+	int			nself;
+	int		   *kept;			/* this trial's kept nodes (room for every rank) */
 	bool	   *shown;			/* per name: has exact self in the trimmed tree */
 	int			nkept;
 	int			nregions;
@@ -294,78 +322,183 @@ weighs(int64 a, int64 b)
 }
 
 /*
+ * One depth-first walk of the tree: each node's interval [tin, tout] of
+ * places holds exactly its subtree, so a node's nearest kept ancestor is
+ * found by a sweep over places; and the nodes with a self value in walk
+ * order.
+ */
+static void
+trim_walk(Trim *tr)
+{
+	const CallTree *t = tr->t;
+	int			node = 0;
+	int			clock = 0;
+
+	tr->tin = palloc(sizeof(int) * t->nnodes);
+	tr->tout = palloc(sizeof(int) * t->nnodes);
+	tr->self_nodes = palloc(sizeof(int) * t->nnodes);
+	tr->nself = 0;
+	tr->tin[0] = clock++;
+	for (;;)
+	{
+		const CallNode *n = &t->nodes[node];
+
+		if (node > 0 && weighs(n->self, n->self_right))
+			tr->self_nodes[tr->nself++] = node;
+		if (n->first_child >= 0)
+		{
+			node = n->first_child;
+			tr->tin[node] = clock++;
+			continue;
+		}
+		/* up to the first ancestor-or-self with a next sibling */
+		for (;;)
+		{
+			tr->tout[node] = clock - 1;
+			if (node == 0)
+				return;
+			if (t->nodes[node].next_sibling >= 0)
+			{
+				node = t->nodes[node].next_sibling;
+				tr->tin[node] = clock++;
+				break;
+			}
+			node = t->nodes[node].parent;
+		}
+	}
+}
+
+static const Trim *sort_trim;
+
+static int
+cmp_ints(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_by_place(const void *a, const void *b)
+{
+	return cmp_ints(&sort_trim->tin[*(const int *) a], &sort_trim->tin[*(const int *) b]);
+}
+
+/* Adds a folded node's self to its region's sum for its name. */
+static void
+region_add_self(Trim *tr, int anchor, const CallNode *n, int *count)
+{
+	bool		found;
+	ChildEntry *e = childmap_insert(tr->pairs, region_key(anchor, n->name), &found);
+	RegionSelf *sum;
+
+	if (!found)
+	{
+		if (tr->nsums == tr->maxsums)
+		{
+			tr->maxsums *= 2;
+			tr->sums = repalloc_huge(tr->sums, sizeof(RegionSelf) * tr->maxsums);
+		}
+		e->node = tr->nsums++;
+		tr->sums[e->node].self = tr->sums[e->node].self_right = 0;
+		if (tr->shown[n->name])
+			(*count)++;
+	}
+	sum = &tr->sums[e->node];
+	profile_value_add(&sum->self, n->self);
+	profile_value_add(&sum->self_right, n->self_right);
+}
+
+static void
+region_mark(Trim *tr, int anchor)
+{
+	if (!tr->has_region[anchor])
+	{
+		tr->has_region[anchor] = true;
+		tr->nregions++;
+	}
+}
+
+/*
  * Keeps the root and the k - 1 heaviest nodes (and drops any whose parent
  * is dropped), finds the regions and the folded self per (region, name);
  * marks the names of kept nodes shown.  Returns the node count the
- * trimmed tree would have with only those names shown.
+ * trimmed tree would have with only those names shown.  Its work is the
+ * kept nodes and their children, and the nodes with a self value (at
+ * most one a stack), not the whole tree: a node's region is its nearest
+ * kept ancestor's, found by a sweep in walk order.
  */
 static int
 trim_evaluate(Trim *tr, int k)
 {
 	CallTree   *t = tr->t;
-	int			count;
-	childmap_iterator it;
-	ChildEntry *e;
+	int			count = 0;
+	int		   *stack;
+	int			top = 0;
+	int			next_kept = 0;
 
 	memset(tr->keep, 0, sizeof(bool) * t->nnodes);
 	memset(tr->has_region, 0, sizeof(bool) * t->nnodes);
 	memset(tr->shown, 0, sizeof(bool) * Max(t->syms->names.n, 1));
-	tr->keep[0] = true;
-	for (int i = 0; i < k - 1; i++)
-		tr->keep[tr->ranked[i].node] = true;
 	childmap_reset(tr->pairs);
 	tr->nsums = 0;
-	tr->nkept = 1;
 	tr->nregions = 0;
-	/* nodes are created after their parents: one pass sees parents first */
-	for (int i = 1; i < t->nnodes; i++)
+
+	/* kept: in node order, parents before children (they are made first) */
+	tr->keep[0] = true;
+	tr->kept[0] = 0;
+	tr->nkept = 1;
+	for (int i = 0; i < k - 1; i++)
+		tr->kept[tr->nkept++] = tr->ranked[i].node;
+	qsort(tr->kept + 1, tr->nkept - 1, sizeof(int), cmp_ints);
 	{
-		CallNode   *n = &t->nodes[i];
+		int			n = 1;
 
-		if (tr->keep[i] && tr->keep[n->parent])
+		for (int i = 1; i < tr->nkept; i++)
 		{
-			tr->nkept++;
-			tr->shown[n->name] = true;
-			continue;
-		}
-		tr->keep[i] = false;
-		tr->anchor[i] = tr->keep[n->parent] ? n->parent : tr->anchor[n->parent];
-		if (!weighs(n->self, n->self_right) &&
-			!(tr->keep[n->parent] && weighs(n->value, n->value_right)))
-			continue;
-		/* the region's [trimmed] node */
-		if (!tr->has_region[tr->anchor[i]])
-		{
-			tr->has_region[tr->anchor[i]] = true;
-			tr->nregions++;
-		}
-		if (weighs(n->self, n->self_right))
-		{
-			bool		found;
-			RegionSelf *sum;
+			const CallNode *node = &t->nodes[tr->kept[i]];
 
-			e = childmap_insert(tr->pairs, region_key(tr->anchor[i], n->name), &found);
-			if (!found)
-			{
-				if (tr->nsums == tr->maxsums)
-				{
-					tr->maxsums *= 2;
-					tr->sums = repalloc_huge(tr->sums, sizeof(RegionSelf) * tr->maxsums);
-				}
-				e->node = tr->nsums++;
-				tr->sums[e->node].self = tr->sums[e->node].self_right = 0;
-			}
-			sum = &tr->sums[e->node];
-			profile_value_add(&sum->self, n->self);
-			profile_value_add(&sum->self_right, n->self_right);
+			if (!tr->keep[node->parent])
+				continue;
+			tr->keep[tr->kept[i]] = true;
+			tr->shown[node->name] = true;
+			tr->kept[n++] = tr->kept[i];
 		}
+		tr->nkept = n;
 	}
-	count = tr->nkept + tr->nregions;
-	childmap_start_iterate(tr->pairs, &it);
-	while ((e = childmap_iterate(tr->pairs, &it)) != NULL)
-		if (tr->shown[(int) (uint32) e->key])
-			count++;
-	return count;
+
+	/* the folded children of kept nodes that weigh make regions */
+	for (int i = 0; i < tr->nkept; i++)
+		for (int c = t->nodes[tr->kept[i]].first_child; c >= 0; c = t->nodes[c].next_sibling)
+			if (!tr->keep[c] && weighs(t->nodes[c].value, t->nodes[c].value_right))
+				region_mark(tr, tr->kept[i]);
+
+	/* folded self: by walk order, each under the innermost kept interval holding it */
+	sort_trim = tr;
+	qsort(tr->kept, tr->nkept, sizeof(int), cmp_by_place);
+	stack = palloc(sizeof(int) * tr->nkept);
+	for (int i = 0; i < tr->nself; i++)
+	{
+		int			s = tr->self_nodes[i];
+
+		while (next_kept < tr->nkept && tr->tin[tr->kept[next_kept]] <= tr->tin[s])
+		{
+			int			kn = tr->kept[next_kept++];
+
+			while (top > 0 && tr->tout[stack[top - 1]] < tr->tin[kn])
+				top--;
+			stack[top++] = kn;
+		}
+		if (tr->keep[s])
+			continue;
+		while (tr->tout[stack[top - 1]] < tr->tin[s])
+			top--;
+		region_mark(tr, stack[top - 1]);
+		region_add_self(tr, stack[top - 1], &t->nodes[s], &count);
+	}
+	pfree(stack);
+	return count + tr->nkept + tr->nregions;
 }
 
 static const CallTree *sort_names_tree;
@@ -495,6 +628,8 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 	int			nfolded = 0;
 	int			original = t->nnodes;
 	int			above_floor;
+	int			ranked = 0;
+	int			trials = 0;
 	int			name_limit = max_nodes > 0 ? max_nodes : PG_INT32_MAX;
 	double		floor;
 	childmap_iterator it;
@@ -510,7 +645,6 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 	tr.t = t;
 	tr.keep = palloc(sizeof(bool) * t->nnodes);
 	tr.has_region = palloc(sizeof(bool) * t->nnodes);
-	tr.anchor = palloc(sizeof(int) * t->nnodes);
 	tr.shown = palloc(sizeof(bool) * nnames);
 	tr.pairs = childmap_create(CurrentMemoryContext, 1024, NULL);
 	tr.maxsums = 1024;
@@ -539,12 +673,16 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		budget = max_nodes - max_nodes / 4;
 		hi = Min(lo, max_nodes);
 		tr.ranked = rank_heaviest(t, hi - 1);
+		tr.kept = palloc(sizeof(int) * hi);
+		trim_walk(&tr);
+		ranked = hi - 1;
 		lo = 1;
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo + 1) / 2;
 
 			CHECK_FOR_INTERRUPTS();
+			trials++;
 			if (trim_evaluate(&tr, mid) <= budget)
 				lo = mid;
 			else
@@ -556,14 +694,20 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		/* only the threshold: the nodes above it, in any order */
 		int			n = 0;
 
+		if (lo >= t->nnodes)
+			return 0;			/* every node is above the threshold */
 		tr.ranked = palloc(sizeof(TrimKey) * Max(above_floor, 1));
+		tr.kept = palloc(sizeof(int) * (above_floor + 1));
+		trim_walk(&tr);
 		for (int i = 1; i < t->nnodes; i++)
 			if (node_weight(&t->nodes[i]) >= floor)
 				tr.ranked[n++].node = i;
 	}
-	if (lo >= t->nnodes)
-		return 0;				/* every node is above the threshold */
 	count = trim_evaluate(&tr, lo);
+	/* the work, for tests: what was ordered, and how often the tree was walked */
+	ereport(DEBUG1,
+			(errmsg_internal("calltree_trim: %d nodes, %d of them ranked in order, %d trial trims",
+							 original, ranked, trials)));
 
 	/* Then show the hottest other functions, in order, while they fit. */
 	name_weight = palloc0(sizeof(double) * nnames);
