@@ -289,6 +289,13 @@ typedef struct RegionSelf
 	int64		self_right;
 } RegionSelf;
 
+/* A ranked node and its rank, in the orders a trial reads them in. */
+typedef struct RankedNode
+{
+	int			node;
+	int			rank;
+} RankedNode;
+
 typedef struct Trim
 {
 	CallTree   *t;
@@ -299,6 +306,9 @@ typedef struct Trim
 	int		   *tout;			/* per node: the last place of its subtree */
 	int		   *self_nodes;		/* the nodes with a self value, in walk order */
 	int			nself;
+	RankedNode *by_index;		/* the ranked nodes in node order */
+	RankedNode *by_place;		/* the ranked nodes in walk order */
+	int			nranked;
 	int		   *kept;			/* this trial's kept nodes (room for every rank) */
 	bool	   *shown;			/* per name: has exact self in the trimmed tree */
 	int			nkept;
@@ -371,10 +381,10 @@ trim_walk(Trim *tr)
 static const Trim *sort_trim;
 
 static int
-cmp_ints(const void *a, const void *b)
+cmp_by_index(const void *a, const void *b)
 {
-	int			x = *(const int *) a;
-	int			y = *(const int *) b;
+	int			x = ((const RankedNode *) a)->node;
+	int			y = ((const RankedNode *) b)->node;
 
 	return x < y ? -1 : x > y;
 }
@@ -382,7 +392,32 @@ cmp_ints(const void *a, const void *b)
 static int
 cmp_by_place(const void *a, const void *b)
 {
-	return cmp_ints(&sort_trim->tin[*(const int *) a], &sort_trim->tin[*(const int *) b]);
+	int			x = sort_trim->tin[((const RankedNode *) a)->node];
+	int			y = sort_trim->tin[((const RankedNode *) b)->node];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The first n of tr->ranked in node order and in walk order, once for
+ * every trial: a trial keeps those of rank below its count.
+ */
+static void
+trim_order_ranked(Trim *tr, int n)
+{
+	tr->nranked = n;
+	tr->by_index = palloc(sizeof(RankedNode) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		tr->by_index[i].node = tr->ranked[i].node;
+		tr->by_index[i].rank = i;
+	}
+	tr->by_place = palloc(sizeof(RankedNode) * Max(n, 1));
+	memcpy(tr->by_place, tr->by_index, sizeof(RankedNode) * n);
+	qsort(tr->by_index, n, sizeof(RankedNode), cmp_by_index);
+	sort_trim = tr;
+	qsort(tr->by_place, n, sizeof(RankedNode), cmp_by_place);
+	tr->kept = palloc(sizeof(int) * (n + 1));
 }
 
 /* Adds a folded node's self to its region's sum for its name. */
@@ -449,23 +484,15 @@ trim_evaluate(Trim *tr, int k)
 	tr->keep[0] = true;
 	tr->kept[0] = 0;
 	tr->nkept = 1;
-	for (int i = 0; i < k - 1; i++)
-		tr->kept[tr->nkept++] = tr->ranked[i].node;
-	qsort(tr->kept + 1, tr->nkept - 1, sizeof(int), cmp_ints);
+	for (int i = 0; i < tr->nranked; i++)
 	{
-		int			n = 1;
+		int			node = tr->by_index[i].node;
 
-		for (int i = 1; i < tr->nkept; i++)
-		{
-			const CallNode *node = &t->nodes[tr->kept[i]];
-
-			if (!tr->keep[node->parent])
-				continue;
-			tr->keep[tr->kept[i]] = true;
-			tr->shown[node->name] = true;
-			tr->kept[n++] = tr->kept[i];
-		}
-		tr->nkept = n;
+		if (tr->by_index[i].rank >= k - 1 || !tr->keep[t->nodes[node].parent])
+			continue;
+		tr->keep[node] = true;
+		tr->shown[t->nodes[node].name] = true;
+		tr->kept[tr->nkept++] = node;
 	}
 
 	/* the folded children of kept nodes that weigh make regions */
@@ -475,18 +502,19 @@ trim_evaluate(Trim *tr, int k)
 				region_mark(tr, tr->kept[i]);
 
 	/* folded self: by walk order, each under the innermost kept interval holding it */
-	sort_trim = tr;
-	qsort(tr->kept, tr->nkept, sizeof(int), cmp_by_place);
-	stack = palloc(sizeof(int) * tr->nkept);
+	stack = tr->kept;			/* done with: it becomes the sweep's stack */
+	stack[top++] = 0;
 	for (int i = 0; i < tr->nself; i++)
 	{
 		int			s = tr->self_nodes[i];
 
-		while (next_kept < tr->nkept && tr->tin[tr->kept[next_kept]] <= tr->tin[s])
+		for (; next_kept < tr->nranked && tr->tin[tr->by_place[next_kept].node] <= tr->tin[s]; next_kept++)
 		{
-			int			kn = tr->kept[next_kept++];
+			int			kn = tr->by_place[next_kept].node;
 
-			while (top > 0 && tr->tout[stack[top - 1]] < tr->tin[kn])
+			if (!tr->keep[kn])
+				continue;
+			while (tr->tout[stack[top - 1]] < tr->tin[kn])
 				top--;
 			stack[top++] = kn;
 		}
@@ -497,7 +525,6 @@ trim_evaluate(Trim *tr, int k)
 		region_mark(tr, stack[top - 1]);
 		region_add_self(tr, stack[top - 1], &t->nodes[s], &count);
 	}
-	pfree(stack);
 	return count + tr->nkept + tr->nregions;
 }
 
@@ -673,8 +700,8 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		budget = max_nodes - max_nodes / 4;
 		hi = Min(lo, max_nodes);
 		tr.ranked = rank_heaviest(t, hi - 1);
-		tr.kept = palloc(sizeof(int) * hi);
 		trim_walk(&tr);
+		trim_order_ranked(&tr, hi - 1);
 		ranked = hi - 1;
 		lo = 1;
 		while (lo < hi)
@@ -697,11 +724,11 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		if (lo >= t->nnodes)
 			return 0;			/* every node is above the threshold */
 		tr.ranked = palloc(sizeof(TrimKey) * Max(above_floor, 1));
-		tr.kept = palloc(sizeof(int) * (above_floor + 1));
 		trim_walk(&tr);
 		for (int i = 1; i < t->nnodes; i++)
 			if (node_weight(&t->nodes[i]) >= floor)
 				tr.ranked[n++].node = i;
+		trim_order_ranked(&tr, n);
 	}
 	count = trim_evaluate(&tr, lo);
 	/* the work, for tests: what was ordered, and how often the tree was walked */
