@@ -113,40 +113,16 @@ void
 calltree_add_path(CallTree *t, const int *names, int n, int64 value, int64 value_right)
 {
 	int			cur = 0;
-	int			shared = 0;
 
-	/*
-	 * Stacks of a profile share their outermost frames: those of the last
-	 * path need no lookup (the nodes are made in the same order as with
-	 * one, which trimming's ties depend on).
-	 */
-	while (shared < n && shared < t->last_len && names[shared] == t->last_names[shared])
-		shared++;
-	if (n > t->last_cap)
-	{
-		t->last_cap = Max(n, t->last_cap * 2);
-		t->last_names = t->last_names ? repalloc(t->last_names, sizeof(int) * t->last_cap) :
-			palloc(sizeof(int) * t->last_cap);
-		t->last_nodes = t->last_nodes ? repalloc(t->last_nodes, sizeof(int) * t->last_cap) :
-			palloc(sizeof(int) * t->last_cap);
-	}
 	/* sums that leave 64 bits are errors, as in the profile itself */
 	profile_value_add(&t->nodes[0].value, value);
 	profile_value_add(&t->nodes[0].value_right, value_right);
 	for (int i = 0; i < n; i++)
 	{
-		if (i < shared)
-			cur = t->last_nodes[i];
-		else
-		{
-			cur = child_of(t, cur, names[i]);
-			t->last_names[i] = names[i];
-			t->last_nodes[i] = cur;
-		}
+		cur = child_of(t, cur, names[i]);
 		profile_value_add(&t->nodes[cur].value, value);
 		profile_value_add(&t->nodes[cur].value_right, value_right);
 	}
-	t->last_len = n;
 	profile_value_add(&t->nodes[cur].self, value);
 	profile_value_add(&t->nodes[cur].self_right, value_right);
 }

@@ -43,11 +43,6 @@ typedef struct CallTree
 	int			nnodes;
 	int			maxnodes;
 	struct childmap_hash *children; /* (parent, name) -> node */
-	/* the last path added: a path sharing its first frames finds them here */
-	int		   *last_names;
-	int		   *last_nodes;		/* last_nodes[i]: the node of last_names[0..i] */
-	int			last_len;
-	int			last_cap;
 } CallTree;
 
 /* Builds the tree of a serialized profile (detoasted). */
