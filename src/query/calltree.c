@@ -435,10 +435,11 @@ region_mark(Trim *tr, int anchor)
  * Keeps the root and the k - 1 heaviest nodes (and drops any whose parent
  * is dropped), finds the regions and the folded self per (region, name);
  * marks the names of kept nodes shown.  Returns the node count the
- * trimmed tree would have with only those names shown.  Its work is the
- * kept nodes and their children, and the nodes with a self value (at
- * most one a stack), not the whole tree: a node's region is its nearest
- * kept ancestor's, found by a sweep in walk order.
+ * trimmed tree would have with only those names shown.  Besides clearing
+ * two flags a node, its work is the ranked nodes, the kept ones'
+ * children and the nodes with a self value (at most one a stack), not a
+ * walk of the whole tree: a folded node's region is its nearest kept
+ * ancestor's, found by a sweep in walk order.
  */
 static int
 trim_evaluate(Trim *tr, int k)
