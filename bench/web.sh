@@ -38,7 +38,11 @@ q "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/large.cpu'), 'large', '{\
 server_pid=$!
 for _ in $(seq 1 100); do [ "$(curl -s "http://127.0.0.1:$http/ready")" = ready ] && break; sleep 0.1; done
 echo "large.cpu: $(q "SELECT parca_profile_stacks(parca_query('large:samples:count:cpu:nanoseconds:delta{}', '-infinity', 'infinity'))") stacks, $(q "SELECT count(*) FROM parca_icicle(parca_query('large:samples:count:cpu:nanoseconds:delta{}', '-infinity', 'infinity'))") nodes in its call tree"
-echo "parca_icicle(parca_query(...), 4200) in psql, for comparison: $(best_ms "SELECT count(*) FROM parca_icicle(parca_query('large:samples:count:cpu:nanoseconds:delta{}', '-infinity', 'infinity'), 4200)") ms best of 3"
+# the statement alone in psql, at the page's own max_nodes, 4 and 16 times
+# as many, and without a limit (0)
+for n in 4200 16800 67000 0; do
+	echo "parca_icicle(parca_query(...), $n) in psql, for comparison: $(best_ms "SET client_min_messages = warning; SELECT count(*) FROM parca_icicle(parca_query('large:samples:count:cpu:nanoseconds:delta{}', '-infinity', 'infinity'), $n)") ms best of 3"
+done
 view="http://127.0.0.1:$http/?type=large%3Asamples%3Acount%3Acpu%3Ananoseconds%3Adelta&from=0"
 for factor in 1 4; do
 	echo "--- max_nodes: the page's own × $factor"

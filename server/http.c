@@ -103,10 +103,28 @@ collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 {
 	Req		   *q = cls;
 
-	if (q->info.nargs == QUERY_MAX_ARGS || !key)
+	if (!key)
 		return MHD_YES;
-	if (strlen(key) > 256 || (value && strlen(value) > ARG_VALUE_MAX))
+	if (q->info.nargs == QUERY_MAX_ARGS)
+	{
 		q->info.args_cut = true;
+		return MHD_YES;
+	}
+	if (strlen(key) > 256 || (value && strlen(value) > ARG_VALUE_MAX))
+	{
+		if (!q->info.args_cut && strlen(key) <= 256)
+		{
+			size_t		n = 0;
+
+			/* named in the answer: only its plain characters */
+			for (const char *k = key; *k && n < sizeof(q->info.cut_key) - 1; k++)
+				if ((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
+					*k == '_' || *k == '-' || *k == '.')
+					q->info.cut_key[n++] = *k;
+			q->info.cut_key[n] = 0;
+		}
+		q->info.args_cut = true;
+	}
 	q->info.args[q->info.nargs].key = strndup(key, 256);
 	q->info.args[q->info.nargs].value = strndup(value ? value : "", ARG_VALUE_MAX);
 	if (q->info.args[q->info.nargs].key && q->info.args[q->info.nargs].value)
@@ -304,6 +322,20 @@ request_start(Req *q, struct MHD_Connection *conn, const char *url, const char *
 	}
 	if (q->info.ep == EP_API ? strcmp(method, "GET") != 0 : strcmp(method, "POST") != 0)
 		return answer_now(q, 405, "method_not_allowed", 0, "%s takes %s", url, q->info.ep == EP_API ? "GET" : "POST");
+	/*
+	 * A parameter cut short could still parse (an application name, a
+	 * time, a selector) as another one: the request is refused whole.
+	 */
+	if (q->info.args_cut)
+	{
+		if (q->info.cut_key[0])
+			return answer_now(q, 414, "parameter_too_long", 0,
+							  "the query parameter \"%s\" is longer than the server reads (%d bytes)",
+							  q->info.cut_key, ARG_VALUE_MAX);
+		return answer_now(q, 414, "parameter_too_long", 0,
+						  "a query parameter's name is longer than 256 bytes, or there are more than %d parameters",
+						  QUERY_MAX_ARGS);
+	}
 	if (atomic_load(&server.draining))
 		return answer_now(q, 503, "shutting_down", 1, "the server is shutting down");
 

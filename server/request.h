@@ -26,7 +26,8 @@ typedef struct RequestInfo
 	char	   *path;
 	QueryArg	args[QUERY_MAX_ARGS];
 	int			nargs;
-	bool		args_cut;		/* a parameter was longer than the server keeps */
+	bool		args_cut;		/* a parameter was longer than the server keeps, or one too many */
+	char		cut_key[65];	/* the first one cut (its name's plain characters), "" if too many */
 	char	   *content_type;	/* NULL when absent */
 	char	   *content_encoding;
 	char	   *tenant;			/* X-Scope-OrgID */

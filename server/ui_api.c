@@ -576,10 +576,7 @@ ui_api_answer(Db *db, const RequestInfo *r, size_t max_response, Response *out, 
 	buf_init(&b, max_response);
 	out->content_type = "application/json";
 	out->content_disposition = NULL;
-	/* a selector cut short could still parse, as another selector */
-	if (r->args_cut)
-		outcome_fail(o, 414, "parameter_too_long", "a query parameter is longer than the server reads (8 kB)");
-	else if (strcmp(what, "profile-types") == 0)
+	if (strcmp(what, "profile-types") == 0)
 		api_profile_types(db, r, &b, o);
 	else if (strcmp(what, "labels") == 0)
 		api_labels(db, r, false, &b, o);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <strings.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,6 +43,90 @@ safe_path(const char *p)
 	return true;
 }
 
+/* q=0 (0, 0., 0.000): the coding is refused */
+static bool
+q_is_zero(const char *p, size_t len)
+{
+	if (len == 0 || p[0] != '0')
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(p[i] == '.' && i == 1) && p[i] != '0')
+			return false;
+	return true;
+}
+
+/*
+ * Whether an Accept-Encoding header takes gzip (RFC 9110 12.5.3): named
+ * with a q above 0, or not named and "*" with a q above 0.
+ */
+static bool
+accepts_gzip(const char *header)
+{
+	int			gzip = -1;		/* unnamed */
+	int			any = -1;
+	const char *p = header;
+
+	while (p && *p)
+	{
+		size_t		name_len;
+		const char *name;
+		bool		zero = false;
+
+		p += strspn(p, " \t,");
+		name = p;
+		name_len = strcspn(p, " \t,;");
+		p += name_len;
+		/* parameters up to the next coding */
+		while (*p && *p != ',')
+		{
+			size_t		len;
+
+			p += strspn(p, " \t;");
+			len = strcspn(p, " \t,;");
+			if (len > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+				zero = q_is_zero(p + 2, len - 2);
+			p += len;
+		}
+		if (name_len == 4 && strncasecmp(name, "gzip", 4) == 0)
+			gzip = !zero;
+		else if (name_len == 1 && *name == '*')
+			any = !zero;
+	}
+	return gzip >= 0 ? gzip : any > 0;
+}
+
+/*
+ * The file at path, or its gzipped copy (path.gz, made by web/build.sh)
+ * when the client takes gzip: an open descriptor of a regular file (st
+ * set), or -1.
+ */
+static int
+open_file(const char *path, bool gzip, struct stat *st, bool *gzipped)
+{
+	char		gz[PATH_MAX];
+	int			fd;
+
+	*gzipped = false;
+	if (gzip && snprintf(gz, sizeof(gz), "%s.gz", path) < (int) sizeof(gz))
+	{
+		fd = open(gz, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+		{
+			*gzipped = true;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)))
+	{
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static enum MHD_Result
 answer_text(struct MHD_Connection *conn, int status, const char *text)
 {
@@ -69,6 +154,7 @@ ui_files_answer(struct MHD_Connection *conn, const char *web_root, const char *u
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	int			fd;
+	bool		gzipped;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return answer_text(conn, *status = 405, "the web UI's files take GET\n");
@@ -77,13 +163,13 @@ ui_files_answer(struct MHD_Connection *conn, const char *web_root, const char *u
 	if (!safe_path(url))
 		return answer_text(conn, *status = 404, NO_SUCH_PATH);
 	snprintf(path, sizeof(path), "%s%s", web_root, url);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	fd = open_file(path, accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+																   MHD_HTTP_HEADER_ACCEPT_ENCODING)),
+				   &st, &gzipped);
+	if (fd < 0)
 	{
 		bool		no_ui = strcmp(url, "/index.html") == 0;
 
-		if (fd >= 0)
-			close(fd);
 		*status = no_ui ? 503 : 404;
 		return answer_text(conn, *status, no_ui ?
 						   "the web UI is not installed in --web-root: build it with `make web` and "
@@ -104,6 +190,10 @@ ui_files_answer(struct MHD_Connection *conn, const char *web_root, const char *u
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (gzipped)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	/* the answer depends on Accept-Encoding: caches must keep both */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	/* the bundle and its styles are the server's own; nothing is fetched elsewhere */

@@ -170,35 +170,58 @@ calltree_label(const CallTree *t, int node)
 	return t->syms->names.strings[name];
 }
 
-static const CallTree *sort_tree;
+/*
+ * Siblings in name order: each name's rank among the profile's names,
+ * sorted once (the names are far fewer than the nodes), so that ordering
+ * the children of a node compares integers.
+ */
+typedef struct NameOrder
+{
+	const CallTree *t;
+	int		   *rank;			/* per name */
+} NameOrder;
+
+static const NameOrder *name_order;
 
 static int
-cmp_by_name(const void *a, const void *b)
+cmp_name_ids(const void *a, const void *b)
 {
-	return strcmp(calltree_label(sort_tree, *(const int *) a),
-				  calltree_label(sort_tree, *(const int *) b));
+	return strcmp(name_order->t->syms->names.strings[*(const int *) a],
+				  name_order->t->syms->names.strings[*(const int *) b]);
 }
 
-void
-calltree_sort(CallTree *t)
+/* By name; a [trimmed] node beside a function of that name after it. */
+static int
+cmp_siblings(const void *a, const void *b)
 {
-	int		   *kids = palloc(sizeof(int) * t->nnodes);
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+	int			nx = name_order->t->nodes[x].name;
+	int			ny = name_order->t->nodes[y].name;
+	int			c;
 
-	sort_tree = t;
-	for (int p = 0; p < t->nnodes; p++)
-	{
-		int			n = 0;
+	if (nx >= 0 && ny >= 0)
+		c = name_order->rank[nx] - name_order->rank[ny];
+	else
+		c = strcmp(calltree_label(name_order->t, x), calltree_label(name_order->t, y));
+	return c != 0 ? c : x - y;
+}
 
-		for (int c = t->nodes[p].first_child; c >= 0; c = t->nodes[c].next_sibling)
-			kids[n++] = c;
-		if (n < 2)
-			continue;
-		qsort(kids, n, sizeof(int), cmp_by_name);
-		t->nodes[p].first_child = kids[0];
-		for (int i = 0; i < n; i++)
-			t->nodes[kids[i]].next_sibling = i + 1 < n ? kids[i + 1] : -1;
-	}
-	pfree(kids);
+static void
+name_order_init(NameOrder *o, const CallTree *t)
+{
+	int			n = t->syms->names.n;
+	int		   *ids = palloc(sizeof(int) * Max(n, 1));
+
+	o->t = t;
+	o->rank = palloc(sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		ids[i] = i;
+	name_order = o;
+	qsort(ids, n, sizeof(int), cmp_name_ids);
+	for (int i = 0; i < n; i++)
+		o->rank[ids[i]] = i;
+	pfree(ids);
 }
 
 /*
@@ -242,13 +265,27 @@ typedef struct RegionSelf
 	int64		self_right;
 } RegionSelf;
 
+/* A ranked node and its rank, in the orders a trial reads them in. */
+typedef struct RankedNode
+{
+	int			node;
+	int			rank;
+} RankedNode;
+
 typedef struct Trim
 {
 	CallTree   *t;
 	TrimKey    *ranked;			/* nodes 1.. by rank */
 	bool	   *keep;			/* per node */
-	int		   *anchor;			/* per folded node: its nearest kept ancestor */
 	bool	   *has_region;		/* per kept node: folded nodes hang below it */
+	int		   *tin;			/* per node: its place in a depth-first walk */
+	int		   *tout;			/* per node: the last place of its subtree */
+	int		   *self_nodes;		/* the nodes with a self value, in walk order */
+	int			nself;
+	RankedNode *by_index;		/* the ranked nodes in node order */
+	RankedNode *by_place;		/* the ranked nodes in walk order */
+	int			nranked;
+	int		   *kept;			/* this trial's kept nodes (room for every rank) */
 	bool	   *shown;			/* per name: has exact self in the trimmed tree */
 	int			nkept;
 	int			nregions;
@@ -271,78 +308,201 @@ weighs(int64 a, int64 b)
 }
 
 /*
+ * One depth-first walk of the tree: each node's interval [tin, tout] of
+ * places holds exactly its subtree, so a node's nearest kept ancestor is
+ * found by a sweep over places; and the nodes with a self value in walk
+ * order.
+ */
+static void
+trim_walk(Trim *tr)
+{
+	const CallTree *t = tr->t;
+	int			node = 0;
+	int			clock = 0;
+
+	tr->tin = palloc(sizeof(int) * t->nnodes);
+	tr->tout = palloc(sizeof(int) * t->nnodes);
+	tr->self_nodes = palloc(sizeof(int) * t->nnodes);
+	tr->nself = 0;
+	tr->tin[0] = clock++;
+	for (;;)
+	{
+		const CallNode *n = &t->nodes[node];
+
+		if (node > 0 && weighs(n->self, n->self_right))
+			tr->self_nodes[tr->nself++] = node;
+		if (n->first_child >= 0)
+		{
+			node = n->first_child;
+			tr->tin[node] = clock++;
+			continue;
+		}
+		/* up to the first ancestor-or-self with a next sibling */
+		for (;;)
+		{
+			tr->tout[node] = clock - 1;
+			if (node == 0)
+				return;
+			if (t->nodes[node].next_sibling >= 0)
+			{
+				node = t->nodes[node].next_sibling;
+				tr->tin[node] = clock++;
+				break;
+			}
+			node = t->nodes[node].parent;
+		}
+	}
+}
+
+static const Trim *sort_trim;
+
+static int
+cmp_by_index(const void *a, const void *b)
+{
+	int			x = ((const RankedNode *) a)->node;
+	int			y = ((const RankedNode *) b)->node;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_by_place(const void *a, const void *b)
+{
+	int			x = sort_trim->tin[((const RankedNode *) a)->node];
+	int			y = sort_trim->tin[((const RankedNode *) b)->node];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The first n of tr->ranked in node order and in walk order, once for
+ * every trial: a trial keeps those of rank below its count.
+ */
+static void
+trim_order_ranked(Trim *tr, int n)
+{
+	tr->nranked = n;
+	tr->by_index = palloc(sizeof(RankedNode) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		tr->by_index[i].node = tr->ranked[i].node;
+		tr->by_index[i].rank = i;
+	}
+	tr->by_place = palloc(sizeof(RankedNode) * Max(n, 1));
+	memcpy(tr->by_place, tr->by_index, sizeof(RankedNode) * n);
+	qsort(tr->by_index, n, sizeof(RankedNode), cmp_by_index);
+	sort_trim = tr;
+	qsort(tr->by_place, n, sizeof(RankedNode), cmp_by_place);
+	tr->kept = palloc(sizeof(int) * (n + 1));
+}
+
+/* Adds a folded node's self to its region's sum for its name. */
+static void
+region_add_self(Trim *tr, int anchor, const CallNode *n, int *count)
+{
+	bool		found;
+	ChildEntry *e = childmap_insert(tr->pairs, region_key(anchor, n->name), &found);
+	RegionSelf *sum;
+
+	if (!found)
+	{
+		if (tr->nsums == tr->maxsums)
+		{
+			tr->maxsums *= 2;
+			tr->sums = repalloc_huge(tr->sums, sizeof(RegionSelf) * tr->maxsums);
+		}
+		e->node = tr->nsums++;
+		tr->sums[e->node].self = tr->sums[e->node].self_right = 0;
+		if (tr->shown[n->name])
+			(*count)++;
+	}
+	sum = &tr->sums[e->node];
+	profile_value_add(&sum->self, n->self);
+	profile_value_add(&sum->self_right, n->self_right);
+}
+
+static void
+region_mark(Trim *tr, int anchor)
+{
+	if (!tr->has_region[anchor])
+	{
+		tr->has_region[anchor] = true;
+		tr->nregions++;
+	}
+}
+
+/*
  * Keeps the root and the k - 1 heaviest nodes (and drops any whose parent
  * is dropped), finds the regions and the folded self per (region, name);
  * marks the names of kept nodes shown.  Returns the node count the
- * trimmed tree would have with only those names shown.
+ * trimmed tree would have with only those names shown.  Besides clearing
+ * two flags a node, its work is the ranked nodes, the kept ones'
+ * children and the nodes with a self value (at most one a stack), not a
+ * walk of the whole tree: a folded node's region is its nearest kept
+ * ancestor's, found by a sweep in walk order.
  */
 static int
 trim_evaluate(Trim *tr, int k)
 {
 	CallTree   *t = tr->t;
-	int			count;
-	childmap_iterator it;
-	ChildEntry *e;
+	int			count = 0;
+	int		   *stack;
+	int			top = 0;
+	int			next_kept = 0;
 
 	memset(tr->keep, 0, sizeof(bool) * t->nnodes);
 	memset(tr->has_region, 0, sizeof(bool) * t->nnodes);
 	memset(tr->shown, 0, sizeof(bool) * Max(t->syms->names.n, 1));
-	tr->keep[0] = true;
-	for (int i = 0; i < k - 1; i++)
-		tr->keep[tr->ranked[i].node] = true;
 	childmap_reset(tr->pairs);
 	tr->nsums = 0;
-	tr->nkept = 1;
 	tr->nregions = 0;
-	/* nodes are created after their parents: one pass sees parents first */
-	for (int i = 1; i < t->nnodes; i++)
+
+	/* kept: in node order, parents before children (they are made first) */
+	tr->keep[0] = true;
+	tr->kept[0] = 0;
+	tr->nkept = 1;
+	for (int i = 0; i < tr->nranked; i++)
 	{
-		CallNode   *n = &t->nodes[i];
+		int			node = tr->by_index[i].node;
 
-		if (tr->keep[i] && tr->keep[n->parent])
-		{
-			tr->nkept++;
-			tr->shown[n->name] = true;
+		if (tr->by_index[i].rank >= k - 1 || !tr->keep[t->nodes[node].parent])
 			continue;
-		}
-		tr->keep[i] = false;
-		tr->anchor[i] = tr->keep[n->parent] ? n->parent : tr->anchor[n->parent];
-		if (!weighs(n->self, n->self_right) &&
-			!(tr->keep[n->parent] && weighs(n->value, n->value_right)))
-			continue;
-		/* the region's [trimmed] node */
-		if (!tr->has_region[tr->anchor[i]])
-		{
-			tr->has_region[tr->anchor[i]] = true;
-			tr->nregions++;
-		}
-		if (weighs(n->self, n->self_right))
-		{
-			bool		found;
-			RegionSelf *sum;
-
-			e = childmap_insert(tr->pairs, region_key(tr->anchor[i], n->name), &found);
-			if (!found)
-			{
-				if (tr->nsums == tr->maxsums)
-				{
-					tr->maxsums *= 2;
-					tr->sums = repalloc_huge(tr->sums, sizeof(RegionSelf) * tr->maxsums);
-				}
-				e->node = tr->nsums++;
-				tr->sums[e->node].self = tr->sums[e->node].self_right = 0;
-			}
-			sum = &tr->sums[e->node];
-			profile_value_add(&sum->self, n->self);
-			profile_value_add(&sum->self_right, n->self_right);
-		}
+		tr->keep[node] = true;
+		tr->shown[t->nodes[node].name] = true;
+		tr->kept[tr->nkept++] = node;
 	}
-	count = tr->nkept + tr->nregions;
-	childmap_start_iterate(tr->pairs, &it);
-	while ((e = childmap_iterate(tr->pairs, &it)) != NULL)
-		if (tr->shown[(int) (uint32) e->key])
-			count++;
-	return count;
+
+	/* the folded children of kept nodes that weigh make regions */
+	for (int i = 0; i < tr->nkept; i++)
+		for (int c = t->nodes[tr->kept[i]].first_child; c >= 0; c = t->nodes[c].next_sibling)
+			if (!tr->keep[c] && weighs(t->nodes[c].value, t->nodes[c].value_right))
+				region_mark(tr, tr->kept[i]);
+
+	/* folded self: by walk order, each under the innermost kept interval holding it */
+	stack = tr->kept;			/* done with: it becomes the sweep's stack */
+	stack[top++] = 0;
+	for (int i = 0; i < tr->nself; i++)
+	{
+		int			s = tr->self_nodes[i];
+
+		for (; next_kept < tr->nranked && tr->tin[tr->by_place[next_kept].node] <= tr->tin[s]; next_kept++)
+		{
+			int			kn = tr->by_place[next_kept].node;
+
+			if (!tr->keep[kn])
+				continue;
+			while (tr->tout[stack[top - 1]] < tr->tin[kn])
+				top--;
+			stack[top++] = kn;
+		}
+		if (tr->keep[s])
+			continue;
+		while (tr->tout[stack[top - 1]] < tr->tin[s])
+			top--;
+		region_mark(tr, stack[top - 1]);
+		region_add_self(tr, stack[top - 1], &t->nodes[s], &count);
+	}
+	return count + tr->nkept + tr->nregions;
 }
 
 static const CallTree *sort_names_tree;
@@ -358,6 +518,88 @@ cmp_names(const void *a, const void *b)
 	if (sort_names_weight[x] != sort_names_weight[y])
 		return sort_names_weight[x] > sort_names_weight[y] ? -1 : 1;
 	return strcmp(sort_names_tree->syms->names.strings[x], sort_names_tree->syms->names.strings[y]);
+}
+
+static inline double
+node_weight(const CallNode *n)
+{
+	return fabs((double) n->value) + fabs((double) n->value_right);
+}
+
+static inline TrimKey
+trim_key(const CallTree *t, int node)
+{
+	TrimKey		k;
+
+	k.weight = node_weight(&t->nodes[node]);
+	k.depth = t->nodes[node].depth;
+	k.node = node;
+	return k;
+}
+
+/* Moves heap[at] down a heap whose top is the last in rank. */
+static void
+heap_sift_down(TrimKey *heap, int n, int at)
+{
+	for (;;)
+	{
+		int			worst = at;
+		int			l = 2 * at + 1;
+		int			r = l + 1;
+		TrimKey		swap;
+
+		if (l < n && cmp_trim_keys(&heap[l], &heap[worst]) > 0)
+			worst = l;
+		if (r < n && cmp_trim_keys(&heap[r], &heap[worst]) > 0)
+			worst = r;
+		if (worst == at)
+			return;
+		swap = heap[at];
+		heap[at] = heap[worst];
+		heap[worst] = swap;
+		at = worst;
+	}
+}
+
+/*
+ * The m first nodes (the root aside) in the order of cmp_trim_keys: a
+ * heap of the m best seen so far, its last in rank on top, so that a
+ * node is compared once with the top and most go no further; then those
+ * m sorted.  O(n log m), never a sort of every node.
+ */
+static TrimKey *
+rank_heaviest(const CallTree *t, int m)
+{
+	TrimKey    *heap = palloc(sizeof(TrimKey) * Max(m, 1));
+	int			n = 0;
+
+	for (int i = 1; i < t->nnodes && m > 0; i++)
+	{
+		TrimKey		k = trim_key(t, i);
+
+		if (n < m)
+		{
+			/* sift up */
+			int			at = n++;
+
+			heap[at] = k;
+			while (at > 0 && cmp_trim_keys(&heap[at], &heap[(at - 1) / 2]) > 0)
+			{
+				TrimKey		swap = heap[at];
+
+				heap[at] = heap[(at - 1) / 2];
+				heap[(at - 1) / 2] = swap;
+				at = (at - 1) / 2;
+			}
+		}
+		else if (cmp_trim_keys(&k, &heap[0]) < 0)
+		{
+			heap[0] = k;
+			heap_sift_down(heap, n, 0);
+		}
+	}
+	qsort(heap, n, sizeof(TrimKey), cmp_trim_keys);
+	return heap;
 }
 
 /* Only the root remains: everything is its self. */
@@ -390,6 +632,8 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 	int			nfolded = 0;
 	int			original = t->nnodes;
 	int			above_floor;
+	int			ranked = 0;
+	int			trials = 0;
 	int			name_limit = max_nodes > 0 ? max_nodes : PG_INT32_MAX;
 	double		floor;
 	childmap_iterator it;
@@ -403,18 +647,8 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 
 	memset(&tr, 0, sizeof(tr));
 	tr.t = t;
-	tr.ranked = palloc(sizeof(TrimKey) * (t->nnodes - 1));
-	for (int i = 1; i < t->nnodes; i++)
-	{
-		tr.ranked[i - 1].weight = fabs((double) t->nodes[i].value) +
-			fabs((double) t->nodes[i].value_right);
-		tr.ranked[i - 1].depth = t->nodes[i].depth;
-		tr.ranked[i - 1].node = i;
-	}
-	qsort(tr.ranked, t->nnodes - 1, sizeof(TrimKey), cmp_trim_keys);
 	tr.keep = palloc(sizeof(bool) * t->nnodes);
 	tr.has_region = palloc(sizeof(bool) * t->nnodes);
-	tr.anchor = palloc(sizeof(int) * t->nnodes);
 	tr.shown = palloc(sizeof(bool) * nnames);
 	tr.pairs = childmap_create(CurrentMemoryContext, 1024, NULL);
 	tr.maxsums = 1024;
@@ -427,34 +661,57 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 	 */
 	floor = min_fraction * (fabs((double) t->nodes[0].value) + fabs((double) t->nodes[0].value_right));
 	above_floor = 0;
-	while (above_floor < t->nnodes - 1 && tr.ranked[above_floor].weight >= floor)
-		above_floor++;
+	for (int i = 1; i < t->nnodes; i++)
+		if (node_weight(&t->nodes[i]) >= floor)
+			above_floor++;
 	lo = 1 + above_floor;
 
 	/*
 	 * Within max_nodes: the largest K that fits three quarters of the
 	 * budget (the count grows with K, so a binary search finds it; K = 1
-	 * always fits: root and one [trimmed] node).
+	 * always fits: root and one [trimmed] node).  Only the first K - 1
+	 * of the ranking are ever kept, so only they are ranked.
 	 */
 	if (max_nodes > 0 && t->nnodes > max_nodes)
 	{
 		budget = max_nodes - max_nodes / 4;
 		hi = Min(lo, max_nodes);
+		tr.ranked = rank_heaviest(t, hi - 1);
+		trim_walk(&tr);
+		trim_order_ranked(&tr, hi - 1);
+		ranked = hi - 1;
 		lo = 1;
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo + 1) / 2;
 
 			CHECK_FOR_INTERRUPTS();
+			trials++;
 			if (trim_evaluate(&tr, mid) <= budget)
 				lo = mid;
 			else
 				hi = mid - 1;
 		}
 	}
-	if (lo >= t->nnodes)
-		return 0;				/* every node is above the threshold */
+	else
+	{
+		/* only the threshold: the nodes above it, in any order */
+		int			n = 0;
+
+		if (lo >= t->nnodes)
+			return 0;			/* every node is above the threshold */
+		tr.ranked = palloc(sizeof(TrimKey) * Max(above_floor, 1));
+		trim_walk(&tr);
+		for (int i = 1; i < t->nnodes; i++)
+			if (node_weight(&t->nodes[i]) >= floor)
+				tr.ranked[n++].node = i;
+		trim_order_ranked(&tr, n);
+	}
 	count = trim_evaluate(&tr, lo);
+	/* the work, for tests: what was ordered, and how often the tree was walked */
+	ereport(DEBUG1,
+			(errmsg_internal("calltree_trim: %d nodes, %d of them ranked in order, %d trial trims",
+							 original, ranked, trials)));
 
 	/* Then show the hottest other functions, in order, while they fit. */
 	name_weight = palloc0(sizeof(double) * nnames);
@@ -531,7 +788,6 @@ calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_va
 		t->nodes[trimmed].self -= sum->self;
 		t->nodes[trimmed].self_right -= sum->self_right;
 	}
-	calltree_sort(t);
 	return nfolded;
 }
 
@@ -543,23 +799,30 @@ calltree_preorder(const CallTree *t, int *n)
 	int		   *kids = palloc(sizeof(int) * t->nnodes);
 	int			top = 0;
 	int			count = 0;
+	NameOrder	order;
 
+	name_order_init(&order, t);
 	stack[top++] = 0;
 	while (top > 0)
 	{
 		int			node = stack[--top];
 		int			nk = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		out[count++] = node;
 		for (int c = t->nodes[node].first_child; c >= 0; c = t->nodes[c].next_sibling)
 			if (!t->nodes[c].folded)
 				kids[nk++] = c;
+		name_order = &order;
+		if (nk > 1)
+			qsort(kids, nk, sizeof(int), cmp_siblings);
 		/* pushed in reverse so that the first child comes out first */
 		while (nk > 0)
 			stack[top++] = kids[--nk];
 	}
 	pfree(stack);
 	pfree(kids);
+	pfree(order.rank);
 	*n = count;
 	return out;
 }
@@ -581,7 +844,6 @@ calltree_icicle_rows(FunctionCallInfo fcinfo, CallTree *t, const char *fname, in
 
 	if (!calltree_weighs(t))
 		return;
-	calltree_sort(t);
 	nnodes = t->nnodes;
 	nfolded = calltree_trim(t, max_nodes, node_trim_threshold / 100.0, &folded_value);
 	if (nfolded > 0)

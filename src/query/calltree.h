@@ -4,8 +4,8 @@
  *
  * Node 0 is the root ("total").  A node's value is inclusive (its own
  * samples and its callees'), self is exclusive; a diff profile carries
- * both sides (value = base, value_right = compared).  Siblings are kept
- * in name order once calltree_sort() has run.
+ * both sides (value = base, value_right = compared).  Siblings come out
+ * in name order (calltree_preorder).
  */
 #ifndef PARCA_QUERY_CALLTREE_H
 #define PARCA_QUERY_CALLTREE_H
@@ -67,9 +67,6 @@ extern void calltree_add_path(CallTree *t, const int *names, int n, int64 value,
 /* Whether any node has a value other than 0 (else there is nothing to draw). */
 extern bool calltree_weighs(const CallTree *t);
 
-/* Orders every node's children by name. */
-extern void calltree_sort(CallTree *t);
-
 /*
  * Trims the tree to at most max_nodes nodes (the root included) without
  * changing any function's self value: the lightest subtrees are folded
@@ -81,14 +78,13 @@ extern void calltree_sort(CallTree *t);
  * every name it shows, and every inclusive value of a kept node stays
  * exact.  With max_nodes 1 only the root remains.  Returns how many
  * nodes were folded and sets *folded_value to the weight they carried
- * (|value| + |value_right|).  Call after calltree_sort(); children stay
- * in name order.  With min_fraction > 0 the nodes that weigh less than
+ * (|value| + |value_right|).  With min_fraction > 0 the nodes that weigh less than
  * that fraction of the root are folded too (Parca's node_trim_threshold),
  * max_nodes 0 then meaning no limit on the count.
  */
 extern int	calltree_trim(CallTree *t, int max_nodes, double min_fraction, double *folded_value);
 
-/* The unfolded nodes in depth-first pre-order. */
+/* The unfolded nodes in depth-first pre-order, siblings in name order. */
 extern int *calltree_preorder(const CallTree *t, int *n);
 
 /* A node's label: its frame name, "total" at the root. */

@@ -236,7 +236,6 @@ parca_flamegraph_svg(PG_FUNCTION_ARGS)
 				 errmsg("the title of a flame graph is at most %d bytes", SVG_TITLE_MAX)));
 	title = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	t = calltree_build(profile);
-	calltree_sort(t);
 	order = calltree_preorder(t, &n);
 	unit = profile_unit(t->meta.profile_type);
 	if (title == NULL)

@@ -471,6 +471,17 @@ hostile "Push: a series without __name__" 400 "no __name__" -H 'Content-Type: ap
 hostile "OTLP: a wrong Content-Type" 415 "Content-Type" -H 'Content-Type: text/plain' --data-binary @"$work/cpu.pprof" "$A/v1development/profiles"
 hostile "OTLP: a gzip bomb as Content-Encoding" 413 "" -H 'Content-Type: application/x-protobuf' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" "$A/v1development/profiles"
 hostile "a path that is none" 404 "no such endpoint" "$A/v2/profiles"
+# a parameter longer than the server reads (8 kB), even one it ignores, or
+# one too many: refused whole, never stored as if cut short (issue 29)
+long_value=$(head -c 9000 /dev/zero | tr '\0' v)
+hostile_any "/ingest a parameter longer than 8 kB" 414 'parameter .{1,2}spyName.{1,2} is longer than the server reads' \
+	--data-binary @"$work/cpu.pprof" "$A/ingest?name=h&format=pprof&spyName=$long_value"
+hostile_any "/ingest a name longer than 8 kB" 414 'parameter .{1,2}name.{1,2} is longer' \
+	--data-binary @"$work/cpu.pprof" "$A/ingest?name=h$long_value&format=pprof"
+hostile "/ingest 40 parameters" 414 "more than 32 parameters" \
+	--data-binary @"$work/cpu.pprof" "$A/ingest?name=h&format=pprof$(for i in $(seq 1 38); do printf '&p%d=1' "$i"; done)"
+hostile "Push: a parameter longer than 8 kB" 400 "longer than the server reads" -H 'Content-Type: application/proto' \
+	--data-binary @"$work/cpu.pprof" "$A/push.v1.PusherService/Push?x=$long_value"
 out=$("$client" push -url "$A" -token tok-a -labels "__name__=process_cpu,service_name=$(printf 'x\xff')" -profile "$work/cpu.pprof")
 check "hostile: Push proto with a label value that is not UTF-8: 400 ($out)" grep -q '^400 .*not valid UTF-8' <<<"$out"
 out=$(curl -s -m 60 -w '%{http_code}' "${auth[@]}" -H 'Transfer-Encoding: chunked' --data-binary @"$work/big" "$A/ingest?name=h&format=pprof" 2>/dev/null)

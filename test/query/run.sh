@@ -108,6 +108,17 @@ while IFS= read -r f; do
 done < <(find "$fixtures/parca" "$fixtures/google-pprof" -type f | LC_ALL=C sort)
 chown -R postgres: "$copies"
 
+# ---- the icicle's rows, node for node, as the reference build wrote them
+# (icicle_reference.sql: every fixture, plain, diff, sandwich and SVG, at
+# max_nodes from 0 to 67,000 and with thresholds); PARCA_QUERY_RECORD=1
+# writes the reference anew, for a change of the rows that is meant
+psql -X -qAt -F $'\t' -f "$here/icicle_reference.sql" > "$work/icicle_md5" 2>"$work/err"
+if [ "${PARCA_QUERY_RECORD:-}" = 1 ]; then
+	cp "$work/icicle_md5" "$here/icicle_reference.tsv"
+fi
+check_eq "icicle rows as the reference build's ($(wc -l < "$here/icicle_reference.tsv") cases; $(head -c 200 "$work/err"))" "" \
+	"$(diff "$here/icicle_reference.tsv" "$work/icicle_md5" | head -n 6)"
+
 # ---- top and icicle against go tool pprof -top, per fixture and type
 while IFS='|' read -r rel ptype; do
 	file=${fixture_file[$rel]}
@@ -187,6 +198,21 @@ done
 check_eq "large.cpu trimmed to 2000: the 10 hottest functions are shown" 10 \
 	"$(LC_ALL=C sort -t $'\t' -k2,2nr "$work/flat_full" | head -n 10 | LC_ALL=C sort |
 		LC_ALL=C comm -12 - "$work/flat_trimmed" | wc -l)"
+
+# the work of trimming, counted (DEBUG1), not timed: only the nodes that can
+# be kept are put in order, never the whole tree (425,052 nodes; the build
+# before issue 29's sorted them all), and the tree is walked at most
+# log2(max_nodes) + 1 times
+for max in 4200 67000; do
+	psql -X -qAt -c "SET client_min_messages = debug1" \
+		-c "SELECT count(*) FROM parca_icicle(parca_query('$sel', '-infinity', 'infinity'), $max)" 2>&1 >/dev/null |
+		sed -n 's/.*calltree_trim: \([0-9]*\) nodes, \([0-9]*\) of them ranked in order, \([0-9]*\) trial trims.*/\1 \2 \3/p' > "$work/work"
+	read -r nodes ranked trials < "$work/work"
+	check "large.cpu trimmed to $max: fewer than $max of its ${nodes:-?} nodes ranked in order (${ranked:-none})" \
+		test "${ranked:-$max}" -lt "$max" -a "${nodes:-0}" -gt $((max * 4))
+	check "large.cpu trimmed to $max: at most log2($max) + 1 trial trims (${trials:-none})" \
+		test "${trials:-99}" -le "$(awk -v m="$max" 'BEGIN { print int(log(m) / log(2)) + 1 }')"
+done
 
 # node_trim_threshold (a percentage of the total): exactly the nodes that
 # weigh at least that much stay (the rest in [trimmed] regions), with the

@@ -175,6 +175,33 @@ check "POST to the API: 405" grep -q 'takes GET.* 405 $' <<<"$(oneline "$out")"
 out=$(curl -s -w '\n%{http_code}' "$A/../../etc/passwd" --path-as-is)
 check "a path outside the web root: 404" grep -q ' 404 $' <<<"$(oneline "$out")"
 
+# ---- the UI's files gzipped (web/build.sh) to a client that takes gzip,
+# plain to one that does not, the same bytes either way
+if [ -f "$web_root/index.html" ]; then
+	for f in index.html app.js; do
+		curl -s -D "$work/plain.h" -o "$work/plain.body" "$A/$f"
+		curl -s -D "$work/gz.h" -o "$work/gz.body" -H 'Accept-Encoding: gzip, deflate' "$A/$f"
+		check "$f without Accept-Encoding: plain, the installed file" \
+			cmp -s "$work/plain.body" "$web_root/$f"
+		check "$f without Accept-Encoding: no Content-Encoding" \
+			bash -c "! grep -qi '^content-encoding' '$work/plain.h'"
+		check "$f to a client that takes gzip: Content-Encoding: gzip" grep -qi '^content-encoding: gzip' "$work/gz.h"
+		check "$f gzipped: Vary: Accept-Encoding, its own Content-Type" \
+			bash -c "grep -qi '^vary: accept-encoding' '$work/gz.h' && grep -i '^content-type' '$work/gz.h' | cmp -s - <(grep -i '^content-type' '$work/plain.h')"
+		check "$f gzipped: the same bytes once decompressed" bash -c "gzip -dc '$work/gz.body' | cmp -s - '$work/plain.body'"
+	done
+	# minified JavaScript compresses three to four times: half is a wide margin
+	check "app.js gzipped: less than half its size ($(stat -c %s "$work/gz.body") of $(stat -c %s "$work/plain.body") bytes)" \
+		test "$(stat -c %s "$work/gz.body")" -lt $(($(stat -c %s "$work/plain.body") / 2))
+	for ae in 'gzip;q=0' 'gzip;q=0.0, *' 'br' 'identity'; do
+		curl -s -D "$work/h" -o "$work/body" -H "Accept-Encoding: $ae" "$A/app.js"
+		check "app.js to Accept-Encoding: $ae: plain" \
+			bash -c "! grep -qi '^content-encoding' '$work/h' && cmp -s '$work/body' '$web_root/app.js'"
+	done
+	curl -s -D "$work/h" -o /dev/null -H 'Accept-Encoding: br;q=1, *;q=0.5' "$A/app.js"
+	check "app.js to Accept-Encoding: br;q=1, *;q=0.5: gzip" grep -qi '^content-encoding: gzip' "$work/h"
+fi
+
 # ---- credentials and roles
 port_auth=$((port_base + 1))
 start_server auth "0.0.0.0:$port_auth" --auth-file "$work/auth"
