@@ -169,13 +169,12 @@ symbols_load(const struct varlena *profile)
 	return syms;
 }
 
-void
-symbols_add_profile(Symbols *syms, const struct varlena *profile)
+/* Names the locations ids (nids of them, none named already). */
+static void
+add_locations(Symbols *syms, const uint64 *ids, int nids)
 {
 	MemoryContext cxt = syms->cxt;
 	MemoryContext caller = MemoryContextSwitchTo(cxt);
-	uint64	   *ids;
-	int			nids;
 	MetaLocation *locs;
 	MetaFunction *fns = NULL;
 	MetaMapping *maps = NULL;
@@ -186,14 +185,6 @@ symbols_add_profile(Symbols *syms, const struct varlena *profile)
 	uint64	   *map_ids;
 	int			nfn_ids = 0,
 				nmap_ids = 0;
-
-	/* only the locations not named already */
-	ids = location_ids_not_in(profile, syms->locations, &nids);
-	if (nids == 0)
-	{
-		MemoryContextSwitchTo(caller);
-		return;
-	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -230,6 +221,62 @@ symbols_add_profile(Symbols *syms, const struct varlena *profile)
 		name_location(syms, loc, &locs[i], fns, nfns, maps, nmaps);
 	}
 	SPI_finish();
+	MemoryContextSwitchTo(caller);
+}
+
+void
+symbols_add_profile(Symbols *syms, const struct varlena *profile)
+{
+	MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
+	int			nids;
+
+	/* only the locations not named already */
+	uint64	   *ids = location_ids_not_in(profile, syms->locations, &nids);
+
+	if (nids > 0)
+		add_locations(syms, ids, nids);
+	pfree(ids);
+	MemoryContextSwitchTo(caller);
+}
+
+void
+symbols_add_stacks(Symbols *syms, char *const *stacks, int nstacks)
+{
+	MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
+	locmap_hash *seen = locmap_create(CurrentMemoryContext, 256, NULL);	/* as a set */
+	int			cap = 256;
+	uint64	   *ids = palloc(sizeof(uint64) * cap);
+	int			n = 0;
+
+	for (int i = 0; i < nstacks; i++)
+	{
+		const struct varlena *stack = (const struct varlena *) stacks[i];
+		const char *frames = VARDATA_ANY(stack);
+		int			nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+
+		for (int f = 0; f < nframes; f++)
+		{
+			uint64		id;
+			bool		found;
+
+			memcpy(&id, frames + (Size) f * sizeof(uint64), sizeof(uint64));
+			if (locmap_lookup(syms->locations, id) != NULL)
+				continue;
+			locmap_insert(seen, id, &found);
+			if (found)
+				continue;
+			if (n == cap)
+			{
+				cap *= 2;
+				ids = repalloc(ids, sizeof(uint64) * cap);
+			}
+			ids[n++] = id;
+		}
+	}
+	locmap_destroy(seen);
+	if (n > 0)
+		add_locations(syms, ids, n);
+	pfree(ids);
 	MemoryContextSwitchTo(caller);
 }
 
