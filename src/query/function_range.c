@@ -10,9 +10,10 @@
  * parca_query uses) and each goes to its bucket by its time.  Flat and
  * cum are sums over the bucket's stacks, so a row adds its value to the
  * bucket's total and to the flat and cum of the matching functions of
- * its stack, once each however often a function occurs in it; which
- * functions those are is decided once per stripe dictionary entry (the
- * stripe's distinct stacks), so a row costs a few additions.
+ * its stack, once each however often a function occurs in it.  Which
+ * functions those are is decided once per distinct stack of the call:
+ * an entry of a stripe's dictionary (the stripe's distinct stacks) is
+ * looked up once in the stacks seen, so a row costs a few additions.
  *
  * The parts of a bucket read from rollups are those parca_query reads for
  * it (rollup_ranges over the bucket): the buckets that hold a whole
@@ -146,13 +147,17 @@ typedef struct FunctionRange
 	int64	   *stamp;			/* per wanted name: the last stack that listed it */
 	int64		stack_no;
 
-	char	  **dict;			/* the current stripe's stacks */
-	int		   *entry_info;		/* per entry: an offset into info_pool, or INFO_UNDECIDED */
-	int			entry_info_cap;
+	ProfileBuilder *stacks;		/* every distinct stack seen, numbered */
+	int		   *stack_info;		/* per stack number: an offset into info_pool */
+	uint32		nstack_info;
+	uint32		stack_info_cap;
 	int		   *info_pool;
 	int			info_len;
 	int			info_cap;
+	int		   *entry_stack;	/* per entry of the stripe's dictionary: its stack number */
+	int			entry_stack_cap;
 	char	  **pending;		/* stacks to name before deciding */
+	uint32	   *pending_stack;	/* and their numbers */
 	int			pending_cap;
 } FunctionRange;
 
@@ -330,30 +335,47 @@ decide(FunctionRange *fr, const struct varlena *stack)
 	return at;
 }
 
-static void
-pending_add(FunctionRange *fr, int n, char *stack)
+/*
+ * The number of a stack; one seen for the first time is put on the
+ * pending list (*npending of them), to be named and decided.
+ */
+static uint32
+stack_number(FunctionRange *fr, char *stack, int *npending)
 {
-	if (n == fr->pending_cap)
+	const struct varlena *v = (const struct varlena *) stack;
+	uint32		n = profile_builder_add(fr->stacks, VARDATA_ANY(v),
+										(int) (VARSIZE_ANY_EXHDR(v) / sizeof(uint64)), 0, 0);
+
+	if (n < fr->nstack_info)
+		return n;
+	if (n >= fr->stack_info_cap)
+	{
+		fr->stack_info_cap *= 2;
+		fr->stack_info = repalloc_huge(fr->stack_info, sizeof(int) * fr->stack_info_cap);
+	}
+	fr->stack_info[n] = INFO_UNDECIDED;
+	fr->nstack_info = n + 1;
+	if (*npending == fr->pending_cap)
 	{
 		fr->pending_cap *= 2;
 		fr->pending = repalloc_huge(fr->pending, sizeof(char *) * fr->pending_cap);
+		fr->pending_stack = repalloc_huge(fr->pending_stack, sizeof(uint32) * fr->pending_cap);
 	}
-	fr->pending[n] = stack;
+	fr->pending[*npending] = stack;
+	fr->pending_stack[(*npending)++] = n;
+	return n;
 }
 
-/* A new stripe's dictionary: its entries are decided as rows use them. */
+/* The pending stacks named (one query for their new locations) and decided. */
 static void
-new_dictionary(FunctionRange *fr, char **dict, int ndict)
+decide_pending(FunctionRange *fr, int npending)
 {
-	fr->dict = dict;
-	if (ndict > fr->entry_info_cap)
-	{
-		fr->entry_info_cap = Max(ndict, fr->entry_info_cap * 2);
-		fr->entry_info = repalloc_huge(fr->entry_info, sizeof(int) * fr->entry_info_cap);
-	}
-	for (int i = 0; i < ndict; i++)
-		fr->entry_info[i] = INFO_UNDECIDED;
-	fr->info_len = 2;			/* INFO_NONE's [0, -1] stays */
+	if (npending == 0)
+		return;
+	symbols_add_stacks(fr->syms, fr->pending, npending);
+	for (int i = 0; i < npending; i++)
+		fr->stack_info[fr->pending_stack[i]] =
+			decide(fr, (const struct varlena *) fr->pending[i]);
 }
 
 /* Adds v of a stack with info to bucket k. */
@@ -457,55 +479,49 @@ add_rows(MergeRowSink *sink, const Datum *time, const int *sel, const int64 *val
 	CHECK_FOR_INTERRUPTS();
 	if (entry == NULL)
 	{
-		/* no dictionary: each row's stack decided on its own */
-		int			kept = fr->info_len;
+		/* no dictionary: each row's stack looked up on its own */
+		uint32	   *numbers = palloc(sizeof(uint32) * Max(n, 1));
 
 		for (int i = 0; i < n; i++)
-			pending_add(fr, npending++, DatumGetPointer(stack[sel[i]]));
-		symbols_add_stacks(fr->syms, fr->pending, npending);
+			numbers[i] = stack_number(fr, DatumGetPointer(stack[sel[i]]), &npending);
+		decide_pending(fr, npending);
 		for (int i = 0; i < n; i++)
 		{
 			int			b = row_bucket(fr, DatumGetTimestampTz(time[sel[i]]));
 
 			if (b >= 0)
-				bucket_add(fr, &fr->buckets[b],
-						   decide(fr, (struct varlena *) DatumGetPointer(stack[sel[i]])),
-						   values[i]);
+				bucket_add(fr, &fr->buckets[b], fr->stack_info[numbers[i]], values[i]);
 		}
-		fr->info_len = kept;
+		pfree(numbers);
 		return;
 	}
-	if (new_stripe || fr->dict == NULL)
-		new_dictionary(fr, dict, ndict);
-	/* the entries first used here named together, then decided */
+	if (new_stripe)
+	{
+		/* a new dictionary: its entries are looked up as rows use them */
+		if (ndict > fr->entry_stack_cap)
+		{
+			fr->entry_stack_cap = Max(ndict, fr->entry_stack_cap * 2);
+			fr->entry_stack = repalloc_huge(fr->entry_stack, sizeof(int) * fr->entry_stack_cap);
+		}
+		for (int i = 0; i < ndict; i++)
+			fr->entry_stack[i] = -1;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		int64		e = entry[sel[i]];
 
-		if (fr->entry_info[e] == INFO_UNDECIDED)
-		{
-			fr->entry_info[e] = INFO_NONE - 2;	/* pending */
-			pending_add(fr, npending++, dict[e]);
-		}
+		if (fr->entry_stack[e] < 0)
+			fr->entry_stack[e] = (int) stack_number(fr, dict[e], &npending);
 	}
-	if (npending > 0)
-	{
-		symbols_add_stacks(fr->syms, fr->pending, npending);
-		for (int i = 0; i < n; i++)
-		{
-			int64		e = entry[sel[i]];
-
-			if (fr->entry_info[e] == INFO_NONE - 2)
-				fr->entry_info[e] = decide(fr, (struct varlena *) dict[e]);
-		}
-	}
+	/* (the pending stacks are the dictionary's, valid during this call) */
+	decide_pending(fr, npending);
 	for (int i = 0; i < n; i++)
 	{
 		int			r = sel[i];
 		int			b = row_bucket(fr, DatumGetTimestampTz(time[r]));
 
 		if (b >= 0)
-			bucket_add(fr, &fr->buckets[b], fr->entry_info[entry[r]], values[i]);
+			bucket_add(fr, &fr->buckets[b], fr->stack_info[fr->entry_stack[entry[r]]], values[i]);
 	}
 }
 
@@ -688,7 +704,8 @@ cut_buckets(FunctionRange *fr, int *ntables)
 
 		CHECK_FOR_INTERRUPTS();
 		k = &fr->buckets[b];
-		ranges = rollup_ranges(k->lo, k->hi, "parca_function_range");
+		/* (the retention NOTICE is raised once, for the buckets listed) */
+		ranges = rollup_ranges(k->lo, k->hi, NULL);
 		k = &fr->buckets[b];
 		k->cut = true;
 		k->first_raw = fr->nraw_parts;
@@ -759,6 +776,31 @@ sorted_times(ArrayType *a, int *n)
 	qsort(times, count, sizeof(TimestampTz), cmp_time);
 	*n = count;
 	return times;
+}
+
+/*
+ * parca_query's NOTICE when a bucket listed reads raw rows from before
+ * parca.retention, once for the call (the merge of each bucket raised it
+ * for each).
+ */
+static void
+retention_notice(FunctionRange *fr)
+{
+	QueryRange	earliest = {DT_NOEND, DT_NOEND, InvalidOid, "parca.samples", true};
+
+	for (int b = 0; b < fr->nbuckets; b++)
+	{
+		const Bucket *k = &fr->buckets[b];
+
+		if (!k->listed)
+			continue;
+		if (!k->cut)
+			earliest.start = Min(earliest.start, k->lo);
+		for (int i = 0; k->cut && i < k->nraw; i++)
+			earliest.start = Min(earliest.start, fr->raw_parts[k->first_raw + i].start);
+	}
+	if (earliest.start != DT_NOEND)
+		rollup_ranges_notice(list_make1(&earliest), "parca_function_range");
 }
 
 PG_FUNCTION_INFO_V1(parca_function_range_scan);
@@ -839,8 +881,11 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	fr->wanted_of_name = palloc(sizeof(int) * fr->wanted_of_name_cap);
 	for (int i = 0; i < fr->wanted_of_name_cap; i++)
 		fr->wanted_of_name[i] = -2;
-	fr->entry_info_cap = 1024;
-	fr->entry_info = palloc(sizeof(int) * fr->entry_info_cap);
+	fr->stacks = profile_builder_create(cxt);
+	fr->stack_info_cap = 1024;
+	fr->stack_info = palloc(sizeof(int) * fr->stack_info_cap);
+	fr->entry_stack_cap = 1024;
+	fr->entry_stack = palloc(sizeof(int) * fr->entry_stack_cap);
 	fr->info_cap = 1024;
 	fr->info_pool = palloc(sizeof(int) * fr->info_cap);
 	fr->info_pool[0] = 0;		/* INFO_NONE: no function, no flat */
@@ -848,6 +893,7 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	fr->info_len = 2;
 	fr->pending_cap = 1024;
 	fr->pending = palloc(sizeof(char *) * fr->pending_cap);
+	fr->pending_stack = palloc(sizeof(uint32) * fr->pending_cap);
 
 	SPI_connect();
 	/* what is kept is made in the caller's context, not SPI's */
@@ -894,6 +940,7 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nlisted; i++)
 		fr->buckets[bucket_of(fr, listed_hours[i])].listed = true;
 
+	retention_notice(fr);
 	for (int b = 0; b < fr->nbuckets; b++)
 	{
 		Bucket	   *k = &fr->buckets[b];
