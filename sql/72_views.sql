@@ -42,13 +42,13 @@ CREATE FUNCTION parca_function_values(profile profile, function_name text, match
 COMMENT ON FUNCTION parca_function_values(profile, text, text) IS
     'flat and cum of the functions whose name matches (equal, contains, starts_with, or their negations), as parca_top gives them';
 
--- What parca_function_range reads in one pass over the range's rows, where
--- the caller may read them directly (src/query/function_range.c): per
--- bucket that parca_query_range lists (sum_hours: the hours it reads from
--- parca.profiles_hourly, listed_hours: those with sums of the selector's
--- series), a row with its total (function NULL), and a row per matching
--- function its stacks hold (total NULL); one row of NULLs where the rows
--- cannot be read directly (row-level security, rights).
+-- parca_function_range's rows (in no order), read in one pass over the
+-- range's rows where the caller may read them directly
+-- (src/query/function_range.c): per bucket that parca_query_range lists
+-- (sum_hours: the hours it reads from parca.profiles_hourly,
+-- listed_hours: those with sums of the selector's series) and matching
+-- function found in any; one row of NULLs where the rows cannot be read
+-- directly (row-level security, rights).
 CREATE FUNCTION parca.function_range_scan(selector text, start timestamptz, stop timestamptz,
                                           step interval, origin timestamptz, function_name text,
                                           match text, sum_hours timestamptz[],
@@ -98,15 +98,7 @@ BEGIN
         FROM parca.function_range_scan(selector, start, stop, step, origin, function_name, match,
                                        sum_hours, listed_hours) s;
     IF scanned IS NOT FALSE THEN
-        RETURN QUERY
-        WITH r AS (
-            SELECT * FROM unnest(times, functions, flats, cums, totals) AS r(b, f, flat, cum, total)
-        )
-        SELECT k.b, n.f, coalesce(t.flat, 0), coalesce(t.cum, 0), k.total
-        FROM (SELECT r.b, r.total FROM r WHERE r.f IS NULL) k
-             CROSS JOIN (SELECT DISTINCT r.f FROM r WHERE r.f IS NOT NULL) n
-             LEFT JOIN r t ON t.b = k.b AND t.f = n.f
-        ORDER BY 1, 2;
+        RETURN QUERY SELECT * FROM unnest(times, functions, flats, cums, totals) ORDER BY 1, 2;
         RETURN;
     END IF;
     RETURN QUERY

@@ -812,11 +812,12 @@ PG_FUNCTION_INFO_V1(parca_function_range_scan);
  *     listed_hours timestamptz[])
  *   RETURNS TABLE("time" timestamptz, function text, flat bigint,
  *                 cum bigint, total bigint)
- * Per bucket that parca_query_range lists (sum_hours: the hours it reads
- * from parca.profiles_hourly; listed_hours: those of them that hold
- * sums of the selector's series), a row with its total and function
- * NULL, and a row per matching function that its stacks hold (total
- * NULL).  One row of NULLs when the rows cannot be read directly.
+ * parca_function_range's rows, in no order: per bucket that
+ * parca_query_range lists (sum_hours: the hours it reads from
+ * parca.profiles_hourly; listed_hours: those of them that hold sums of
+ * the selector's series) and per matching function found in any of them,
+ * its flat and cum there (0 where absent) and the bucket's total.  One
+ * row of NULLs when the rows cannot be read directly.
  */
 Datum
 parca_function_range_scan(PG_FUNCTION_ARGS)
@@ -838,6 +839,7 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	MergePeriods periods = {0, false};
 	bool		scale;
 	bool		direct = true;
+	bool	   *used;
 
 	InitMaterializedSRF(fcinfo, 0);
 	fr = palloc0(sizeof(FunctionRange));
@@ -941,28 +943,39 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 		fr->buckets[bucket_of(fr, listed_hours[i])].listed = true;
 
 	retention_notice(fr);
-	for (int b = 0; b < fr->nbuckets; b++)
-	{
-		Bucket	   *k = &fr->buckets[b];
-		Datum		values[5];
-		bool		nulls[5] = {false, true, true, true, false};
 
-		if (!k->listed)
+	/*
+	 * Every function found in a bucket listed, in every bucket listed (0
+	 * where it is absent), as the per-bucket merges' rows were joined.
+	 */
+	used = palloc0(sizeof(bool) * Max(fr->nwanted, 1));
+	for (int b = 0; b < fr->nbuckets; b++)
+		for (int w = 0; fr->buckets[b].listed && w < fr->buckets[b].cap; w++)
+			used[w] |= fr->buckets[b].present[w];
+	for (int w = 0; w < fr->nwanted; w++)
+	{
+		text	   *name;
+
+		if (!used[w])
 			continue;
-		values[0] = TimestampTzGetDatum(k->time);
-		values[4] = Int64GetDatum(k->total);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		nulls[1] = nulls[2] = nulls[3] = false;
-		nulls[4] = true;
-		for (int w = 0; w < k->cap; w++)
+		name = cstring_to_text(fr->syms->names.strings[fr->wanted[w]]);
+		for (int b = 0; b < fr->nbuckets; b++)
 		{
-			if (!k->present[w])
+			Bucket	   *k = &fr->buckets[b];
+			Datum		values[5];
+			bool		nulls[5] = {false, false, false, false, false};
+			bool		here = w < k->cap && k->present[w];
+
+			if (!k->listed)
 				continue;
-			values[1] = CStringGetTextDatum(fr->syms->names.strings[fr->wanted[w]]);
-			values[2] = Int64GetDatum(k->flat[w]);
-			values[3] = Int64GetDatum(k->cum[w]);
+			values[0] = TimestampTzGetDatum(k->time);
+			values[1] = PointerGetDatum(name);
+			values[2] = Int64GetDatum(here ? k->flat[w] : 0);
+			values[3] = Int64GetDatum(here ? k->cum[w] : 0);
+			values[4] = Int64GetDatum(k->total);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
+		CHECK_FOR_INTERRUPTS();
 	}
 	PG_RETURN_VOID();
 }
