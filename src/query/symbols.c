@@ -49,42 +49,60 @@ intern(Symbols *syms, const char *s, const char *file)
 	return number;
 }
 
+/* Distinct location ids being collected, those of a table known left out. */
+typedef struct IdList
+{
+	locmap_hash *known;			/* NULL: none */
+	locmap_hash *seen;			/* as a set */
+	uint64	   *ids;
+	int			n;
+	int			cap;
+} IdList;
+
+static void
+id_list_init(IdList *l, locmap_hash *known)
+{
+	l->known = known;
+	l->seen = locmap_create(CurrentMemoryContext, 4096, NULL);
+	l->cap = 1024;
+	l->ids = palloc(sizeof(uint64) * l->cap);
+	l->n = 0;
+}
+
+static void
+id_list_add(IdList *l, uint64 id)
+{
+	bool		found;
+
+	if (l->known && locmap_lookup(l->known, id) != NULL)
+		return;
+	locmap_insert(l->seen, id, &found);
+	if (found)
+		return;
+	if (l->n == l->cap)
+	{
+		l->cap *= 2;
+		l->ids = repalloc_huge(l->ids, sizeof(uint64) * l->cap);
+	}
+	l->ids[l->n++] = id;
+}
+
 /* The distinct location ids of a profile that known (if not NULL) lacks. */
 static uint64 *
 location_ids_not_in(const struct varlena *profile, locmap_hash *known, int *nids)
 {
-	locmap_hash *seen = locmap_create(CurrentMemoryContext, 4096, NULL);	/* as a set */
+	IdList		l;
 	ProfileReader r;
 	ProfileSample s;
-	uint64	   *ids;
-	int			n = 0;
-	int			cap = 1024;
-	bool		found;
 
-	ids = palloc(sizeof(uint64) * cap);
+	id_list_init(&l, known);
 	profile_reader_init(&r, profile);
 	while (profile_reader_next(&r, &s))
-	{
 		for (int i = 0; i < s.nframes; i++)
-		{
-			uint64		id = profile_sample_frame(&s, i);
-
-			if (known && locmap_lookup(known, id) != NULL)
-				continue;
-			locmap_insert(seen, id, &found);
-			if (found)
-				continue;
-			if (n == cap)
-			{
-				cap *= 2;
-				ids = repalloc(ids, sizeof(uint64) * cap);
-			}
-			ids[n++] = id;
-		}
-	}
-	locmap_destroy(seen);
-	*nids = n;
-	return ids;
+			id_list_add(&l, profile_sample_frame(&s, i));
+	locmap_destroy(l.seen);
+	*nids = l.n;
+	return l.ids;
 }
 
 uint64 *
@@ -243,11 +261,9 @@ void
 symbols_add_stacks(Symbols *syms, char *const *stacks, int nstacks)
 {
 	MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
-	locmap_hash *seen = locmap_create(CurrentMemoryContext, 256, NULL);	/* as a set */
-	int			cap = 256;
-	uint64	   *ids = palloc(sizeof(uint64) * cap);
-	int			n = 0;
+	IdList		l;
 
+	id_list_init(&l, syms->locations);
 	for (int i = 0; i < nstacks; i++)
 	{
 		const struct varlena *stack = (const struct varlena *) stacks[i];
@@ -257,26 +273,15 @@ symbols_add_stacks(Symbols *syms, char *const *stacks, int nstacks)
 		for (int f = 0; f < nframes; f++)
 		{
 			uint64		id;
-			bool		found;
 
 			memcpy(&id, frames + (Size) f * sizeof(uint64), sizeof(uint64));
-			if (locmap_lookup(syms->locations, id) != NULL)
-				continue;
-			locmap_insert(seen, id, &found);
-			if (found)
-				continue;
-			if (n == cap)
-			{
-				cap *= 2;
-				ids = repalloc(ids, sizeof(uint64) * cap);
-			}
-			ids[n++] = id;
+			id_list_add(&l, id);
 		}
 	}
-	locmap_destroy(seen);
-	if (n > 0)
-		add_locations(syms, ids, n);
-	pfree(ids);
+	locmap_destroy(l.seen);
+	if (l.n > 0)
+		add_locations(syms, l.ids, l.n);
+	pfree(l.ids);
 	MemoryContextSwitchTo(caller);
 }
 
