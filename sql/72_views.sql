@@ -42,15 +42,43 @@ CREATE FUNCTION parca_function_values(profile profile, function_name text, match
 COMMENT ON FUNCTION parca_function_values(profile, text, text) IS
     'flat and cum of the functions whose name matches (equal, contains, starts_with, or their negations), as parca_top gives them';
 
+-- parca_function_range's rows (in no order), read in one pass over the
+-- range's rows where the caller may read them directly
+-- (src/query/function_range.c): per bucket that parca_query_range lists
+-- (sum_hours: the hours it reads from parca.profiles_hourly,
+-- listed_hours: those with sums of the selector's series) and matching
+-- function found in any; one row of NULLs where the rows cannot be read
+-- directly (row-level security, rights).
+CREATE FUNCTION parca.function_range_scan(selector text, start timestamptz, stop timestamptz,
+                                          step interval, origin timestamptz, function_name text,
+                                          match text, sum_hours timestamptz[],
+                                          listed_hours timestamptz[])
+    RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
+    AS 'MODULE_PATHNAME', 'parca_function_range_scan' LANGUAGE C STABLE STRICT SET jit = off;
+
 -- A function over time: per step bucket (aligned as in parca_query_range)
 -- the flat and cum of each function whose name matches, from the bucket's
--- merged profile (parca_query over exactly the bucket's samples, so
--- from rollups where it can), and the bucket's total.  A matching function absent from a bucket has 0 there.
+-- merged profile (what parca_query gives over exactly the bucket's
+-- samples, so from rollups where it can), and the bucket's total.  A
+-- matching function absent from a bucket has 0 there.  The range's rows
+-- are read once, each going to its bucket (parca.function_range_scan);
+-- where they cannot be read directly, each bucket is merged on its own.
 CREATE FUNCTION parca_function_range(selector text, start timestamptz, stop timestamptz, step interval,
                                      function_name text, match text DEFAULT 'equal')
     RETURNS TABLE("time" timestamptz, function text, flat bigint, cum bigint, total bigint)
     -- jit = off: see JIT in sql/70_query.sql
     LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+DECLARE
+    ids bigint[];
+    origin timestamptz := CASE WHEN isfinite(start) THEN start ELSE '2000-01-01' END;
+    sum_hours timestamptz[];
+    listed_hours timestamptz[];
+    scanned boolean;
+    times timestamptz[];
+    functions text[];
+    flats bigint[];
+    cums bigint[];
+    totals bigint[];
 BEGIN
     IF match NOT IN ('equal', 'not_equal', 'contains', 'not_contains', 'starts_with', 'not_starts_with') THEN
         RAISE EXCEPTION 'unknown match %', parca.message_quote(match)
@@ -58,6 +86,21 @@ BEGIN
                   HINT = 'One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.';
     END IF;
     PERFORM parca.range_arguments(step, NULL);
+    -- the hours parca_query_range reads from their sums, as it reads them
+    SELECT array_agg(s.id) INTO ids FROM @extschema@.parca_series(selector) s;
+    SELECT coalesce(array_agg(h.hour) FILTER (WHERE h.series_id IS NULL), '{}'),
+           coalesce(array_agg(DISTINCT h.hour) FILTER (WHERE h.series_id IS NOT NULL), '{}')
+        INTO sum_hours, listed_hours
+        FROM parca.range_hours(ids, start, stop, step, origin) h;
+    SELECT bool_and(s.time IS NOT NULL), array_agg(s.time), array_agg(s.function),
+           array_agg(s.flat), array_agg(s.cum), array_agg(s.total)
+        INTO scanned, times, functions, flats, cums, totals
+        FROM parca.function_range_scan(selector, start, stop, step, origin, function_name, match,
+                                       sum_hours, listed_hours) s;
+    IF scanned IS NOT FALSE THEN
+        RETURN QUERY SELECT * FROM unnest(times, functions, flats, cums, totals) ORDER BY 1, 2;
+        RETURN;
+    END IF;
     RETURN QUERY
     WITH buckets AS MATERIALIZED (
         -- the buckets with profiles, as parca_query_range finds them (from

@@ -185,7 +185,7 @@ profile_value_overflow(void)
 			 errmsg("profile value out of range: a sum exceeds 64 bits")));
 }
 
-void
+uint32
 profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 					int64 value, int64 value_right)
 {
@@ -205,7 +205,7 @@ profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 		entry = &b->entries[bucket->entry];
 		profile_value_add(&entry->value, value);
 		profile_value_add(&entry->value_right, value_right);
-		return;
+		return bucket->entry;
 	}
 	if (b->nentries == b->entries_cap)
 	{
@@ -223,6 +223,7 @@ profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 	entry->key.nbytes = b->probe.nbytes;
 	entry->value = value;
 	entry->value_right = value_right;
+	return bucket->entry;
 }
 
 void

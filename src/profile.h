@@ -57,14 +57,15 @@ profile_sample_frame(const ProfileSample *s, int i)
 
 /*
  * Building: stacks are merged in a hash table as they are added; adding
- * the same stack again sums its values.
+ * the same stack again sums its values.  profile_builder_add returns the
+ * stack's number: stacks are numbered from 0 in the order first added.
  */
 typedef struct ProfileBuilder ProfileBuilder;
 
 extern ProfileBuilder *profile_builder_create(MemoryContext cxt);
 extern void profile_builder_set_meta(ProfileBuilder *b, const ProfileMeta *meta);
-extern void profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
-								int64 value, int64 value_right);
+extern uint32 profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
+								  int64 value, int64 value_right);
 extern void profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile);
 extern int64 profile_builder_nstacks(const ProfileBuilder *b);
 extern struct varlena *profile_builder_finish(ProfileBuilder *b);

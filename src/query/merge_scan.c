@@ -196,6 +196,8 @@ typedef struct MergeScan
 	int		   *sel;			/* a chunk group's rows that count */
 	int32	   *sel_group;		/* and their groups */
 	int			sel_cap;
+	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
+	int64	   *values;			/* [sel_cap]: their values, for the sink */
 } MergeScan;
 
 /* The columns of a chunk group that scan_table reads. */
@@ -287,9 +289,13 @@ select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot 
 		{
 			pfree(m->sel);
 			pfree(m->sel_group);
+			if (m->values)
+				pfree(m->values);
 		}
 		m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * c->nrows);
 		m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * c->nrows);
+		m->values = m->sink ?
+			MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * c->nrows) : NULL;
 		m->sel_cap = c->nrows;
 	}
 	if (m->start > m->stop)
@@ -396,6 +402,50 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 		add_rows(m, c, NULL, NULL, n, false);
 }
 
+/*
+ * The n rows of m->sel to the sink, each with its value (times its period
+ * when scaling and the period is known).
+ */
+static void
+sink_rows(MergeScan *m, const GroupColumns *c, bool new_stripe, char **dict, int ndict, int n)
+{
+	int64		known_min = m->known_min;
+	bool		unknown_seen = m->unknown_seen;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			r = m->sel[i];
+		bool		period_null = c->period_null && c->period_null[r];
+		int64		v = DatumGetInt64(c->value[r]);
+		int64		p = period_null ? 0 : DatumGetInt64(c->period[r]);
+
+		known_min = p > 0 && p < known_min ? p : known_min;
+		unknown_seen |= p <= 0 && !period_null;
+		if (m->scale && unlikely(pg_mul_s64_overflow(v, p > 0 ? p : 1, &v)))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("bigint out of range")));
+		m->values[i] = v;
+	}
+	m->known_min = known_min;
+	m->unknown_seen = unknown_seen;
+	if (!c->entry)
+	{
+		/* rows whose stack is NULL add nothing, as in SQL */
+		int			kept = 0;
+
+		for (int i = 0; i < n; i++)
+			if (!c->stack_null[m->sel[i]])
+			{
+				m->sel[kept] = m->sel[i];
+				m->values[kept++] = m->values[i];
+			}
+		n = kept;
+	}
+	m->sink->rows(m->sink, c->time, m->sel, m->values, n, c->entry, new_stripe, dict, ndict,
+				  c->stack);
+}
+
 /* Whether rel can be read here: columnar, with every column read. */
 static bool
 readable(Relation rel)
@@ -416,6 +466,7 @@ scan_table(MergeScan *m, Relation rel)
 	StripeSums *ss = m->ss;
 	int			ngroups = m->ngroups;
 	int			stripe = -1;
+	bool		new_stripe = false;
 	SeriesCacheSlot series_cache[SERIES_CACHE_SIZE];
 
 	(void) find_columns(rel, att);
@@ -456,9 +507,10 @@ scan_table(MergeScan *m, Relation rel)
 		/* the previous stripe's dictionaries are still valid (columnar.h) */
 		if (g.stripe != stripe)
 		{
-			for (int k = 0; k < ngroups; k++)
+			for (int k = 0; k < ngroups && !m->sink; k++)
 				sums_flush(&ss[k], m->builders[k]);
 			stripe = g.stripe;
+			new_stripe = true;
 		}
 		if (c.entry)
 		{
@@ -469,7 +521,15 @@ scan_table(MergeScan *m, Relation rel)
 			}
 		}
 
-		if (ngroups == 1 && g.all_pass && !any_set(c.value_null, c.nrows) &&
+		if (m->sink)
+		{
+			int			n = select_rows(m, &c, g.all_pass, series_cache);
+
+			sink_rows(m, &c, new_stripe, c.entry ? g.dicts[att[COL_STACK] - 1] : NULL,
+					  c.entry ? g.dict_sizes[att[COL_STACK] - 1] : 0, n);
+			new_stripe = false;
+		}
+		else if (ngroups == 1 && g.all_pass && !any_set(c.value_null, c.nrows) &&
 			!(m->scale && c.period_null))
 		{
 			/* every row counts: no list of them */
@@ -485,21 +545,23 @@ scan_table(MergeScan *m, Relation rel)
 				add_rows(m, &c, m->sel, m->sel_group, n, m->scale);
 		}
 	}
-	for (int k = 0; k < ngroups; k++)
+	for (int k = 0; k < ngroups && !m->sink; k++)
 		sums_flush(&ss[k], m->builders[k]);
 	columnar_read_end(rs);
 }
 
-bool
-merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int64 *series_ids,
-				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
-				   bool scale, MergePeriods *periods)
+/*
+ * merge_scan_samples() and merge_scan_rows(): m's builders or its sink
+ * given, the rest set here.
+ */
+static bool
+merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups, int nseries,
+		   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
 {
 	Relation	rel = try_table_open(relid, AccessShareLock);
 	List	   *tables = NIL;
 	SeriesGroup *series;
 	Datum	   *id_datums;
-	MergeScan	m;
 	ListCell   *lc;
 	bool		ok;
 
@@ -565,29 +627,51 @@ merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int6
 	for (int i = 0; i < nseries; i++)
 		id_datums[i] = Int64GetDatum(series[i].id);
 
-	memset(&m, 0, sizeof(m));
-	m.builders = builders;
-	m.ngroups = ngroups;
-	m.series = series;
-	m.nseries = nseries;
-	m.id_array = construct_array(id_datums, nseries, INT8OID, 8, FLOAT8PASSBYVAL,
-								 TYPALIGN_DOUBLE);
-	m.start = start;
-	m.stop = stop;
-	m.scale = scale;
-	m.known_min = PG_INT64_MAX;
-	m.ss = palloc0(sizeof(StripeSums) * ngroups);
+	m->series = series;
+	m->nseries = nseries;
+	m->id_array = construct_array(id_datums, nseries, INT8OID, 8, FLOAT8PASSBYVAL,
+								  TYPALIGN_DOUBLE);
+	m->start = start;
+	m->stop = stop;
+	m->scale = scale;
+	m->known_min = PG_INT64_MAX;
+	m->ss = palloc0(sizeof(StripeSums) * m->ngroups);
 
 	foreach(lc, tables)
 	{
-		scan_table(&m, lfirst(lc));
+		scan_table(m, lfirst(lc));
 		if (lfirst(lc) != rel)
 			table_close(lfirst(lc), NoLock);
 	}
 	table_close(rel, NoLock);
-	if (m.known_min != PG_INT64_MAX &&
-		(periods->min_known == 0 || m.known_min < periods->min_known))
-		periods->min_known = m.known_min;
-	periods->unknown_seen |= m.unknown_seen;
+	if (m->known_min != PG_INT64_MAX &&
+		(periods->min_known == 0 || m->known_min < periods->min_known))
+		periods->min_known = m->known_min;
+	periods->unknown_seen |= m->unknown_seen;
 	return true;
+}
+
+bool
+merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int64 *series_ids,
+				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
+				   bool scale, MergePeriods *periods)
+{
+	MergeScan	m;
+
+	memset(&m, 0, sizeof(m));
+	m.builders = builders;
+	m.ngroups = ngroups;
+	return merge_scan(&m, relid, series_ids, groups, nseries, start, stop, scale, periods);
+}
+
+bool
+merge_scan_rows(MergeRowSink *sink, Oid relid, const int64 *series_ids, int nseries,
+				TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
+{
+	MergeScan	m;
+
+	memset(&m, 0, sizeof(m));
+	m.sink = sink;
+	m.ngroups = 1;
+	return merge_scan(&m, relid, series_ids, NULL, nseries, start, stop, scale, periods);
 }

@@ -39,4 +39,29 @@ extern bool merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid
 							   TimestampTz start, TimestampTz stop, bool scale,
 							   MergePeriods *periods);
 
+/*
+ * Where merge_scan_rows() sends the rows it reads, a chunk group at a
+ * time: n rows, row sel[i] with value values[i] (scaled as above), its
+ * time time[sel[i]], and its stack either entry[sel[i]], an index into
+ * dict (the stripe's stacks, ndict of them, the same for every chunk
+ * group of a stripe: new_stripe says when the stripe, so the dictionary,
+ * changed), or, when entry is NULL, the stacktrace datum stack[sel[i]].
+ * Rows whose stack is NULL are left out.
+ */
+typedef struct MergeRowSink MergeRowSink;
+struct MergeRowSink
+{
+	void		(*rows) (MergeRowSink *sink, const Datum *time, const int *sel,
+						 const int64 *values, int n, const int64 *entry, bool new_stripe,
+						 char **dict, int ndict, const Datum *stack);
+};
+
+/*
+ * merge_scan_samples() for one group whose rows go to sink, not into a
+ * profile: for merges that need each row's time.
+ */
+extern bool merge_scan_rows(MergeRowSink *sink, Oid relid, const int64 *series_ids, int nseries,
+							TimestampTz start, TimestampTz stop, bool scale,
+							MergePeriods *periods);
+
 #endif							/* PARCA_QUERY_MERGE_SCAN_H */

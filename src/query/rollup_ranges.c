@@ -147,9 +147,8 @@ add_level(List *ranges, TimestampTz start, TimestampTz stop, const Level *levels
 	return ranges;
 }
 
-/* Raises the NOTICE when a raw part reaches back past parca.retention. */
-static void
-check_retention(List *ranges, const char *caller)
+void
+rollup_ranges_notice(List *ranges, const char *caller)
 {
 	int64		retention = partitions_retention_seconds();
 	TimestampTz kept_from;
@@ -216,6 +215,7 @@ rollup_ranges(TimestampTz start, TimestampTz stop, const char *caller)
 	if (start > stop)
 		return NIL;
 	ranges = add_level(NIL, start, stop, levels, raw);
-	check_retention(ranges, caller);
+	if (caller)
+		rollup_ranges_notice(ranges, caller);
 	return ranges;
 }

@@ -29,11 +29,17 @@ typedef struct QueryRange
  * rolled up (parca.rollup_hours)
  * from parca.samples_hourly, the rest (the ragged edges, what is not
  * rolled up yet) from parca.samples; one part of parca.samples when
- * parca.rollups is off.  Raises a NOTICE, naming caller, when a part read
- * from raw rows reaches back past parca.retention, where raw rows may
- * have been dropped.  The caller is connected to SPI; the parts are read
- * under the same snapshot.
+ * parca.rollups is off.  Raises rollup_ranges_notice(), naming caller
+ * (none when caller is NULL).  The caller is connected to SPI; the parts
+ * are read under the same snapshot.
  */
 extern List *rollup_ranges(TimestampTz start, TimestampTz stop, const char *caller);
+
+/*
+ * Raises a NOTICE, naming caller, when one of ranges read from raw rows
+ * reaches back past parca.retention, where raw rows may have been
+ * dropped.
+ */
+extern void rollup_ranges_notice(List *ranges, const char *caller);
 
 #endif							/* PARCA_QUERY_ROLLUP_RANGES_H */

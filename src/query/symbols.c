@@ -49,42 +49,60 @@ intern(Symbols *syms, const char *s, const char *file)
 	return number;
 }
 
+/* Distinct location ids being collected, those of a table known left out. */
+typedef struct IdList
+{
+	locmap_hash *known;			/* NULL: none */
+	locmap_hash *seen;			/* as a set */
+	uint64	   *ids;
+	int			n;
+	int			cap;
+} IdList;
+
+static void
+id_list_init(IdList *l, locmap_hash *known)
+{
+	l->known = known;
+	l->seen = locmap_create(CurrentMemoryContext, 4096, NULL);
+	l->cap = 1024;
+	l->ids = palloc(sizeof(uint64) * l->cap);
+	l->n = 0;
+}
+
+static void
+id_list_add(IdList *l, uint64 id)
+{
+	bool		found;
+
+	if (l->known && locmap_lookup(l->known, id) != NULL)
+		return;
+	locmap_insert(l->seen, id, &found);
+	if (found)
+		return;
+	if (l->n == l->cap)
+	{
+		l->cap *= 2;
+		l->ids = repalloc_huge(l->ids, sizeof(uint64) * l->cap);
+	}
+	l->ids[l->n++] = id;
+}
+
 /* The distinct location ids of a profile that known (if not NULL) lacks. */
 static uint64 *
 location_ids_not_in(const struct varlena *profile, locmap_hash *known, int *nids)
 {
-	locmap_hash *seen = locmap_create(CurrentMemoryContext, 4096, NULL);	/* as a set */
+	IdList		l;
 	ProfileReader r;
 	ProfileSample s;
-	uint64	   *ids;
-	int			n = 0;
-	int			cap = 1024;
-	bool		found;
 
-	ids = palloc(sizeof(uint64) * cap);
+	id_list_init(&l, known);
 	profile_reader_init(&r, profile);
 	while (profile_reader_next(&r, &s))
-	{
 		for (int i = 0; i < s.nframes; i++)
-		{
-			uint64		id = profile_sample_frame(&s, i);
-
-			if (known && locmap_lookup(known, id) != NULL)
-				continue;
-			locmap_insert(seen, id, &found);
-			if (found)
-				continue;
-			if (n == cap)
-			{
-				cap *= 2;
-				ids = repalloc(ids, sizeof(uint64) * cap);
-			}
-			ids[n++] = id;
-		}
-	}
-	locmap_destroy(seen);
-	*nids = n;
-	return ids;
+			id_list_add(&l, profile_sample_frame(&s, i));
+	locmap_destroy(l.seen);
+	*nids = l.n;
+	return l.ids;
 }
 
 uint64 *
@@ -169,13 +187,12 @@ symbols_load(const struct varlena *profile)
 	return syms;
 }
 
-void
-symbols_add_profile(Symbols *syms, const struct varlena *profile)
+/* Names the locations ids (nids of them, none named already). */
+static void
+add_locations(Symbols *syms, const uint64 *ids, int nids)
 {
 	MemoryContext cxt = syms->cxt;
 	MemoryContext caller = MemoryContextSwitchTo(cxt);
-	uint64	   *ids;
-	int			nids;
 	MetaLocation *locs;
 	MetaFunction *fns = NULL;
 	MetaMapping *maps = NULL;
@@ -186,14 +203,6 @@ symbols_add_profile(Symbols *syms, const struct varlena *profile)
 	uint64	   *map_ids;
 	int			nfn_ids = 0,
 				nmap_ids = 0;
-
-	/* only the locations not named already */
-	ids = location_ids_not_in(profile, syms->locations, &nids);
-	if (nids == 0)
-	{
-		MemoryContextSwitchTo(caller);
-		return;
-	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -230,6 +239,49 @@ symbols_add_profile(Symbols *syms, const struct varlena *profile)
 		name_location(syms, loc, &locs[i], fns, nfns, maps, nmaps);
 	}
 	SPI_finish();
+	MemoryContextSwitchTo(caller);
+}
+
+void
+symbols_add_profile(Symbols *syms, const struct varlena *profile)
+{
+	MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
+	int			nids;
+
+	/* only the locations not named already */
+	uint64	   *ids = location_ids_not_in(profile, syms->locations, &nids);
+
+	if (nids > 0)
+		add_locations(syms, ids, nids);
+	pfree(ids);
+	MemoryContextSwitchTo(caller);
+}
+
+void
+symbols_add_stacks(Symbols *syms, char *const *stacks, int nstacks)
+{
+	MemoryContext caller = MemoryContextSwitchTo(syms->cxt);
+	IdList		l;
+
+	id_list_init(&l, syms->locations);
+	for (int i = 0; i < nstacks; i++)
+	{
+		const struct varlena *stack = (const struct varlena *) stacks[i];
+		const char *frames = VARDATA_ANY(stack);
+		int			nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+
+		for (int f = 0; f < nframes; f++)
+		{
+			uint64		id;
+
+			memcpy(&id, frames + (Size) f * sizeof(uint64), sizeof(uint64));
+			id_list_add(&l, id);
+		}
+	}
+	locmap_destroy(l.seen);
+	if (l.n > 0)
+		add_locations(syms, l.ids, l.n);
+	pfree(l.ids);
 	MemoryContextSwitchTo(caller);
 }
 

@@ -50,6 +50,9 @@ extern Symbols *symbols_load(const struct varlena *profile);
 extern Symbols *symbols_create(void);
 extern void symbols_add_profile(Symbols *syms, const struct varlena *profile);
 
+/* The same for nstacks stacktrace values (varlenas of location ids). */
+extern void symbols_add_stacks(Symbols *syms, char *const *stacks, int nstacks);
+
 /*
  * A location's entry; never NULL (unknown ids get a placeholder).  Valid
  * until the next call: the table may grow.

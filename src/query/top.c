@@ -22,6 +22,7 @@
 
 #include "metastore_read.h"
 #include "profile.h"
+#include "query/name_filter.h"
 #include "query/symbols.h"
 #include "valid_text.h"
 
@@ -65,51 +66,6 @@ cmp_top(const void *a, const void *b)
 	if (magnitude(x->cum) != magnitude(y->cum))
 		return magnitude(x->cum) > magnitude(y->cum) ? -1 : 1;
 	return 0;
-}
-
-/*
- * Which function names a parca_function_values call reports: those that
- * match text as match says, decided once per name and remembered.
- */
-typedef struct NameFilter
-{
-	const char *text;
-	bool		negate;
-	NameMatch	match;			/* NAME_EQUAL, NAME_CONTAINS, NAME_STARTS_WITH */
-	char	   *decided;		/* per name number: 0 not yet, 1 wanted, 2 not */
-	int			ndecided;
-} NameFilter;
-
-static bool
-name_wanted(NameFilter *f, const Symbols *syms, int name)
-{
-	if (name >= f->ndecided)
-	{
-		int			n = Max(name + 1, f->ndecided * 2);
-
-		if (f->ndecided == 0)
-			f->decided = MemoryContextAllocZero(GetMemoryChunkContext(f), n);
-		else
-		{
-			f->decided = repalloc(f->decided, n);
-			memset(f->decided + f->ndecided, 0, n - f->ndecided);
-		}
-		f->ndecided = n;
-	}
-	if (f->decided[name] == 0)
-	{
-		const char *s = syms->names.strings[name];
-		bool		m;
-
-		if (f->match == NAME_EQUAL)
-			m = strcmp(s, f->text) == 0;
-		else if (f->match == NAME_CONTAINS)
-			m = strstr(s, f->text) != NULL;
-		else
-			m = strncmp(s, f->text, strlen(f->text)) == 0;
-		f->decided[name] = m != f->negate ? 1 : 2;
-	}
-	return f->decided[name] == 1;
 }
 
 /*
@@ -158,7 +114,7 @@ top_rows(Symbols *syms, struct varlena *profile, NameFilter *filter, int *nrows_
 				bool		innermost = leaf;
 
 				leaf = false;
-				if (filter && !name_wanted(filter, syms, name))
+				if (filter && !name_filter_wants(filter, syms, name))
 					continue;
 				if (name >= maxrows)
 				{
@@ -198,8 +154,8 @@ top_rows(Symbols *syms, struct varlena *profile, NameFilter *filter, int *nrows_
 
 /*
  * What a call site of parca_function_values keeps for the calls of the
- * rest of the query (in fn_extra): parca_function_range calls it for many
- * profiles (one per bucket) whose locations, and so names, are mostly the
+ * rest of the query (in fn_extra): parca_function_range's SQL path calls
+ * it for many profiles (one per bucket) whose locations, and so names, are mostly the
  * same.  (Not parca_top: a name's file is the one it was first seen with,
  * which must come from the profile ranked, not from an earlier one.)
  */
@@ -266,28 +222,18 @@ parca_top(PG_FUNCTION_ARGS)
  * parca_function_values(profile, function_name, match): the rows of
  * parca_top whose function name matches (equal, contains, starts_with or
  * their negations), without naming and ranking the others; the core of
- * parca_function_range, which calls it once per bucket.
+ * parca_function_range where it merges with SQL (row-level security),
+ * once per bucket.
  */
 PG_FUNCTION_INFO_V1(parca_function_values);
 
 Datum
 parca_function_values(PG_FUNCTION_ARGS)
 {
-	static const struct
-	{
-		const char *name;
-		NameMatch	match;
-		bool		negate;
-	}			matches[] = {
-		{"equal", NAME_EQUAL, false}, {"not_equal", NAME_EQUAL, true},
-		{"contains", NAME_CONTAINS, false}, {"not_contains", NAME_CONTAINS, true},
-		{"starts_with", NAME_STARTS_WITH, false}, {"not_starts_with", NAME_STARTS_WITH, true},
-	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	struct varlena *profile = PG_GETARG_PROFILE_P(0);
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	char	   *match = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	int			kind = -1;
 	TopCache   *cache;
 	NameFilter *filter;
 	TopRow	   *rows;
@@ -295,32 +241,15 @@ parca_function_values(PG_FUNCTION_ARGS)
 	int64		total;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < lengthof(matches) && kind < 0; i++)
-		if (strcmp(match, matches[i].name) == 0)
-			kind = i;
-	if (kind < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown match %s", message_quote_cstring(match)),
-				 errhint("One of equal, not_equal, contains, not_contains, starts_with, not_starts_with.")));
 	cache = top_cache(fcinfo, profile);
-	filter = cache->filter;
-	if (filter == NULL || strcmp(filter->text, name) != 0 ||
-		filter->match != matches[kind].match || filter->negate != matches[kind].negate)
+	if (cache->filter == NULL || !name_filter_is(cache->filter, name, match))
 	{
-		if (filter)
-		{
-			if (filter->ndecided)
-				pfree(filter->decided);
-			pfree((char *) filter->text);
-			pfree(filter);
-		}
-		filter = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(NameFilter));
-		filter->text = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, name);
-		filter->match = matches[kind].match;
-		filter->negate = matches[kind].negate;
-		cache->filter = filter;
+		if (cache->filter)
+			name_filter_free(cache->filter);
+		cache->filter = NULL;
+		cache->filter = name_filter_create(fcinfo->flinfo->fn_mcxt, name, match);
 	}
+	filter = cache->filter;
 	rows = top_rows(cache->syms, profile, filter, &nrows, &total);
 	for (int i = 0; i < nrows; i++)
 	{

@@ -7,6 +7,8 @@
 #  - the icicle is structurally sound, also when trimmed;
 #  - a diff of a profile with itself is zero; parca/many/ early vs late
 #    matches `go tool pprof -top -diff_base`;
+#  - parca_function_range, read in one pass, equals its old per-bucket
+#    formulation (a query here) over several series, partitions, periods;
 #  - headless Chromium opens a flame graph SVG, a click on a frame zooms to
 #    it and a search reports its share.
 set -uo pipefail
@@ -517,6 +519,99 @@ if q "$to_heap" >/dev/null 2>"$work/err"; then
 else
 	check "samples partitions moved to heap ($(head -c 200 "$work/err"))" false
 fi
+
+# ---- a function over time read in one pass (parca.function_range_scan)
+# against the per-bucket merges it replaced, the old formulation below as
+# a query: many/'s rows in three series (one with only half the
+# profiles), copied a day and two days and five hours later (so in three
+# day partitions), and large.cpu's rows (samples:count, scaled by the
+# period) with copies of period 0; buckets between the profiles are
+# empty, functions absent from some buckets
+for f in "${many_files[@]:0:10}"; do
+	q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/many-$f'), 'fr', '{\"set\": \"fr\", \"instance\": \"a\"}')" >/dev/null
+done
+for f in "${many_files[@]:0:5}"; do
+	q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/many-$f'), 'fr', '{\"set\": \"fr\", \"instance\": \"b\"}')" >/dev/null
+done
+cp "$fixtures/google-pprof/large.cpu" "$copies/fr-large.cpu"
+chown postgres: "$copies/fr-large.cpu"
+q "SELECT parca_ingest_pprof(pg_read_binary_file('$copies/fr-large.cpu'), 'frcpu', '{\"set\": \"fr\", \"instance\": \"a\"}')" >/dev/null
+q "INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+   SELECT x.time + d, parca_series_id(s.profile_type, s.labels || '{\"instance\": \"c\"}'), x.stack, x.value,
+          CASE WHEN s.profile_type LIKE 'frcpu:%' AND d > interval '1 day' THEN 0 ELSE x.period END, x.duration
+   FROM parca.samples x JOIN parca.series s ON s.id = x.series_id,
+        (VALUES (interval '1 day'), (interval '2 days 5 hours')) v(d)
+   WHERE s.labels = '{\"set\": \"fr\", \"instance\": \"a\"}'" >/dev/null
+q "SELECT count(*) FROM parca_maintain_partitions()" >/dev/null
+check "function over time, one pass: the rows in three day partitions" \
+	test "$(q "SELECT count(DISTINCT x.tableoid) FROM parca.samples x JOIN parca.series s ON s.id = x.series_id
+	           WHERE s.labels->>'set' = 'fr' AND x.tableoid <> 'parca.samples_default'::regclass")" -ge 3
+q "CREATE FUNCTION per_bucket_function_range(selector text, start timestamptz, stop timestamptz, step interval,
+                                             function_name text, match text)
+   RETURNS TABLE(\"time\" timestamptz, function text, flat bigint, cum bigint, total bigint)
+   LANGUAGE sql STABLE AS \$\$
+    WITH buckets AS MATERIALIZED (
+        SELECT r.time AS b FROM parca_query_range(selector, start, stop, step, '{}') r
+    ), tops AS MATERIALIZED (
+        SELECT k.b, q.total, t.function AS f, t.flat, t.cum
+        FROM buckets k
+        CROSS JOIN LATERAL (
+            SELECT x.p, parca_profile_total(x.p) AS total
+            FROM (SELECT parca_query(selector, greatest(k.b, start),
+                                     least(k.b + step - interval '1 microsecond', stop)) AS p
+                  OFFSET 0) x
+            OFFSET 0) q
+        LEFT JOIN LATERAL parca_function_values(q.p, function_name, match) t ON true
+    ), totals AS (
+        SELECT DISTINCT tops.b, tops.total FROM tops
+    )
+    SELECT k.b, n.f, coalesce(t.flat, 0), coalesce(t.cum, 0), k.total
+    FROM totals k CROSS JOIN (SELECT DISTINCT tops.f FROM tops WHERE tops.f IS NOT NULL) n
+         LEFT JOIN tops t ON t.b = k.b AND t.f = n.f
+    ORDER BY 1, 2
+\$\$" >/dev/null
+fr_space=$(q "SELECT profile_type FROM parca.series WHERE profile_type LIKE 'fr:alloc_space:%' LIMIT 1")
+fr_cpu=$(q "SELECT profile_type FROM parca.series WHERE profile_type LIKE 'frcpu:samples:count:%' LIMIT 1")
+fr_first=$(q "SELECT min(x.time) FROM parca.samples x JOIN parca.series s ON s.id = x.series_id WHERE s.labels->>'set' = 'fr'")
+fr_hot=$(q "SELECT function FROM parca_top(parca_query('$fr_space{set=\"fr\"}', '-infinity', 'infinity')) ORDER BY cum DESC LIMIT 1 OFFSET 2")
+fr_cases=(
+	"$fr_space{set=\"fr\"}|-infinity|infinity|2 s|$fr_hot|equal"
+	"$fr_space{set=\"fr\"}|$fr_first|infinity|7 s|runtime|contains"
+	"$fr_space{set=\"fr\", instance!=\"a\"}|$fr_first|infinity|1 hour|main|starts_with"
+	"$fr_space{set=\"fr\"}|$fr_first|infinity|1 day|main|not_starts_with"
+	"$fr_space{set=\"fr\"}|$fr_first|infinity|3 s||not_equal"
+	"$fr_space{instance=\"b\"}|$fr_first|infinity|10 s|runtime|not_contains"
+	"$fr_space{set=\"fr\"}|$(q "SELECT '$fr_first'::timestamptz + interval '0.5 s'")|$(q "SELECT '$fr_first'::timestamptz + interval '1 day 20 s'")|4 s|runtime|contains"
+	"$fr_space{set=\"fr\"}|-infinity|infinity|5 min|no such function|equal"
+	"$fr_cpu{set=\"fr\"}|-infinity|infinity|1 day|runtime|contains"
+	"$fr_cpu{set=\"fr\"}|$fr_first|infinity|10 hours||not_equal"
+	"$fr_space{set=\"none\"}|-infinity|infinity|1 s||not_equal"
+)
+for c in "${fr_cases[@]}"; do
+	IFS='|' read -r s a b st fn m <<<"$c"
+	args="\$\$$s\$\$, '$a', '$b', '$st', \$\$$fn\$\$, '$m'"
+	psql -X -qAt -v ON_ERROR_STOP=1 -c "SELECT * FROM parca_function_range($args)" > "$work/fr_new" 2>"$work/err"
+	psql -X -qAt -v ON_ERROR_STOP=1 -c "SELECT * FROM per_bucket_function_range($args)" > "$work/fr_old" 2>>"$work/err"
+	check "function over time, one pass = per bucket: $c ($(wc -l < "$work/fr_new") rows, $(cut -d'|' -f1 "$work/fr_new" | sort -u | wc -l) buckets)" \
+		diff -q "$work/fr_old" "$work/fr_new"
+	check_eq "function over time, one pass: no errors ($c)" "" "$(grep -v '^NOTICE' "$work/err")"
+done
+check_eq "function over time, one pass: read directly (no row of NULLs)" 0 \
+	"$(q "SELECT count(*) FROM parca.function_range_scan('$fr_space{set=\"fr\"}', '-infinity', 'infinity', '1 s',
+	      '2000-01-01', '', 'not_equal', '{}', '{}') WHERE time IS NULL")"
+# a partition in heap: the rows are not read directly, each bucket is
+# merged with SQL (the per-bucket path kept for row-level security too)
+fr_part=$(q "SELECT x.tableoid::regclass FROM parca.samples x JOIN parca.series s ON s.id = x.series_id
+             WHERE s.labels->>'set' = 'fr' AND x.tableoid <> 'parca.samples_default'::regclass LIMIT 1")
+q "ALTER TABLE $fr_part SET ACCESS METHOD heap" >/dev/null
+check_eq "function over time, one pass: a heap partition is not read directly (one row of NULLs)" 1 \
+	"$(q "SELECT count(*) FROM parca.function_range_scan('$fr_space{set=\"fr\"}', '-infinity', 'infinity', '1 s',
+	      '2000-01-01', '', 'not_equal', '{}', '{}') WHERE time IS NULL")"
+args="\$\$$fr_space{set=\"fr\"}\$\$, '-infinity', 'infinity', '2 s', 'runtime', 'contains'"
+check_eq "function over time, heap partition: SQL per bucket = the old formulation" \
+	"$(q "SELECT md5(string_agg(f::text, ',')) FROM per_bucket_function_range($args) f")" \
+	"$(q "SELECT md5(string_agg(f::text, ',')) FROM parca_function_range($args) f")"
+q "ALTER TABLE $fr_part SET ACCESS METHOD parca_columnar" >/dev/null
 
 # ---- JIT: the dashboard's calls (docs/grafana/dashboards/parca.json) over
 # three profiles of two hours, with PostgreSQL's default JIT settings, in
