@@ -31,6 +31,8 @@ start_cluster "${PARCA_STRESS_TEST_PORT:-54461}" \
 # so that VACUUM merges stripes on pages and reuses their pages)
 
 work=$PGDATA_DIR/stress
+# lines in a file the clients append to; 0 before the first line
+lines_in() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 mkdir -p "$work/ops"
 cp -r "$SHARED_TESTDATA/pprof" "$work/pprof"
 chown -R postgres: "$work"
@@ -490,9 +492,9 @@ for round in $(seq 1 "$ROUNDS"); do
 		check_client_errors "round $round"
 		label="round $round, at rest"
 	fi
-	echo "# $label: $(wc -l < "$work/reads" 2>/dev/null || echo 0) consistency reads so far," \
-		"$(wc -l < "$work/cancel_checks" 2>/dev/null || echo 0) checks after a cancel" \
-		"($(wc -l < "$work/cancel_unchecked" 2>/dev/null || echo 0) not answered: cancelled by a timeout carried over)"
+	echo "# $label: $(lines_in "$work/reads") consistency reads so far," \
+		"$(lines_in "$work/cancel_checks") checks after a cancel" \
+		"($(lines_in "$work/cancel_unchecked") not answered: cancelled by a timeout carried over)"
 	check_writes "$label"
 	check_storage "$label"
 	check_server_log "$label"
@@ -529,8 +531,8 @@ for sel in 'stress:alloc:bytes:space:bytes' 'stress:alloc:bytes:space:bytes{stre
 	check_eq "through the hours' sums, caught up, $sel's time series is the raw one" \
 		"$(q "SET parca.rollups = off; $range")" "$(q "$range")"
 done
-check "the readers read (consistency reads: $(wc -l < "$work/reads" 2>/dev/null || echo 0))" \
+check "the readers read (consistency reads: $(lines_in "$work/reads"))" \
 	test -s "$work/reads"
-check "the checks after a cancel answered ($(wc -l < "$work/cancel_checks" 2>/dev/null || echo 0))" \
+check "the checks after a cancel answered ($(lines_in "$work/cancel_checks"))" \
 	test -s "$work/cancel_checks"
 finish
