@@ -77,6 +77,11 @@ struct ColumnarReadState
 	bool		keep_dicts;		/* dictionaries live until the end */
 	bool		filter_rows;	/* return only rows the predicates pass */
 	bool		group_all_pass; /* the current group passes as a whole */
+	/* a share of the stripes (columnar_read_share_stripes) */
+	int			ncommitted;		/* stripes[0 .. ncommitted - 1] are in the catalog */
+	ColumnarStripeClaim claim;
+	void	   *claim_arg;
+	bool		read_pending;
 	/* statistics */
 	int64		groups_read;
 	int64		groups_skipped;
@@ -152,6 +157,7 @@ columnar_read_begin(Relation rel, Snapshot snapshot, Bitmapset *attrs, List *pre
 	rs->snapshot = snapshot;
 	rs->predicates = predicates;
 	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, false);
+	rs->ncommitted = list_length(stripes);
 	stripes = list_concat(stripes,
 						  columnar_pending_stripes(rel, IsMVCCSnapshot(snapshot) ?
 												   snapshot->curcid : InvalidCommandId));
@@ -167,6 +173,7 @@ columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs)
 	ColumnarReadState *rs = read_state_create(rel, attrs);
 	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
 
+	rs->ncommitted = list_length(stripes);
 	set_stripes(rs, stripes);
 	MemoryContextSwitchTo(old);
 	return rs;
@@ -220,6 +227,32 @@ void
 columnar_read_keep_dicts(ColumnarReadState *rs)
 {
 	rs->keep_dicts = true;
+}
+
+/*
+ * Read a share of the stripes: a stripe of the catalog is read only when
+ * claim(arg), asked once per such stripe in their order as the read
+ * reaches it, says so; this backend's buffered rows only when
+ * read_pending (no other backend sees them).
+ */
+void
+columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim, void *arg,
+							bool read_pending)
+{
+	rs->claim = claim;
+	rs->claim_arg = arg;
+	rs->read_pending = read_pending;
+}
+
+/* Whether the current stripe, not begun yet, is this read's to read. */
+static bool
+stripe_is_ours(ColumnarReadState *rs)
+{
+	if (rs->claim == NULL)
+		return true;
+	if (rs->cur_stripe >= rs->ncommitted)
+		return rs->read_pending;
+	return rs->claim(rs->claim_arg);
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -738,6 +771,11 @@ next_group(ColumnarReadState *rs)
 		if (rs->cur_stripe >= rs->nstripes)
 			return false;
 		s = rs->stripes[rs->cur_stripe];
+		if (rs->cur_group == -1 && !stripe_is_ours(rs))
+		{
+			rs->cur_stripe++;
+			continue;
+		}
 		if (++rs->cur_group >= s->ngroups)
 		{
 			rs->cur_stripe++;
