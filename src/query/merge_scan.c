@@ -138,12 +138,20 @@ typedef struct StripeSums
 	int			cap;
 	char	  **dict;			/* the stripe's stacks */
 	int			ndict;
+	uint32	   *guess;			/* [cap]: the builder's number of the stack that
+								 * entry had in the stripe before (PG_UINT32_MAX:
+								 * none) */
 } StripeSums;
 
 /*
  * The stripe's sums to the builder, in the order first seen: stripes of
  * similar rows see their stacks in a similar order, and the builder then
- * reads its copies of them in the order it made them.
+ * reads its copies of them in the order it made them.  A stripe's
+ * dictionary lists stacks in the order its rows first had them, so that
+ * stripes of similar rows mostly have the same stack at the same entry:
+ * each entry's stack number in the builder is kept, and the next stripe's
+ * stack at that entry is first compared with it, which costs a memcmp
+ * where a lookup costs a hash and reads at random.
  */
 static void
 sums_flush(StripeSums *ss, ProfileBuilder *b)
@@ -152,10 +160,12 @@ sums_flush(StripeSums *ss, ProfileBuilder *b)
 	{
 		int			e = ss->touched[i];
 		struct varlena *stack = (struct varlena *) ss->dict[e];
+		const char *frames = VARDATA_ANY(stack);
+		int			nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
 
-		profile_builder_add(b, VARDATA_ANY(stack),
-							(int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64)),
-							ss->sums[e], 0);
+		if (ss->guess[e] == PG_UINT32_MAX ||
+			!profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
+			ss->guess[e] = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
 		ss->sums[e] = 0;
 		ss->seen[e] = false;
 	}
@@ -176,15 +186,18 @@ sums_prepare(StripeSums *ss)
 		ss->sums = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 		ss->seen = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * n);
 		ss->touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * n);
+		ss->guess = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
 	}
 	else
 	{
 		ss->sums = repalloc_huge(ss->sums, sizeof(int64) * n);
 		ss->seen = repalloc_huge(ss->seen, sizeof(bool) * n);
 		ss->touched = repalloc_huge(ss->touched, sizeof(int) * n);
+		ss->guess = repalloc_huge(ss->guess, sizeof(uint32) * n);
 	}
 	memset(ss->sums + ss->cap, 0, sizeof(int64) * (n - ss->cap));
 	memset(ss->seen + ss->cap, 0, sizeof(bool) * (n - ss->cap));
+	memset(ss->guess + ss->cap, 0xff, sizeof(uint32) * (n - ss->cap));
 	ss->cap = n;
 }
 
