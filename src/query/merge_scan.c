@@ -783,6 +783,8 @@ scan_parallel(MergeScan *m, List *tables, int nworkers)
 	}
 	LaunchParallelWorkers(pcxt);
 	nlaunched = pcxt->nworkers_launched;
+	elog(DEBUG1, "parallel merge of %d tables: %d of %d workers launched", ntables, nlaunched,
+		 nworkers);
 	for (i = 0; i < nlaunched; i++)
 		shm_mq_set_handle(mqh[i], pcxt->worker[i].bgwhandle);
 
@@ -810,7 +812,7 @@ scan_parallel(MergeScan *m, List *tables, int nworkers)
 					 errmsg("parallel merge worker exited without its share")));
 		}
 		memcpy(&result, data, sizeof(result));
-		profile = palloc(nbytes - sizeof(result));
+		profile = MemoryContextAllocHuge(CurrentMemoryContext, nbytes - sizeof(result));
 		memcpy(profile, (char *) data + sizeof(result), nbytes - sizeof(result));
 		if (VARSIZE(profile) != nbytes - sizeof(result))
 			ereport(ERROR,
