@@ -82,6 +82,8 @@ struct ColumnarReadState
 	ColumnarStripeClaim claim;
 	void	   *claim_arg;
 	bool		read_pending;
+	int64		share_rows;		/* rows of a share of a stripe, at least */
+	bool		share_ours;		/* the current share is this read's */
 	/* statistics */
 	int64		groups_read;
 	int64		groups_skipped;
@@ -230,29 +232,36 @@ columnar_read_keep_dicts(ColumnarReadState *rs)
 }
 
 /*
- * Read a share of the stripes: a stripe of the catalog is read only when
- * claim(arg), asked once per such stripe in their order as the read
- * reaches it, says so; this backend's buffered rows only when
- * read_pending (no other backend sees them).
+ * Read a share of the stripes: the chunk groups of a stripe of the catalog
+ * go in shares of share_rows rows or more (a stripe's first groups, its
+ * next, ...), and a share is read only when claim(arg), asked once per
+ * share in their order as the read reaches it, says so; this backend's
+ * buffered rows only when read_pending (no other backend sees them).
  */
 void
 columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim, void *arg,
-							bool read_pending)
+							bool read_pending, int64 share_rows)
 {
 	rs->claim = claim;
 	rs->claim_arg = arg;
 	rs->read_pending = read_pending;
+	rs->share_rows = Max(share_rows, 1);
 }
 
-/* Whether the current stripe, not begun yet, is this read's to read. */
+/* Whether the current group of stripe s is this read's to read. */
 static bool
-stripe_is_ours(ColumnarReadState *rs)
+group_is_ours(ColumnarReadState *rs, ColumnarStripe *s)
 {
+	int64		groups_per_share;
+
 	if (rs->claim == NULL)
 		return true;
 	if (rs->cur_stripe >= rs->ncommitted)
 		return rs->read_pending;
-	return rs->claim(rs->claim_arg);
+	groups_per_share = Max(rs->share_rows / Max((int64) s->group_rows, 1), 1);
+	if (rs->cur_group % groups_per_share == 0)
+		rs->share_ours = rs->claim(rs->claim_arg);
+	return rs->share_ours;
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -771,17 +780,14 @@ next_group(ColumnarReadState *rs)
 		if (rs->cur_stripe >= rs->nstripes)
 			return false;
 		s = rs->stripes[rs->cur_stripe];
-		if (rs->cur_group == -1 && !stripe_is_ours(rs))
-		{
-			rs->cur_stripe++;
-			continue;
-		}
 		if (++rs->cur_group >= s->ngroups)
 		{
 			rs->cur_stripe++;
 			rs->cur_group = -1;
 			continue;
 		}
+		if (!group_is_ours(rs, s))
+			continue;
 		if (group_excluded(rs, s, rs->cur_group, &rs->group_all_pass))
 		{
 			rs->groups_skipped++;

@@ -221,9 +221,9 @@ typedef struct MergeScan
 	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
 	int64	   *values;			/* [sel_cap]: their values, for the sink */
 	/* a parallel merge: the stripes are shared out by a counter */
-	pg_atomic_uint32 *next_stripe;	/* NULL: every stripe is read here */
-	uint32		stripe_seen;	/* ordinal of the next stripe met */
-	uint32		stripe_claimed; /* the ordinal of the stripe claimed next */
+	pg_atomic_uint32 *next_share;	/* NULL: every row is read here */
+	uint32		share_seen;		/* ordinal of the next share met */
+	uint32		share_claimed;	/* the ordinal of the share claimed next */
 	bool		leader;			/* reads its own buffered rows */
 } MergeScan;
 
@@ -474,20 +474,26 @@ sink_rows(MergeScan *m, const GroupColumns *c, bool new_stripe, char **dict, int
 }
 
 /*
- * Whether the stripe met now is this process's, in a parallel merge: every
- * process meets the same stripes in the same order, and each reads the
- * ones whose ordinal it took from the shared counter, taking the next
- * ordinal when it reaches the one it holds.
+ * Whether the share of a stripe met now is this process's, in a parallel
+ * merge: every process meets the same shares in the same order, and each
+ * reads the ones whose ordinal it took from the shared counter, taking the
+ * next ordinal when it reaches the one it holds.  A share is a stripe, or
+ * MERGE_SHARE_ROWS rows or more of a larger one: each process that reads
+ * part of a stripe decodes its dictionary and adds its sums to its profile
+ * once per distinct stack, so stripes are split only where their rows
+ * weigh more than that.
  */
+#define MERGE_SHARE_ROWS 262144
+
 static bool
-claim_stripe(void *arg)
+claim_share(void *arg)
 {
 	MergeScan  *m = arg;
-	bool		ours = m->stripe_seen == m->stripe_claimed;
+	bool		ours = m->share_seen == m->share_claimed;
 
 	if (ours)
-		m->stripe_claimed = pg_atomic_fetch_add_u32(m->next_stripe, 1);
-	m->stripe_seen++;
+		m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
+	m->share_seen++;
 	return ours;
 }
 
@@ -530,8 +536,8 @@ scan_table(MergeScan *m, Relation rel)
 	}
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
-	if (m->next_stripe)
-		columnar_read_share_stripes(rs, claim_stripe, m, m->leader);
+	if (m->next_share)
+		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	while (columnar_read_next_group(rs, &g))
 	{
 		GroupColumns c;
@@ -630,7 +636,7 @@ scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int nseri
 
 /*
  * A parallel merge: the leader and its workers split the stripes of the
- * tables read between them (claim_stripe), each adding its share into a
+ * tables read between them (claim_share), each adding its share into a
  * profile of its own; the workers send theirs to the leader, which adds
  * them to its own.  A profile is its stacks sorted, so the answer is the
  * same bytes however the stripes were split.  What the leader and the
@@ -638,7 +644,7 @@ scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int nseri
  */
 typedef struct MergeShared
 {
-	pg_atomic_uint32 next_stripe;
+	pg_atomic_uint32 next_share;
 	TimestampTz start;
 	TimestampTz stop;
 	bool		scale;
@@ -660,24 +666,32 @@ typedef struct MergeWorkerResult
 #define MERGE_QUEUE_SIZE	(1024 * 1024)
 
 /*
- * How many workers to merge with: as many as a parallel scan of parca's
- * size would get (max_parallel_workers_per_gather), when the tables hold
- * at least min_parallel_table_scan_size, for one profile (not for groups
- * or a sink of rows), and when this backend may start them (not itself in
- * a parallel operation).
+ * How many workers to merge with: as many as a parallel scan would get
+ * (max_parallel_workers_per_gather), when the tables read hold
+ * min_parallel_table_scan_size or rows for two shares (columnar tables
+ * are small for their rows: 2.45 M rows of large.cpu's take 4 MB, and the
+ * rows are what a merge costs; pg_class's estimate, made by ANALYZE and
+ * VACUUM), for one profile (not for groups or a sink of rows), and when
+ * this backend may start them (not itself in a parallel operation).
  */
 static int
 parallel_workers(const MergeScan *m, List *tables)
 {
 	BlockNumber blocks = 0;
+	double		rows = 0;
 	ListCell   *lc;
 
 	if (m->sink || m->ngroups != 1 || max_parallel_workers_per_gather <= 0 ||
 		IsInParallelMode() || !IsUnderPostmaster)
 		return 0;
 	foreach(lc, tables)
-		blocks += RelationGetNumberOfBlocks((Relation) lfirst(lc));
-	if (blocks < (BlockNumber) min_parallel_table_scan_size)
+	{
+		Relation	rel = lfirst(lc);
+
+		blocks += RelationGetNumberOfBlocks(rel);
+		rows += Max(rel->rd_rel->reltuples, 0);
+	}
+	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < 2.0 * MERGE_SHARE_ROWS)
 		return 0;
 	return max_parallel_workers_per_gather;
 }
@@ -708,8 +722,8 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 	m.builders = &b;
 	m.ngroups = 1;
 	scan_setup(&m, series_ids, NULL, sh->nseries, sh->start, sh->stop, sh->scale);
-	m.next_stripe = &sh->next_stripe;
-	m.stripe_claimed = pg_atomic_fetch_add_u32(m.next_stripe, 1);
+	m.next_share = &sh->next_share;
+	m.share_claimed = pg_atomic_fetch_add_u32(m.next_share, 1);
 	for (int i = 0; i < sh->ntables; i++)
 	{
 		/* locked by the leader, whose locks a worker shares */
@@ -755,7 +769,7 @@ scan_parallel(MergeScan *m, List *tables, int nworkers)
 	InitializeParallelDSM(pcxt);
 
 	sh = shm_toc_allocate(pcxt->toc, sizeof(MergeShared));
-	pg_atomic_init_u32(&sh->next_stripe, 0);
+	pg_atomic_init_u32(&sh->next_share, 0);
 	sh->start = m->start;
 	sh->stop = m->stop;
 	sh->scale = m->scale;
@@ -789,9 +803,9 @@ scan_parallel(MergeScan *m, List *tables, int nworkers)
 		shm_mq_set_handle(mqh[i], pcxt->worker[i].bgwhandle);
 
 	/* the leader's share, with its own buffered rows */
-	m->next_stripe = &sh->next_stripe;
+	m->next_share = &sh->next_share;
 	m->leader = true;
-	m->stripe_claimed = pg_atomic_fetch_add_u32(m->next_stripe, 1);
+	m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
 	foreach(lc, tables)
 		scan_table(m, lfirst(lc));
 
@@ -826,7 +840,7 @@ scan_parallel(MergeScan *m, List *tables, int nworkers)
 	WaitForParallelWorkersToFinish(pcxt);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
-	m->next_stripe = NULL;
+	m->next_share = NULL;
 }
 
 /*
