@@ -31,12 +31,13 @@ pushed_small_per_interval=${BENCH_MERGE_SMALL:-0}
 runs=${BENCH_MERGE_RUNS:-7}
 
 # DuckDB first: a bench that cannot compare should fail before loading
-(cd "$here/duckdb" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>"$here/duckdb/npm.log") || {
-	tail -n 20 "$here/duckdb/npm.log" >&2
+npm_log=$(mktemp /tmp/parca-bench-merge-npm.XXXXXX)
+(cd "$here/duckdb" && npm ci --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1) || {
+	tail -n 20 "$npm_log" >&2
 	echo "bench/merge.sh: npm ci of @duckdb/node-api failed" >&2
 	exit 1
 }
-rm -f "$here/duckdb/npm.log"
+rm -f "$npm_log"
 
 start_cluster "${PARCA_BENCH_MERGE_PORT:-54457}" "shared_buffers = 512MB" "max_wal_size = 8GB" \
 	"checkpoint_timeout = 30min" "jit = off" "max_parallel_workers = 8"
