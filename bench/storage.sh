@@ -36,35 +36,21 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../test/lib.sh"
+source "$here/lib/pushed_profiles.sh"
 require_fixtures
 
 days=${BENCH_STORAGE_DAYS:-30}
 intervals=${BENCH_STORAGE_INTERVALS:-12}
 small_per_interval=${BENCH_STORAGE_SMALL:-4}
 retention_days=${BENCH_STORAGE_RETENTION_DAYS:-5}
-instances=4
 
 start_cluster "${PARCA_BENCH_STORAGE_PORT:-54439}" "shared_buffers = 512MB" "max_wal_size = 8GB" \
 	"checkpoint_timeout = 30min" "wal_keep_size = 32GB" "jit = off" "autovacuum_naptime = 10s"
 work=$PGDATA_DIR/bench
 mkdir "$work"
-gzip -dc "$SHARED_TESTDATA/pprof/google-pprof/large.cpu" > "$work/big.pb"
-small=()
-for f in alloc_objects fgprof fib labels profile-with-labels node-profile normalizer-profile profile1; do
-	gzip -dc "$SHARED_TESTDATA/pprof/parca/$f.pb.gz" > "$work/$f.pb"
-	small+=("$f")
-done
-chown -R postgres: "$work"
-
-q "CREATE FUNCTION bench_time_field(t timestamptz) RETURNS bytea LANGUAGE plpgsql AS \$\$
-DECLARE v bigint := (extract(epoch FROM t) * 1e9)::bigint; out bytea := '\\x48';
-BEGIN
-  LOOP
-    IF v < 128 THEN RETURN out || set_byte('\\x00'::bytea, 0, v::int); END IF;
-    out := out || set_byte('\\x00'::bytea, 0, (v % 128 + 128)::int);
-    v := v / 128;
-  END LOOP;
-END \$\$" >/dev/null
+pushed_intervals=$intervals
+pushed_small_per_interval=$small_per_interval
+pushed_profiles_setup "$work"
 
 # the tables holding parca.samples' rows: itself, or its partitions
 leaves="(SELECT 'parca.samples'::regclass AS relid WHERE NOT EXISTS (SELECT FROM pg_partition_tree('parca.samples'))
@@ -116,20 +102,9 @@ printf '%4s %10s %9s %9s %9s %10s %8s %9s %8s %8s\n' day rows "big ms" "small ms
 lsn0=$(wal_lsn)
 vacuum_wal=0
 ingested=0
-k=0
 for d in $(seq 0 $((days - 1))); do
 	sqlf=$work/day.sql
-	: > "$sqlf"
-	for i in $(seq 0 $((intervals - 1))); do
-		t=$((t0 + d * 86400 + i * 86400 / intervals))
-		ts="to_timestamp($t)"
-		echo "SELECT 'B', parca_ingest_pprof(pg_read_binary_file('$work/big.pb') || bench_time_field($ts), 'bench', '{\"job\": \"big\", \"instance\": \"i$((i % instances))\"}');" >> "$sqlf"
-		for j in $(seq 1 "$small_per_interval"); do
-			f=${small[$((k % ${#small[@]}))]}
-			k=$((k + 1))
-			echo "SELECT 'S', parca_ingest_pprof(pg_read_binary_file('$work/$f.pb') || bench_time_field($ts + interval '$j s'), 'bench', '{\"job\": \"small\", \"instance\": \"s$((k % instances))\"}');" >> "$sqlf"
-		done
-	done
+	pushed_day_sql "$work" $((t0 + d * 86400)) "$sqlf"
 	psql -X -qAt -v ON_ERROR_STOP=1 -c '\timing on' -f "$sqlf" > "$work/day.out"
 	big_ms=$(awk -F'|' '/^B\|/ { b = 1; next } /^S\|/ { b = 0; next } /^Time:/ && b { print $1 }' "$work/day.out" | sed 's/Time: \([0-9.]*\) ms.*/\1/' | median)
 	small_ms=$(awk -F'|' '/^B\|/ { b = 1; next } /^S\|/ { b = 0; next } /^Time:/ && !b { print $1 }' "$work/day.out" | sed 's/Time: \([0-9.]*\) ms.*/\1/' | median)

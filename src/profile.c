@@ -226,6 +226,21 @@ profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 	return bucket->entry;
 }
 
+bool
+profile_builder_add_to(ProfileBuilder *b, uint32 n, const char *frames, int nframes, int64 value)
+{
+	StackEntry *entry;
+
+	if (n >= b->nentries || nframes < 0)
+		return false;
+	entry = &b->entries[n];
+	if (entry->key.nbytes != (Size) nframes * sizeof(uint64) ||
+		memcmp(entry->key.frames, frames, entry->key.nbytes) != 0)
+		return false;
+	profile_value_add(&entry->value, value);
+	return true;
+}
+
 void
 profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile)
 {

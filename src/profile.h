@@ -59,6 +59,9 @@ profile_sample_frame(const ProfileSample *s, int i)
  * Building: stacks are merged in a hash table as they are added; adding
  * the same stack again sums its values.  profile_builder_add returns the
  * stack's number: stacks are numbered from 0 in the order first added.
+ * profile_builder_add_to adds value to stack number n if its frames are
+ * these, with no hash lookup, and returns false (adding nothing) if not:
+ * for callers that can guess a stack's number.
  */
 typedef struct ProfileBuilder ProfileBuilder;
 
@@ -66,6 +69,8 @@ extern ProfileBuilder *profile_builder_create(MemoryContext cxt);
 extern void profile_builder_set_meta(ProfileBuilder *b, const ProfileMeta *meta);
 extern uint32 profile_builder_add(ProfileBuilder *b, const char *frames, int nframes,
 								  int64 value, int64 value_right);
+extern bool profile_builder_add_to(ProfileBuilder *b, uint32 n, const char *frames, int nframes,
+								   int64 value);
 extern void profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile);
 extern int64 profile_builder_nstacks(const ProfileBuilder *b);
 extern struct varlena *profile_builder_finish(ProfileBuilder *b);

@@ -113,4 +113,17 @@ typedef struct ColumnarGroup
 extern bool columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group);
 extern void columnar_read_end(ColumnarReadState *rs);
 
+/*
+ * Read only a share of the rows, for processes that split a table between
+ * them: those read with the same snapshot see the same stripes of the
+ * catalog in the same order, whose chunk groups go in shares of at least
+ * share_rows rows (never across stripes), and each process reads the
+ * shares for which claim(arg) returns true (asked once per share, in that
+ * order); this backend's own buffered rows, which only it sees, when
+ * read_pending.  Before the first group is read.
+ */
+typedef bool (*ColumnarStripeClaim) (void *arg);
+extern void columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim,
+										void *arg, bool read_pending, int64 share_rows);
+
 #endif							/* PARCA_COLUMNAR_H */

@@ -77,6 +77,13 @@ struct ColumnarReadState
 	bool		keep_dicts;		/* dictionaries live until the end */
 	bool		filter_rows;	/* return only rows the predicates pass */
 	bool		group_all_pass; /* the current group passes as a whole */
+	/* a share of the stripes (columnar_read_share_stripes) */
+	int			ncommitted;		/* stripes[0 .. ncommitted - 1] are in the catalog */
+	ColumnarStripeClaim claim;
+	void	   *claim_arg;
+	bool		read_pending;
+	int64		share_rows;		/* rows of a share of a stripe, at least */
+	bool		share_ours;		/* the current share is this read's */
 	/* statistics */
 	int64		groups_read;
 	int64		groups_skipped;
@@ -152,6 +159,7 @@ columnar_read_begin(Relation rel, Snapshot snapshot, Bitmapset *attrs, List *pre
 	rs->snapshot = snapshot;
 	rs->predicates = predicates;
 	stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot, false);
+	rs->ncommitted = list_length(stripes);
 	stripes = list_concat(stripes,
 						  columnar_pending_stripes(rel, IsMVCCSnapshot(snapshot) ?
 												   snapshot->curcid : InvalidCommandId));
@@ -167,6 +175,7 @@ columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs)
 	ColumnarReadState *rs = read_state_create(rel, attrs);
 	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
 
+	rs->ncommitted = list_length(stripes);
 	set_stripes(rs, stripes);
 	MemoryContextSwitchTo(old);
 	return rs;
@@ -220,6 +229,39 @@ void
 columnar_read_keep_dicts(ColumnarReadState *rs)
 {
 	rs->keep_dicts = true;
+}
+
+/*
+ * Read a share of the stripes: the chunk groups of a stripe of the catalog
+ * go in shares of share_rows rows or more (a stripe's first groups, its
+ * next, ...), and a share is read only when claim(arg), asked once per
+ * share in their order as the read reaches it, says so; this backend's
+ * buffered rows only when read_pending (no other backend sees them).
+ */
+void
+columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim, void *arg,
+							bool read_pending, int64 share_rows)
+{
+	rs->claim = claim;
+	rs->claim_arg = arg;
+	rs->read_pending = read_pending;
+	rs->share_rows = Max(share_rows, 1);
+}
+
+/* Whether the current group of stripe s is this read's to read. */
+static bool
+group_is_ours(ColumnarReadState *rs, ColumnarStripe *s)
+{
+	int64		groups_per_share;
+
+	if (rs->claim == NULL)
+		return true;
+	if (rs->cur_stripe >= rs->ncommitted)
+		return rs->read_pending;
+	groups_per_share = Max(rs->share_rows / Max((int64) s->group_rows, 1), 1);
+	if (rs->cur_group % groups_per_share == 0)
+		rs->share_ours = rs->claim(rs->claim_arg);
+	return rs->share_ours;
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -744,6 +786,8 @@ next_group(ColumnarReadState *rs)
 			rs->cur_group = -1;
 			continue;
 		}
+		if (!group_is_ours(rs, s))
+			continue;
 		if (group_excluded(rs, s, rs->cur_group, &rs->group_all_pass))
 		{
 			rs->groups_skipped++;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# parca_query's merge against a peer (issue 30): the same rows merged by
+# parca_query and grouped by DuckDB (npm @duckdb/node-api, installed here
+# into bench/duckdb/node_modules, which git ignores) by a precomputed
+# 64-bit stack id, each with 1 and 2 threads, in one run.
+#
+# The rows: BENCH_MERGE_DAYS (default 30) simulated days of
+# BENCH_MERGE_INTERVALS (default 4) profiles of google-pprof/large.cpu a
+# day, each its own parca_ingest_pprof call (bench/lib/pushed_profiles.sh,
+# bench/storage.sh's loader; BENCH_MERGE_SMALL small profiles beside each,
+# default 0), VACUUM after each day as autovacuum would, so one day
+# partition a day; parca_query merges the big profiles' samples/count
+# (120 x 20,430 = 2.45 M rows by default).  Then the same rows, their
+# times squeezed into one day, bulk-loaded by one COPY: one partition.
+# DuckDB reads the same rows (stack id = stacktrace_hash_extended(stack,
+# 0), value, period) exported once to CSV, into a table in memory, and
+# runs SELECT stack_id, sum(value * period) ... GROUP BY stack_id.
+#
+# Every figure is the median of BENCH_MERGE_RUNS (default 7) runs after a
+# first one, warm: parca_query in one session, with
+# max_parallel_workers_per_gather = 0 (1 thread) and 1 (2 threads).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../test/lib.sh"
+source "$here/lib/pushed_profiles.sh"
+require_fixtures
+
+days=${BENCH_MERGE_DAYS:-30}
+pushed_intervals=${BENCH_MERGE_INTERVALS:-4}
+pushed_small_per_interval=${BENCH_MERGE_SMALL:-0}
+runs=${BENCH_MERGE_RUNS:-7}
+
+# DuckDB first: a bench that cannot compare should fail before loading
+npm_log=$(mktemp /tmp/parca-bench-merge-npm.XXXXXX)
+(cd "$here/duckdb" && npm ci --no-audit --no-fund --loglevel=error >"$npm_log" 2>&1) || {
+	tail -n 20 "$npm_log" >&2
+	echo "bench/merge.sh: npm ci of @duckdb/node-api failed" >&2
+	exit 1
+}
+rm -f "$npm_log"
+
+start_cluster "${PARCA_BENCH_MERGE_PORT:-54457}" "shared_buffers = 512MB" "max_wal_size = 8GB" \
+	"checkpoint_timeout = 30min" "jit = off" "max_parallel_workers = 8"
+work=$PGDATA_DIR/bench
+mkdir "$work"
+pushed_profiles_setup "$work"
+
+t0=$(q "SELECT extract(epoch FROM date_trunc('day', now()))::bigint")
+for d in $(seq 0 $((days - 1))); do
+	pushed_day_sql "$work" $((t0 + d * 86400)) "$work/day.sql"
+	psql -X -qAt -v ON_ERROR_STOP=1 -f "$work/day.sql" >/dev/null
+	q "VACUUM parca.columnar_stripes" >/dev/null
+	q "VACUUM parca.samples" >/dev/null
+	q "SELECT parca_maintain_partitions()" >/dev/null
+done
+q "VACUUM ANALYZE parca.samples" >/dev/null
+
+type=$(q "SELECT profile_type FROM parca.series WHERE labels->>'job' = 'big' AND profile_type LIKE 'bench:samples:count:%' LIMIT 1")
+selector="$type{job=\"big\"}"
+ids=$(q "SELECT parca_series_ids('$selector')")
+rows=$(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$ids')")
+query="SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))"
+stacks=$(q "$query")
+
+# median_ms SQL WORKERS: the median of $runs runs of SQL in one session
+# after a first one, with max_parallel_workers_per_gather = WORKERS
+median_ms() {
+	{ echo "SET max_parallel_workers_per_gather = $2;"; echo '\timing on'
+	  for _ in $(seq 0 "$runs"); do echo "$1;"; done; } |
+		psql -X -qAt | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n "$runs" | sort -g |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+per_second() { awk -v n="$rows" -v ms="$1" 'BEGIN { printf "%.1f", n / ms / 1000 }'; }
+line() { printf '%-34s %9s ms %7s M rows/s %9s ms %7s M rows/s\n' "$1" "$2" "$(per_second "$2")" "$3" "$(per_second "$3")"; }
+parca_line() {
+	local one two
+	one=$(median_ms "$query" 0)
+	two=$(median_ms "$query" 1)
+	line "$1" "$one" "$two"
+}
+partitions() { q "SELECT count(*) FROM parca.partition_ranges() p WHERE (SELECT count(*) > 0 FROM parca.samples s WHERE s.tableoid = p.partition::regclass)"; }
+
+echo "$rows rows: $((days * pushed_intervals)) profiles of large.cpu (samples/count), one parca_ingest_pprof call each, $stacks distinct stacks"
+printf '%-34s %30s %30s\n' "" "1 thread" "2 threads"
+parca_line "parca_query, $(partitions) day partitions"
+md5_days=$(q "SELECT md5(parca_query('$selector', '-infinity', 'infinity')::text)")
+
+# the same rows for DuckDB, once
+q "COPY (SELECT stacktrace_hash_extended(stack, 0), value, period FROM parca.samples
+	WHERE series_id = ANY ('$ids')) TO '$work/rows.csv' (FORMAT csv)"
+read -r _ d1 _ groups < <(node "$here/duckdb/group.js" "$work/rows.csv" "$runs" | sed -n 1p)
+read -r _ d2 _ _ < <(node "$here/duckdb/group.js" "$work/rows.csv" "$runs" | sed -n 2p)
+duckdb_version=$(node -e "console.log(require('$here/duckdb/node_modules/@duckdb/node-api/package.json').version)")
+
+# one partition: the same rows, their times squeezed into the first day
+q "COPY (SELECT to_timestamp($t0) + (time - to_timestamp($t0)) / $days, series_id, stack, value, period,
+	duration, num_labels FROM parca.samples) TO '$work/one.bin' (FORMAT binary)"
+q "TRUNCATE parca.samples"
+q "COPY parca.samples (time, series_id, stack, value, period, duration, num_labels) FROM '$work/one.bin' (FORMAT binary)"
+q "SELECT parca_maintain_partitions()" >/dev/null
+q "VACUUM ANALYZE parca.samples" >/dev/null
+parca_line "parca_query, $(partitions) partition (one COPY)"
+md5_one=$(q "SELECT md5(parca_query('$selector', '-infinity', 'infinity')::text)")
+line "DuckDB $duckdb_version, same rows" "$d1" "$d2"
+[ "$groups" = "$stacks" ] || echo "bench/merge.sh: DuckDB found $groups stack ids, parca_query $stacks stacks" >&2
+[ "$md5_one" = "$md5_days" ] || echo "bench/merge.sh: parca_query's answers differ between the two shapes" >&2
+echo "(median of $runs runs after a first, warm; parca_query in one session with max_parallel_workers_per_gather"
+echo " 0 and 1; DuckDB in memory with SET threads 1 and 2; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"
