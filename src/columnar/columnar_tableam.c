@@ -27,6 +27,7 @@
 #include "postmaster/autovacuum.h"
 #include "storage/bufmgr.h"
 #include "storage/lwlock.h"
+#include "storage/procarray.h"
 #include "storage/proc.h"
 #include "storage/smgr.h"
 #include "utils/acl.h"
@@ -89,6 +90,23 @@ columnar_slot_callbacks(Relation rel)
 	return &TTSOpsVirtual;
 }
 
+/*
+ * What is committed now, for ANALYZE, index builds and catalog-style
+ * callers.  A parallel index build's leader reads every row, its workers
+ * none (columnar_parallelscan_initialize), and runs in parallel mode,
+ * where GetLatestSnapshot() refuses because workers must share one
+ * snapshot; this one is the leader's alone, so it is taken directly.
+ */
+static Snapshot
+latest_snapshot(void)
+{
+	static SnapshotData latest = {SNAPSHOT_MVCC};
+
+	if (!IsInParallelMode())
+		return RegisterSnapshot(GetLatestSnapshot());
+	return RegisterSnapshot(GetSnapshotData(&latest));
+}
+
 static TableScanDesc
 columnar_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 					ParallelTableScanDesc pscan, uint32 flags)
@@ -106,21 +124,16 @@ columnar_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDa
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = pscan;
 	scan->cxt = CurrentMemoryContext;
-	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+	if (pscan)
+		reads = ((ColumnarParallelScan *) pscan)->leader_pid == MyProcPid;
+	if (reads && (snapshot == NULL || !IsMVCCSnapshot(snapshot)))
 	{
-		/* ANALYZE and catalog-style callers: what is committed now */
-		snapshot = RegisterSnapshot(GetLatestSnapshot());
+		snapshot = latest_snapshot();
 		scan->own_snapshot = true;
 	}
 	scan->base.rs_snapshot = snapshot;
-	if (pscan)
-		reads = ((ColumnarParallelScan *) pscan)->leader_pid == MyProcPid;
-	scan->rs = columnar_read_begin(rel, snapshot, reads ? all_attrs(rel) : NULL, NIL);
-	if (!reads)
-	{
-		columnar_read_end(scan->rs);
-		scan->rs = NULL;
-	}
+	if (reads)
+		scan->rs = columnar_read_begin(rel, snapshot, all_attrs(rel), NIL);
 	return &scan->base;
 }
 
@@ -619,7 +632,7 @@ columnar_index_build_range_scan(Relation table_rel, Relation index_rel,
 								IndexBuildCallback callback, void *callback_state,
 								TableScanDesc sscan)
 {
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	Snapshot	snapshot = NULL;
 	ColumnarReadState *rs = NULL;
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
@@ -634,7 +647,10 @@ columnar_index_build_range_scan(Relation table_rel, Relation index_rel,
 	if (sscan && sscan->rs_parallel)
 		reads = ((ColumnarParallelScan *) sscan->rs_parallel)->leader_pid == MyProcPid;
 	if (reads)
+	{
+		snapshot = latest_snapshot();
 		rs = columnar_read_begin(table_rel, snapshot, all_attrs(table_rel), NIL);
+	}
 	econtext->ecxt_scantuple = slot;
 	while (rs && columnar_read_next(rs, slot->tts_values, slot->tts_isnull, &row))
 	{
@@ -655,7 +671,8 @@ columnar_index_build_range_scan(Relation table_rel, Relation index_rel,
 		table_endscan(sscan);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
-	UnregisterSnapshot(snapshot);
+	if (snapshot)
+		UnregisterSnapshot(snapshot);
 	return reltuples;
 }
 

@@ -102,6 +102,23 @@ RESET enable_seqscan;
 RESET parca.columnar_enable_custom_scan;
 -- a concurrent index build is not supported
 CREATE INDEX CONCURRENTLY col_idx_cc ON col_idx (v);
+-- a parallel build, what CREATE INDEX plans for a table over
+-- min_parallel_table_scan_size: the leader reads every row (in parallel
+-- mode), its worker none, and the index holds each row once
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_maintenance_workers = 1;
+SET maintenance_work_mem = '256MB';
+CREATE INDEX col_idx_par ON col_idx (v, id);
+RESET min_parallel_table_scan_size;
+RESET max_parallel_maintenance_workers;
+RESET maintenance_work_mem;
+SET enable_seqscan = off;
+SET parca.columnar_enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), count(DISTINCT id) FROM col_idx WHERE v >= 0;
+SELECT count(*), count(DISTINCT id) FROM col_idx WHERE v >= 0;
+RESET enable_seqscan;
+RESET parca.columnar_enable_custom_scan;
+DROP INDEX col_idx_par;
 
 -- ANALYZE samples rows and fills the statistics
 ANALYZE col_idx;
