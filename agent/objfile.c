@@ -104,6 +104,9 @@ struct ObjFile
 	Symbol	   *plt;			/* PLT stubs, sorted by address */
 	int			nplt;
 	char	   *plt_names;
+	uint64_t	plt_low;		/* the PLT sections lie in [plt_low, plt_high) */
+	uint64_t	plt_high;
+	bool		plt_loaded;
 
 	int			go_state;		/* -1: not checked; 0: not Go; 1: go_* known */
 	int64_t		go_tls_g;
@@ -716,20 +719,43 @@ plt_entry_symbol(const unsigned char *code, size_t len, uint64_t vaddr, const Pl
 	return 0;
 }
 
-/* The PLT stubs of .plt, .plt.sec and .plt.got, each named target@plt. */
+static const char *const plt_sections[] = {".plt", ".plt.sec", ".plt.got"};
+
+/* Where the PLT sections lie, so that their stubs are read only when needed. */
+static void
+find_plt(ObjFile *f)
+{
+	for (size_t s = 0; s < sizeof(plt_sections) / sizeof(plt_sections[0]); s++)
+	{
+		GElf_Shdr	shdr;
+
+		if (parca_elf_section(f->elf, plt_sections[s], &shdr) == NULL || shdr.sh_size == 0)
+			continue;
+		if (f->plt_high == 0 || shdr.sh_addr < f->plt_low)
+			f->plt_low = shdr.sh_addr;
+		if (shdr.sh_addr + shdr.sh_size > f->plt_high)
+			f->plt_high = shdr.sh_addr + shdr.sh_size;
+	}
+}
+
+/*
+ * The PLT stubs of .plt, .plt.sec and .plt.got, each named target@plt.
+ * Read at the first address in them: naming a stub reads the PLT
+ * relocations, and with .plt.got all of .rela.dyn (node's: a tenth of the
+ * agent's time in bench/jit.sh, for stubs its samples were never in).
+ */
 static void
 load_plt(ObjFile *f)
 {
-	static const char *const sections[] = {".plt", ".plt.sec", ".plt.got"};
 	PltRelocs	r = {{0}};
 	Buf			names = {0};
 	int			cap = 0;
 
 	read_plt_relocs(f->elf, &r);
-	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]) && r.dynsym; s++)
+	for (size_t s = 0; s < sizeof(plt_sections) / sizeof(plt_sections[0]) && r.dynsym; s++)
 	{
 		GElf_Shdr	shdr;
-		Elf_Scn    *scn = parca_elf_section(f->elf, sections[s], &shdr);
+		Elf_Scn    *scn = parca_elf_section(f->elf, plt_sections[s], &shdr);
 		Elf_Data   *data = scn ? elf_getdata(scn, NULL) : NULL;
 		size_t		entsize = shdr.sh_entsize >= 8 ? shdr.sh_entsize : 16;
 
@@ -796,6 +822,11 @@ objfile_symbol(ObjFile *f, uint64_t vaddr)
 	{
 		f->syms_loaded = true;
 		load_function_symbols(f);
+		find_plt(f);
+	}
+	if (!f->plt_loaded && vaddr >= f->plt_low && vaddr < f->plt_high)
+	{
+		f->plt_loaded = true;
 		load_plt(f);
 	}
 	s = last_at_or_below(f->plt, f->nplt, vaddr);
