@@ -124,14 +124,14 @@ run_agent() {
 	sleep 10
 	agent_pid=$(child_of $wrapper)
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	for _ in $(seq 150); do
-		[ "$(q "SELECT count(*) > 0 FROM parca.samples")" = t ] && break
+	while [ "$(q "SELECT count(*) > 0 FROM parca.samples")" != t ] &&
+		awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN { exit !(now < t0 + s - 10) }'; do
 		sleep 0.2
 	done
 	tflush=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
 	tflush_at=$(date +%s.%N)
 	sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN {
-		d = t0 + s - 5 - now; print d > 0 ? d : 0 }')"
+		d = t0 + s - 5 - now; print (d > 0 ? d : 0) }')"
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
 	tend_at=$(date +%s.%N)
 	bpf=$(bpf_ns "$agent_pid")
