@@ -113,27 +113,15 @@ run_agent() {
 		--dsn "host=127.0.0.1 port=$PGPORT user=agent_bench dbname=postgres" \
 		--duration "$seconds" 2>"$tmp/agent.log" &
 	wrapper=$!
-	# The steady state, without start-up (BTF, kallsyms): CPU ticks from
-	# 10 s to 5 s before the end (the agent's --duration counts from its
-	# own start, which comes later than the wrapper's on a loaded machine).
-	# Its first flush, 10 s after it began sampling, symbolizes every
-	# program met so far and falls after the 10 s mark: without it, from
-	# its first batch stored on.
-	local t0 tflush tflush_at tend_at
-	t0=$(date +%s.%N)
+	# The steady state, without start-up (BTF, kallsyms, the first
+	# symbolization of every running program): CPU ticks from 10 s to 5 s
+	# before the end (the agent's --duration counts from its own start,
+	# which comes later than the wrapper's on a loaded machine).
 	sleep 10
 	agent_pid=$(child_of $wrapper)
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	while [ "$(q "SELECT count(*) > 0 FROM parca.samples")" != t ] &&
-		awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN { exit !(now < t0 + s - 10) }'; do
-		sleep 0.2
-	done
-	tflush=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	tflush_at=$(date +%s.%N)
-	sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN {
-		d = t0 + s - 5 - now; print (d > 0 ? d : 0) }')"
+	sleep $((seconds - 15))
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	tend_at=$(date +%s.%N)
 	bpf=$(bpf_ns "$agent_pid")
 	wait $wrapper
 	after=$(series)
@@ -141,10 +129,6 @@ run_agent() {
 	awk -v a="$t10" -v b="$tend" -v t=$((seconds - 15)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
 		printf "%-40s CPU %6.2f s in %d s       = %5.2f %% of one core\n",
 			"  from 10 s to the end", (b - a) / hz, t, 100 * (b - a) / hz / t }'
-	awk -v a="$tflush" -v b="$tend" -v t="$(awk -v x="$tflush_at" -v y="$tend_at" 'BEGIN { print y - x }')" \
-		-v s="$(awk -v x="$t0" -v y="$tflush_at" 'BEGIN { print y - x }')" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-		printf "%-40s CPU %6.2f s in %.1f s     = %5.2f %% of one core\n",
-			sprintf("  after its first flush (%.1f s)", s), (b - a) / hz, t, 100 * (b - a) / hz / t }'
 	read -r values rows <<<"$(q "SELECT coalesce(sum(value), 0), count(*) FROM parca.samples" | tr '|' ' ')"
 	awk -v v="$values" -v r="$rows" -v t="$seconds" -v s=$((after - before)) 'BEGIN {
 		printf "  wrote %d samples (%.1f/s) as %d rows (%.1f/s); created %d series (%.0f an hour at that rate)\n",

@@ -95,34 +95,18 @@ run() {
 		[ -n "$agent_pid" ] && break
 		sleep 0.1
 	done
-	# The steady state, without start-up (BTF, kallsyms, the JVMs' first
-	# maps): CPU ticks from 10 s after it started to 5 s before the end.
-	# Its first flush, 10 s after it began sampling (later than its start
-	# on a loaded machine), symbolizes every program met so far and falls
-	# after the 10 s mark: without it, from its first batch stored on.
-	local t0 tflush tflush_at tend_at
-	t0=$(date +%s.%N)
+	# The steady state, without start-up (BTF, kallsyms, the first
+	# symbolization of every program, the JVMs' first maps): CPU ticks
+	# from 10 s after it started to 5 s before the end.
 	sleep 10
 	t10=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	while [ "$(q "SELECT count(*) > 0 FROM parca.samples")" != t ] &&
-		awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN { exit !(now < t0 + s - 10) }'; do
-		sleep 0.2
-	done
-	tflush=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	tflush_at=$(date +%s.%N)
-	sleep "$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN {
-		d = t0 + s - 5 - now; print (d > 0 ? d : 0) }')"
+	sleep $((seconds - 15))
 	tend=$(awk '{ print $14 + $15 }' "/proc/$agent_pid/stat")
-	tend_at=$(date +%s.%N)
 	wait $wrapper
 	report "parca-agent, $name" "$tmp/agent.rusage"
 	awk -v a="$t10" -v b="$tend" -v t=$((seconds - 15)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
 		printf "  steady state (10 s to the end): %.2f s in %d s = %.2f %% of one core\n",
 			(b - a) / hz, t, 100 * (b - a) / hz / t }'
-	awk -v a="$tflush" -v b="$tend" -v t="$(awk -v x="$tflush_at" -v y="$tend_at" 'BEGIN { print y - x }')" \
-		-v s="$(awk -v x="$t0" -v y="$tflush_at" 'BEGIN { print y - x }')" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-		printf "  after its first flush (%.1f s to the end): %.2f s in %.1f s = %.2f %% of one core\n",
-			s, (b - a) / hz, t, 100 * (b - a) / hz / t }'
 	q "SELECT '  wrote ' || coalesce(sum(value), 0) || ' samples as ' || count(*) || ' rows'
 	   FROM parca.samples"
 	q "SELECT '  the targets'' stacks: ' || count(DISTINCT u.id) || ' distinct locations'
