@@ -51,6 +51,22 @@
 #define JAVA_ASK_FIRST_NS 1000000000ull
 #define JAVA_ASK_MAX_NS (60 * 1000000000ull)
 
+/*
+ * Each process remembers the location of the last JIT pcs it named, in a
+ * table of this many slots (24 bytes each) indexed by the pc: a named
+ * frame met again costs neither a lookup in its map nor hashing its name
+ * into a location id (every JIT frame of every sample of a Node.js process
+ * with a map did both).
+ */
+#define JIT_MEMO_SLOTS 128
+
+typedef struct JitMemo
+{
+	uint64_t	pc;
+	uint64_t	location_id;
+	uint32_t	reads;			/* the process's map reads when it was named */
+} JitMemo;
+
 /* Runtimes with JIT compilers, by their executables' names. */
 typedef struct JitRuntime
 {
@@ -78,6 +94,8 @@ typedef struct ProcessJit
 	bool		full_logged;	/* a table reached its bound (logged once) */
 	uint64_t	read_ns;		/* last read of the map, 0: never */
 	uint64_t	read_wait_ns;	/* from then to the next read */
+	uint32_t	reads;			/* reads of its map and jitdump file so far */
+	JitMemo		memo[JIT_MEMO_SLOTS];	/* named pcs, valid for the same reads */
 	PerfMapReader reader;
 	JitTable	table;
 	/* its jitdump file, found in its mappings */
@@ -321,6 +339,8 @@ read_map(Process *p, ProcessJit *j)
 	size_t		before = jit_table_bytes(&j->table) + jit_table_bytes(&j->dump_table);
 
 	j->read_ns = now_monotonic_ns();
+	/* what was read may name a pc otherwise: the memo starts over */
+	j->reads++;
 	if (!status_known(p, j))
 		return;
 	read_jitdump(p, j);
@@ -496,6 +516,7 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 	JitFrame	f;
 	char		name[MAX_NAME];
 	bool		found;
+	JitMemo    *memo;
 
 	if (m->is_file || strcmp(m->file, "[vdso]") == 0 || strcmp(m->file, "[vsyscall]") == 0)
 		return JIT_NOT_JIT;
@@ -503,6 +524,14 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 		j = p->jit = new_jit(p);
 	if (jvms.count > 0)
 		take_java_answers();
+	memo = &j->memo[(pc ^ (pc >> 12)) % JIT_MEMO_SLOTS];
+	if (memo->pc == pc && memo->reads == j->reads && ms_use_location(memo->location_id) != NULL)
+	{
+		if (j->jvm)
+			ask_jvm(p, j);
+		*location_id = memo->location_id;
+		return JIT_NAMED;
+	}
 	found = jit_table_lookup(&j->dump_table, pc, &f) || jit_table_lookup(&j->table, pc, &f);
 	if (!found && (j->read_ns == 0 || now_monotonic_ns() - j->read_ns >= j->read_wait_ns))
 	{
@@ -520,6 +549,9 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 		FrameLine	line = {function_name(f.name, j->jvm, name), f.name, f.file, f.start_line, f.line};
 
 		*location_id = ms_location(NULL, NULL, 0, 1, &line, true)->id;
+		memo->pc = pc;
+		memo->location_id = *location_id;
+		memo->reads = j->reads;
 		return JIT_NAMED;
 	}
 	if (j->runtime != NULL)

@@ -183,6 +183,16 @@ ms_get_location(uint64_t id)
 	return u64map_get(&locations, id);
 }
 
+MsLocation *
+ms_use_location(uint64_t id)
+{
+	MsLocation *loc = u64map_get(&locations, id);
+
+	if (loc)
+		loc->last_used = interval;
+	return loc;
+}
+
 static void
 free_location(MsLocation *l)
 {

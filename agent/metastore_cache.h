@@ -89,6 +89,13 @@ extern MsMapping *ms_get_mapping(uint64_t id);
 extern MsFunction *ms_get_function(uint64_t id);
 extern MsLocation *ms_get_location(uint64_t id);
 
+/*
+ * The location with this id, counted as used in this interval (as a
+ * location found by ms_find_address or registered is), or NULL if the copy
+ * no longer holds it.
+ */
+extern MsLocation *ms_use_location(uint64_t id);
+
 /* At a flush: bring the copy down to max_bytes (see above). */
 extern void ms_trim(size_t max_bytes);
 
