@@ -352,7 +352,8 @@ else
 		at_least 90 "$chained" "$total"
 	check_eq "JVM with -XX:+PreserveFramePointer: no label java_frame_pointers" 0 \
 		"$(q "SELECT count(*) FROM agent_stacks WHERE labels->>'pid' = '$jfp_pid' AND labels ? 'java_frame_pointers'")"
-	jit_names="(Chain\.[a-zA-Z]*|Interpreter|\[java JIT\]|StubRoutines[^;]*|I2C/C2I adapters)"
+	# JIT code's names in the map; not libjvm's native StubRoutines::...
+	jit_names="(Chain\.[a-zA-Z]*|Interpreter|\[java JIT\]|StubRoutines[^;:]*|I2C/C2I adapters)"
 	total=$(samples "$(main_after_warm $jnofp_pid jnofp)")
 	leaf=$(samples "$(main_after_warm $jnofp_pid jnofp)
 	          AND user_names ~ '^Chain\.hotLoop;\[truncated\]$' AND labels->>'java_frame_pointers' = 'false'")
