@@ -35,6 +35,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
 #include "columnar/columnar.h"
 #include "query/merge_scan.h"
 #include "samples_table.h"
@@ -558,13 +559,17 @@ static bool
 merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups, int nseries,
 		   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
 {
-	Relation	rel = try_table_open(relid, AccessShareLock);
+	Relation	rel;
 	List	   *tables = NIL;
 	SeriesGroup *series;
 	Datum	   *id_datums;
 	ListCell   *lc;
 	bool		ok;
 
+	/* a Citus table's rows are in its shards: SQL, which Citus distributes */
+	if (citus_table(relid))
+		return false;
+	rel = try_table_open(relid, AccessShareLock);
 	/* dropped since its OID was looked up: the SQL merge says so by name */
 	if (rel == NULL)
 		return false;
