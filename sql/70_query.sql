@@ -133,7 +133,11 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
                                   step interval, sum_by text[] DEFAULT NULL)
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
-    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+    -- PL/pgSQL, not SQL: Citus plans a statement of a SQL function with its
+    -- parameters unbound, which it cannot distribute (docs/scale-out.md)
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+BEGIN
+    RETURN QUERY
     WITH args AS (
         -- the arguments checked first: the hours below are read with them
         -- (sum_by read once, checked)
@@ -202,7 +206,8 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
            pg_catalog.sum(p.profiles)::bigint
     FROM per_series p
     GROUP BY p.bucket, p.key
-    ORDER BY 1, 2
+    ORDER BY 1, 2;
+END
 $$;
 COMMENT ON FUNCTION parca_query_range(text, timestamptz, timestamptz, interval, text[]) IS
     'per step and series: total value and, for delta types, value per second';
