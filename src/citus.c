@@ -20,6 +20,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "commands/extension.h"
+#include "fmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -85,4 +86,13 @@ citus_worker_node(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return worker;
+}
+
+PG_FUNCTION_INFO_V1(parca_is_citus_table);
+
+/* parca.is_citus_table(tbl regclass) RETURNS boolean */
+Datum
+parca_is_citus_table(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(citus_table(PG_GETARG_OID(0)));
 }
