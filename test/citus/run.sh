@@ -57,7 +57,7 @@ for i in 1 2; do
 	q "SELECT citus_add_node('127.0.0.1', ${node_ports[$i]})" >/dev/null
 done
 check_eq "two workers are active" 2 "$(q "SELECT count(*) FROM citus_get_active_worker_nodes()")"
-q "SET client_min_messages = warning; CREATE DATABASE single" >/dev/null
+PGOPTIONS='-c client_min_messages=warning' q "CREATE DATABASE single" >/dev/null
 qs "CREATE EXTENSION parca" >/dev/null
 
 # --- the same profiles in both ----------------------------------------------

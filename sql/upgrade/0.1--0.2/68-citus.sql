@@ -111,8 +111,9 @@ DECLARE
     ids bigint[];
     scaled_ids bigint[];
 BEGIN
+    -- the arguments checked first, whatever reads the rows
+    sb := parca.range_arguments(step, sum_by);
     IF parca.is_citus_table('parca.samples') THEN
-        sb := parca.range_arguments(step, sum_by);
         -- On Citus: the raw rows of the whole range (the rollups are not
         -- distributed yet), summed per profile on the workers (the group
         -- holds series_id, the distribution column), the rest here.
