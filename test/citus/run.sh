@@ -155,6 +155,15 @@ plan=$(qc "EXPLAIN (VERBOSE, COSTS OFF) SELECT series_id, parca_merge(stack, val
 	   WHERE series_id = ANY ('{1,2,3}') GROUP BY series_id")
 check "the merge grouped by series runs on the workers" grep -q "parca_merge" <<<"$(grep -A100 'Task Count' <<<"$plan")"
 
+# --- the metastore's garbage collection: not on Citus yet ---------------------
+# It reads each partition's references; on the coordinator a partition is
+# an empty shell, which refers to nothing: it must refuse, not collect
+# every location.
+counts="SELECT (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.locations)"
+before=$(qc "$counts")
+check "parca_metastore_gc refuses on Citus" grep -q "Citus shards" <<<"$(qc "SELECT parca_metastore_gc()" 2>&1)"
+check_eq "the metastore is kept whole" "$before" "$(qc "$counts")"
+
 # --- a worker stopped under queries -----------------------------------------
 # Queries run one after the other in one session while the second worker
 # is stopped: each must give the whole profile or fail, never the first
