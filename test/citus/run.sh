@@ -109,6 +109,19 @@ check "sample rows in shards on both workers" test "$(q "SELECT count(DISTINCT c
 	FROM run_command_on_shards('parca.samples', 'SELECT count(*) FROM %s') r JOIN pg_dist_placement USING (shardid) JOIN pg_dist_node c USING (groupid)
 	WHERE r.success AND r.result::bigint > 0")" = 2
 
+# parca-agent's COPY (binary, as agent/writer.c sends it): the rows of the
+# first hour of the profiles again an hour later, copied out of the single
+# node and into both (the same series ids: both assigned them in the same
+# order)
+check_eq "the same series ids in both" "$(qs "SELECT string_agg(id || labels::text, ',' ORDER BY id) FROM parca.series")" \
+	"$(qc "SELECT string_agg(id || labels::text, ',' ORDER BY id) FROM parca.series")"
+copy_out="COPY (SELECT time + interval '1 hour', series_id, stack, value, period, duration FROM parca.samples) TO STDOUT (FORMAT binary)"
+copy_in="COPY parca.samples (time, series_id, stack, value, period, duration) FROM STDIN (FORMAT binary)"
+PGDATABASE=single psql -X -qc "$copy_out" >"$work/copy.bin"
+copy_both() { PGDATABASE=single psql -X -qc "$copy_in" <"$work/copy.bin" && psql -X -qc "$copy_in" <"$work/copy.bin"; }
+check "parca-agent's binary COPY through the coordinator" copy_both
+check_eq "rows after the COPY" "$(qs "SELECT count(*) FROM parca.samples")" "$(qc "SELECT count(*) FROM parca.samples")"
+
 # --- queries: the same answer on both -----------------------------------------
 # same NAME SQL: SQL's output is the same in both databases (and not empty)
 same() {
