@@ -63,13 +63,9 @@ parca_merge_profiles_transfn(PG_FUNCTION_ARGS)
 
 	if (b == NULL)
 		b = profile_builder_create(aggcxt);
+	/* (detoasted in the per-row context: the builder keeps its own copies) */
 	if (!PG_ARGISNULL(1))
-	{
-		MemoryContext old = MemoryContextSwitchTo(aggcxt);
-
 		profile_builder_add_profile(b, PG_GETARG_PROFILE_P(1));
-		MemoryContextSwitchTo(old);
-	}
 	PG_RETURN_POINTER(b);
 }
 
