@@ -32,6 +32,11 @@ PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -DPARCA_EXTVERSION='"$(EXTVERSION)"' -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare -MMD -MP
 SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml -ldw -lelf
+# The library's own references bind to its own definitions: PostgreSQL
+# loads libraries with RTLD_GLOBAL, and a library loaded before this one
+# may define the same names (Citus's citus_columnar has columnar_init and
+# columnar_compression_level), which the calls here would otherwise reach.
+SHLIB_LINK += -Wl,-Bsymbolic
 
 # Tests: pg_regress cases under test/regress, run by scripts/test.sh
 # against a temporary instance that preloads the library.

@@ -14,6 +14,11 @@
 -- inlined (its statements are planned with its arguments as parameters),
 -- so these pin their search_path too (docs/security.md).
 
+-- Whether a table is distributed by Citus (src/citus.c): read through SQL
+-- that Citus plans, never directly (docs/scale-out.md).
+CREATE FUNCTION parca.is_citus_table(tbl regclass) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'parca_is_citus_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 -- Planner support: a call whose selector does not depend on the row is
 -- evaluated once per query (an InitPlan), not once per row.
 CREATE FUNCTION parca_series_ids_support(internal) RETURNS internal
@@ -129,8 +134,8 @@ CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text
 -- by those labels.  The rolled-up hours wholly within the range and
 -- within one step are read from parca.profiles_hourly (the same sums, per
 -- hour: parca.range_hours), the rest from raw rows, part by part.
-CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timestamptz,
-                                  step interval, sum_by text[] DEFAULT NULL)
+CREATE FUNCTION parca.query_range_local(selector text, start timestamptz, stop timestamptz,
+                                        step interval, sum_by text[])
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
     LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
@@ -203,6 +208,70 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
     FROM per_series p
     GROUP BY p.bucket, p.key
     ORDER BY 1, 2
+$$;
+
+-- parca_query_range: that statement on one server; on Citus, the raw rows
+-- summed per profile on the workers.
+CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timestamptz,
+                                  step interval, sum_by text[] DEFAULT NULL)
+    RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
+                  per_second double precision, profiles bigint)
+    -- PL/pgSQL: Citus plans the statements of a SQL function with their
+    -- parameters unbound, which it cannot distribute (docs/scale-out.md)
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+DECLARE
+    sb text[];
+    ids bigint[];
+    scaled_ids bigint[];
+BEGIN
+    -- the arguments checked first, whatever reads the rows
+    sb := parca.range_arguments(step, sum_by);
+    IF parca.is_citus_table('parca.samples') THEN
+        -- On Citus: the raw rows of the whole range (the rollups are not
+        -- distributed yet), summed per profile on the workers (the group
+        -- holds series_id, the distribution column), the rest here.
+        SELECT pg_catalog.array_agg(s.id),
+               pg_catalog.array_agg(s.id) FILTER (WHERE pg_catalog.split_part(s.profile_type, ':', 2) = 'samples'
+                                                  AND pg_catalog.split_part(s.profile_type, ':', 3) = 'count')
+        INTO ids, scaled_ids
+        FROM @extschema@.parca_series(selector) s;
+        RETURN QUERY
+        WITH sel AS (
+            SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
+                   CASE WHEN sb IS NULL THEN s.labels
+                        ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
+                              FROM pg_catalog.unnest(sb) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
+            FROM @extschema@.parca_series(selector) s
+        ), per_profile AS (
+            SELECT pg_catalog.date_bin(step, x.time,
+                                       CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket,
+                   x.series_id,
+                   pg_catalog.sum(CASE WHEN x.series_id OPERATOR(pg_catalog.=) ANY (scaled_ids)
+                                            AND x.period OPERATOR(pg_catalog.>) 0
+                                       THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
+                   pg_catalog.max(x.duration) AS d
+            FROM parca.samples x
+            WHERE x.series_id OPERATOR(pg_catalog.=) ANY (ids)
+              AND x.time OPERATOR(pg_catalog.>=) start AND x.time OPERATOR(pg_catalog.<=) stop
+            GROUP BY 1, 2, x.time
+        ), per_series AS (
+            SELECT p.bucket, sel.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
+                   pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.count(*) AS profiles
+            FROM per_profile p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
+            GROUP BY p.bucket, sel.key, p.series_id
+        )
+        SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
+               CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
+                    THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9))
+                             FILTER (WHERE p.d OPERATOR(pg_catalog.>) 0) END,
+               pg_catalog.sum(p.profiles)::bigint
+        FROM per_series p
+        GROUP BY p.bucket, p.key
+        ORDER BY 1, 2;
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT * FROM parca.query_range_local(selector, start, stop, step, sum_by);
+END
 $$;
 COMMENT ON FUNCTION parca_query_range(text, timestamptz, timestamptz, interval, text[]) IS
     'per step and series: total value and, for delta types, value per second';

@@ -31,6 +31,7 @@
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
+#include "citus.h"
 #include "columnar/columnar.h"
 #include "samples_table.h"
 
@@ -137,6 +138,13 @@ open_columnar_table(Oid relid, bool missing_ok)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a parca_columnar table",
 						RelationGetRelationName(rel))));
+	/* its rows are in shards on other nodes: read here, it refers to nothing */
+	if (citus_table(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the references of \"%s\" are in its Citus shards, which are not read yet",
+						RelationGetRelationName(rel)),
+				 errhint("The metastore's garbage collection does not run on Citus yet (docs/scale-out.md).")));
 	return rel;
 }
 

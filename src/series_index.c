@@ -58,6 +58,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "citus.h"
 #include "columnar/columnar.h"
 #include "ids/ids.h"
 #include "series_index.h"
@@ -614,6 +615,15 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 		elog(ERROR, "parca.series_index_trigger() must run after the change");
 	look_up_tables();
 	if (!tables.present)
+		return PointerGetDatum(NULL);
+
+	/*
+	 * On Citus parca.series is a reference table, whose triggers fire on
+	 * each node's copy: the coordinator's keeps its index, the one its
+	 * selectors read; a worker's would start a distributed query from
+	 * within the coordinator's (docs/scale-out.md).
+	 */
+	if (RelationGetRelid(td->tg_relation) != tables.series && citus_worker_node())
 		return PointerGetDatum(NULL);
 	if (TRIGGER_FIRED_BY_INSERT(td->tg_event) && TRIGGER_FIRED_FOR_ROW(td->tg_event))
 		note_series(get_pending(), td->tg_trigtuple, RelationGetDescr(td->tg_relation));

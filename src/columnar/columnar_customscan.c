@@ -68,17 +68,17 @@ static void rescan_columnar_scan(CustomScanState *node);
 static void explain_columnar_scan(CustomScanState *node, List *ancestors, ExplainState *es);
 
 static const CustomPathMethods path_methods = {
-	.CustomName = "ColumnarScan",
+	.CustomName = "ParcaColumnarScan",
 	.PlanCustomPath = plan_columnar_path,
 };
 
 static const CustomScanMethods scan_methods = {
-	.CustomName = "ColumnarScan",
+	.CustomName = "ParcaColumnarScan",
 	.CreateCustomScanState = create_columnar_state,
 };
 
 static const CustomExecMethods exec_methods = {
-	.CustomName = "ColumnarScan",
+	.CustomName = "ParcaColumnarScan",
 	.BeginCustomScan = begin_columnar_scan,
 	.ExecCustomScan = exec_columnar_scan,
 	.EndCustomScan = end_columnar_scan,

@@ -39,6 +39,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
 #include "ids/ids.h"
 #include "labels.h"
 #include "metastore.h"
@@ -219,7 +220,33 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	 * period of 0 is unknown: the row keeps its count.
 	 */
 	merge = quote_qualified_identifier(parca_extension_schema(), "parca_merge");
-	if (group_frames == NULL)
+	if (citus_table(range->relid))
+	{
+		/*
+		 * Citus pushes an aggregate down to its workers only whole, grouped
+		 * by the distribution column (series_id), or as partial states of a
+		 * type it can ship, which parca_merge's (internal) is not; so each
+		 * worker merges its series, and the coordinator merges those
+		 * profiles (docs/scale-out.md).  The CTE is planned on its own, the
+		 * rest on the coordinator.  Without groups, every group is 0.
+		 */
+		ret = SPI_execute_with_args(psprintf("WITH s AS MATERIALIZED ("
+											 "SELECT series_id, %s(stack, CASE WHEN $4 AND period OPERATOR(pg_catalog.>) 0"
+											 " THEN value OPERATOR(pg_catalog.*) period ELSE value END) AS p,"
+											 " pg_catalog.min(period) FILTER (WHERE period OPERATOR(pg_catalog.>) 0) AS known,"
+											 " pg_catalog.bool_or(period OPERATOR(pg_catalog.<=) 0) AS unknown"
+											 " FROM %s"
+											 " WHERE time OPERATOR(pg_catalog.>=) $1 AND time OPERATOR(pg_catalog.<=) $2"
+											 " AND series_id OPERATOR(pg_catalog.=) ANY ($3)"
+											 " GROUP BY series_id)"
+											 " SELECT g.grp, parca.merge_profiles(s.p), pg_catalog.min(s.known),"
+											 " pg_catalog.bool_or(s.unknown)"
+											 " FROM s JOIN ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($5)) AS g(id, grp)"
+											 " ON g.id OPERATOR(pg_catalog.=) s.series_id"
+											 " GROUP BY g.grp", merge, table),
+									5, types, args, NULL, true, 0);
+	}
+	else if (group_frames == NULL)
 		ret = SPI_execute_with_args(psprintf("SELECT 0, %s(stack, CASE WHEN $4 AND period OPERATOR(pg_catalog.>) 0"
 											 " THEN value OPERATOR(pg_catalog.*) period ELSE value END),"
 											 " pg_catalog.min(period) FILTER (WHERE period OPERATOR(pg_catalog.>) 0),"

@@ -7,6 +7,10 @@
  * context.  For parallel aggregation partial states travel as serialized
  * profiles (the same format as the profile type) and are combined by
  * merging one builder into another.
+ *
+ * parca.merge_profiles(profile) merges profiles with the same state: the
+ * coordinator's half of a merge that Citus distributes (docs/scale-out.md),
+ * each worker sending merged profiles, not rows.
  */
 #include "postgres.h"
 
@@ -20,6 +24,7 @@ PG_FUNCTION_INFO_V1(parca_merge_combinefn);
 PG_FUNCTION_INFO_V1(parca_merge_serialfn);
 PG_FUNCTION_INFO_V1(parca_merge_deserialfn);
 PG_FUNCTION_INFO_V1(parca_merge_finalfn);
+PG_FUNCTION_INFO_V1(parca_merge_profiles_transfn);
 
 static MemoryContext
 aggregate_context(FunctionCallInfo fcinfo, const char *fname)
@@ -47,6 +52,20 @@ parca_merge_transfn(PG_FUNCTION_ARGS)
 	stack = PG_GETARG_STACKTRACE_P(1);
 	profile_builder_add(b, stacktrace_frames_ptr(stack), stacktrace_nframes(stack),
 						PG_GETARG_INT64(2), 0);
+	PG_RETURN_POINTER(b);
+}
+
+Datum
+parca_merge_profiles_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = aggregate_context(fcinfo, "parca_merge_profiles_transfn");
+	ProfileBuilder *b = PG_ARGISNULL(0) ? NULL : (ProfileBuilder *) PG_GETARG_POINTER(0);
+
+	if (b == NULL)
+		b = profile_builder_create(aggcxt);
+	/* (detoasted in the per-row context: the builder keeps its own copies) */
+	if (!PG_ARGISNULL(1))
+		profile_builder_add_profile(b, PG_GETARG_PROFILE_P(1));
 	PG_RETURN_POINTER(b);
 }
 

@@ -44,6 +44,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
 #include "columnar/columnar.h"
 #include "query/merge_scan.h"
 #include "samples_table.h"
@@ -852,12 +853,16 @@ static bool
 merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups, int nseries,
 		   TimestampTz start, TimestampTz stop, bool scale, MergePeriods *periods)
 {
-	Relation	rel = try_table_open(relid, AccessShareLock);
+	Relation	rel;
 	List	   *tables = NIL;
 	ListCell   *lc;
 	bool		ok;
 	int			nworkers;
 
+	/* a Citus table's rows are in its shards: SQL, which Citus distributes */
+	if (citus_table(relid))
+		return false;
+	rel = try_table_open(relid, AccessShareLock);
 	/* dropped since its OID was looked up: the SQL merge says so by name */
 	if (rel == NULL)
 		return false;

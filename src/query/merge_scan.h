@@ -30,7 +30,8 @@ typedef struct MergePeriods
  * period is known), in one pass over the table, and adds what it saw to
  * *periods.  Returns false, having read nothing, when the table is not a
  * parca_columnar table this user may read directly (no row-level
- * security); the caller then merges with SQL.  What it read stays locked
+ * security), or is distributed by Citus (citus.h); the caller then merges
+ * with SQL.  What it read stays locked
  * (ACCESS SHARE) until the transaction ends, as a scan's tables do.  The
  * caller is connected to SPI.
  */
