@@ -11,7 +11,7 @@
 #include "utils/memutils.h"
 
 #include "pprof/pprof.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 struct PprofIdMap
 {

@@ -23,7 +23,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "profile.h"
+#include "types/profile.h"
 #include "query/symbols.h"
 
 typedef struct GraphEdge

@@ -14,7 +14,7 @@
 
 #include "fmgr.h"
 
-#include "profile.h"
+#include "types/profile.h"
 #include "query/symbols.h"
 
 /* Names of the nodes that are no frame: the root, and trimmed subtrees. */

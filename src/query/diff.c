@@ -15,8 +15,8 @@
 
 #include "fmgr.h"
 
-#include "profile.h"
-#include "valid_text.h"
+#include "types/profile.h"
+#include "types/valid_text.h"
 
 static int64
 profile_total(const struct varlena *profile, ProfileMeta *meta, uint32 *nstacks)

@@ -39,7 +39,7 @@
 #include "utils/timestamp.h"
 
 #include "query/selector.h"
-#include "series_index.h"
+#include "metastore/series_index.h"
 
 PG_FUNCTION_INFO_V1(parca_series_ids);
 PG_FUNCTION_INFO_V1(parca_series_ids_support);

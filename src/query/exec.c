@@ -39,20 +39,20 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "citus.h"
+#include "installation/citus.h"
 #include "ids/ids.h"
-#include "labels.h"
-#include "metastore.h"
-#include "metastore_read.h"
-#include "parca.h"
-#include "profile.h"
+#include "types/labels.h"
+#include "metastore/metastore.h"
+#include "metastore/metastore_read.h"
+#include "installation/extension_version.h"
+#include "types/profile.h"
 #include "query/merge_scan.h"
 #include "query/rollup_ranges.h"
 #include "query/selector.h"
 #include "query/stack_filter.h"
 #include "query/symbols.h"
-#include "stacktrace.h"
-#include "valid_text.h"
+#include "types/stacktrace.h"
+#include "types/valid_text.h"
 
 /*
  * The type of sample counts scaled by the period:

@@ -16,10 +16,10 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "metastore_read.h"
+#include "metastore/metastore_read.h"
 #include "pprof/pprof.h"
-#include "profile.h"
-#include "profile_type.h"
+#include "types/profile.h"
+#include "types/profile_type.h"
 #include "query/string_table.h"
 
 PG_FUNCTION_INFO_V1(parca_pprof);

@@ -42,16 +42,16 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "profile.h"
-#include "profile_type.h"
+#include "types/profile.h"
+#include "types/profile_type.h"
 #include "query/merge_scan.h"
 #include "query/name_filter.h"
 #include "query/rollup_ranges.h"
 #include "query/selector.h"
 #include "query/symbols.h"
-#include "rollups.h"
-#include "samples_table.h"
-#include "valid_text.h"
+#include "maintenance/rollups.h"
+#include "metastore/samples_table.h"
+#include "types/valid_text.h"
 
 /* One step bucket: what parca_query over it would merge, and its sums. */
 typedef struct Bucket

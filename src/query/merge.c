@@ -16,8 +16,8 @@
 
 #include "fmgr.h"
 
-#include "profile.h"
-#include "stacktrace.h"
+#include "types/profile.h"
+#include "types/stacktrace.h"
 
 PG_FUNCTION_INFO_V1(parca_merge_transfn);
 PG_FUNCTION_INFO_V1(parca_merge_combinefn);

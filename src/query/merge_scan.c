@@ -44,10 +44,10 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "citus.h"
+#include "installation/citus.h"
 #include "columnar/columnar.h"
 #include "query/merge_scan.h"
-#include "samples_table.h"
+#include "metastore/samples_table.h"
 
 /* The columns read, in this order. */
 enum

@@ -8,7 +8,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
-#include "profile.h"
+#include "types/profile.h"
 
 /*
  * The periods of the rows merged.  A period of 0 means unknown (Parca's

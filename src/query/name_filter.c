@@ -6,9 +6,9 @@
 
 #include "utils/memutils.h"
 
-#include "metastore_read.h"
+#include "metastore/metastore_read.h"
 #include "query/name_filter.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 static const struct
 {

@@ -9,7 +9,7 @@
 
 #include "utils/timestamp.h"
 
-#include "labels.h"
+#include "types/labels.h"
 #include "query/selector.h"
 
 PG_FUNCTION_INFO_V1(parca_range_arguments);

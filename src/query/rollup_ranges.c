@@ -39,10 +39,10 @@
 #include "utils/timestamp.h"
 
 #include "columnar/columnar.h"
-#include "partitions.h"
+#include "maintenance/partitions.h"
 #include "query/rollup_ranges.h"
-#include "rollups.h"
-#include "samples_table.h"
+#include "maintenance/rollups.h"
+#include "metastore/samples_table.h"
 
 /* A level of rollups: its table, the list of what it holds, its width. */
 typedef struct Level

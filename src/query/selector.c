@@ -30,8 +30,8 @@
 #include "utils/memutils.h"
 
 #include "query/selector.h"
-#include "series_index.h"
-#include "valid_text.h"
+#include "metastore/series_index.h"
+#include "types/valid_text.h"
 
 typedef struct SelParser
 {

@@ -17,8 +17,8 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 
-#include "labels.h"
-#include "profile_type.h"
+#include "types/labels.h"
+#include "types/profile_type.h"
 
 /*
  * What one selector may hold (docs/query.md, "Limits"), refused with an

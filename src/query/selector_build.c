@@ -18,8 +18,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "labels.h"
-#include "profile_type.h"
+#include "types/labels.h"
+#include "types/profile_type.h"
 #include "query/selector.h"
 
 /* Error context: names the argument whose matchers failed to parse. */

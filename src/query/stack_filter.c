@@ -11,10 +11,10 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "profile.h"
+#include "types/profile.h"
 #include "query/stack_filter.h"
 #include "query/symbols.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 static int
 cmp_int64(const void *a, const void *b)

@@ -13,7 +13,7 @@
 
 #include "postgres.h"
 
-#include "metastore_read.h"
+#include "metastore/metastore_read.h"
 
 /* At most this many filters at once: each is a query of the metastore. */
 #define STACK_FILTER_MAX 64

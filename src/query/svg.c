@@ -24,7 +24,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "profile_type.h"
+#include "types/profile_type.h"
 #include "query/calltree.h"
 
 #define SVG_WIDTH	1200.0

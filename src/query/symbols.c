@@ -15,8 +15,8 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "metastore_read.h"
-#include "profile.h"
+#include "metastore/metastore_read.h"
+#include "types/profile.h"
 #include "query/symbols.h"
 
 /* id -> SymLocation: probed once per frame, so a simplehash, not dynahash */

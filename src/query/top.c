@@ -20,11 +20,11 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "metastore_read.h"
-#include "profile.h"
+#include "metastore/metastore_read.h"
+#include "types/profile.h"
 #include "query/name_filter.h"
 #include "query/symbols.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 typedef struct TopRow
 {

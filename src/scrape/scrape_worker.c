@@ -46,7 +46,8 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "parca.h"
+#include "installation/extension_version.h"
+#include "ingest/ingest.h"
 #include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
 #include "workers/workers.h"

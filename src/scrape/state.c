@@ -26,7 +26,7 @@
 
 #include "scrape/scrape.h"
 #include "scrape/scrape_internal.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 #include "workers/workers.h"
 
 bool		scrape_enabled = true;
@@ -134,6 +134,7 @@ scrape_init(void)
 							 &scrape_redirects, SCRAPE_REDIRECTS_SAME_ORIGIN,
 							 scrape_redirects_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	workers_set_wanted(WORKER_SCRAPE, scrape_jobs_enabled);
 	/* The workers and their shared memory exist only when preloaded. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -35,7 +35,7 @@
 #include "utils/json.h"
 
 #include "scrape/scrape_internal.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 /* A Parca configuration nests some 6 levels deep, and is a few kB. */
 #define YAML_MAX_DEPTH 64

@@ -23,7 +23,7 @@
 #include "gopclntab/gopclntab.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/symbolize.h"
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 /* The debug sections, decompressed, may take this many times the file's limit. */
 #define DECOMPRESSED_PER_LIMIT 4

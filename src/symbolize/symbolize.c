@@ -24,7 +24,7 @@
 #include "utils/memutils.h"
 
 #include "ids/ids.h"
-#include "metastore.h"
+#include "metastore/metastore.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symbolize_internal.h"

@@ -1,7 +1,7 @@
 /*
  * worker.c
  *		The symbolizer: every parca.symbolize_interval, the maintenance
- *		worker of each database (src/partitions.c) names the locations that
+ *		worker of each database (src/maintenance/partitions.c) names the locations that
  *		arrived without lines for build ids whose debug information is
  *		stored, and fetches what debuginfod servers have, between its rounds.
  *
@@ -25,7 +25,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "parca.h"
+#include "installation/extension_version.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symbolize_internal.h"

@@ -36,13 +36,15 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "scrape/scrape.h"
 #include "workers/workers_internal.h"
 
 WorkersShared *workers_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Whether a database has work for a kind of worker: workers_set_wanted(). */
+static bool (*kind_wanted[WORKER_KINDS]) (void);
 
 /* This worker's entry, while it is attached. */
 static WorkerEntry *my_entry = NULL;
@@ -369,6 +371,13 @@ attach(int index, const WorkerStart *start)
 	return mine;
 }
 
+void
+workers_set_wanted(WorkerKind kind, bool (*wanted) (void))
+{
+	Assert(kind >= 0 && kind < WORKER_KINDS);
+	kind_wanted[kind] = wanted;
+}
+
 /*
  * Whether the database has the extension; the maintenance worker also
  * tells whether it needs a scrape worker, so that the launcher starts
@@ -388,7 +397,7 @@ extension_installed(WorkerKind kind, bool *wants_scrape)
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		*wants_scrape = scrape_jobs_enabled();
+		*wants_scrape = kind_wanted[WORKER_SCRAPE] != NULL && kind_wanted[WORKER_SCRAPE] ();
 		SPI_finish();
 	}
 	PopActiveSnapshot();

@@ -45,6 +45,13 @@ typedef enum WorkerExit
 extern void workers_init(void);
 
 /*
+ * From _PG_init, by the module of a kind of worker that runs only where it
+ * has work (the scrape worker): how a database's maintenance worker tells
+ * whether it has, connected to SPI.  A kind without one is never wanted.
+ */
+extern void workers_set_wanted(WorkerKind kind, bool (*wanted) (void));
+
+/*
  * First thing in a worker's main: its signals, its connection to the
  * database the launcher gave it, search_path = pg_catalog, pg_temp.
  * Returns only if parca.workers is on in that database and the extension

@@ -1,4 +1,4 @@
--- The series index (sql/30_metastore.sql, src/series_index.c): selectors
+-- The series index (sql/30_metastore.sql, src/metastore/series_index.c): selectors
 -- and discovery answer exactly as the plain evaluation over parca.series
 -- and parca.samples did, read only the series they match, and the index
 -- follows every change of the series and samples.

@@ -4,8 +4,8 @@
  */
 #include "postgres.h"
 
-#include "profile_type.h"
-#include "valid_text.h"
+#include "types/profile_type.h"
+#include "types/valid_text.h"
 
 bool
 profile_type_char_ok(char c)

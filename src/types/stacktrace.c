@@ -17,8 +17,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "stacktrace.h"
-#include "valid_text.h"
+#include "types/stacktrace.h"
+#include "types/valid_text.h"
 
 PG_FUNCTION_INFO_V1(stacktrace_in);
 PG_FUNCTION_INFO_V1(stacktrace_out);

@@ -29,8 +29,9 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "parca.h"
-#include "partitions.h"
+#include "installation/extension_version.h"
+#include "maintenance/partitions.h"
+#include "maintenance/settings_row.h"
 #include "symbolize/symbolize.h"
 #include "workers/workers.h"
 
@@ -91,7 +92,7 @@ parca_partition_settings(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum((int64) partition_interval_min * SECONDS_PER_MINUTE);
 	values[1] = Int64GetDatum((int64) retention_min * SECONDS_PER_MINUTE);
 	values[2] = Int32GetDatum(partition_premake);
-	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
+	PG_RETURN_DATUM(settings_row(fcinfo, values));
 }
 
 /*

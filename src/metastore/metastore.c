@@ -27,11 +27,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "extension_version.h"
+#include "installation/extension_version.h"
 #include "ids/ids.h"
-#include "metastore.h"
-#include "samples_table.h"
-#include "valid_text.h"
+#include "metastore/metastore.h"
+#include "metastore/samples_table.h"
+#include "types/valid_text.h"
 
 /* Beyond this many cached ids the cache starts over. */
 #define ID_CACHE_MAX_ENTRIES	(1024 * 1024)

@@ -14,7 +14,7 @@
 
 #include "postgres.h"
 
-#include "metastore.h"
+#include "metastore/metastore.h"
 
 /*
  * The stored locations among ids.  A location has one line per function

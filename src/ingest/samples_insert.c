@@ -31,9 +31,9 @@
 #include "utils/rls.h"
 #include "utils/timestamp.h"
 
-#include "metastore.h"
-#include "samples_insert.h"
-#include "samples_table.h"
+#include "metastore/metastore.h"
+#include "ingest/samples_insert.h"
+#include "metastore/samples_table.h"
 
 /*
  * Rows handed to the access method at once: enough for heap's

@@ -31,9 +31,9 @@
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
-#include "citus.h"
+#include "installation/citus.h"
 #include "columnar/columnar.h"
-#include "samples_table.h"
+#include "metastore/samples_table.h"
 
 PG_FUNCTION_INFO_V1(parca_partition_references);
 PG_FUNCTION_INFO_V1(parca_partition_content_version);

@@ -1,7 +1,7 @@
 /*
  * partitions.h
  *		Time partitions of parca.samples: settings and the maintenance
- *		worker that keeps them (src/partitions.c, sql/40_samples.sql).
+ *		worker that keeps them (src/maintenance/partitions.c, sql/40_samples.sql).
  */
 #ifndef PARCA_PARTITIONS_H
 #define PARCA_PARTITIONS_H

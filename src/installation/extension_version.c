@@ -1,7 +1,7 @@
 /*
  * extension_version.c
- *		Does the database's extension match this library?  See
- *		extension_version.h.
+ *		Does the database's extension match this library, and where is it?
+ *		See extension_version.h.
  */
 #include "postgres.h"
 
@@ -9,12 +9,14 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "extension_version.h"
+#include "installation/extension_version.h"
 
 /*
  * Once the versions matched they stay matched for this backend: the
@@ -62,4 +64,24 @@ extension_version_check(void)
 			 errmsg("extension \"parca\" is at version %s in this database, but its library is version %s",
 					installed, PARCA_EXTVERSION),
 			 errhint("Run ALTER EXTENSION parca UPDATE.")));
+}
+
+char *
+parca_extension_schema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			schema = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("parca"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		schema = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return OidIsValid(schema) ? get_namespace_name(schema) : NULL;
 }

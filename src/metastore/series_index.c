@@ -58,10 +58,10 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "citus.h"
+#include "installation/citus.h"
 #include "columnar/columnar.h"
 #include "ids/ids.h"
-#include "series_index.h"
+#include "metastore/series_index.h"
 
 PG_FUNCTION_INFO_V1(parca_series_label_keys);
 PG_FUNCTION_INFO_V1(parca_series_index_trigger);

@@ -1,7 +1,8 @@
 /*
  * extension_version.h
  *		The extension's SQL version this library was built for, checked
- *		against the installed one where a difference would do harm.
+ *		against the installed one where a difference would do harm; the
+ *		schema the extension is installed in.
  *
  * A server upgraded to a new library keeps each database's objects at the
  * version they were created or last updated to until ALTER EXTENSION
@@ -18,5 +19,8 @@
  * the database's extension parca is at PARCA_EXTVERSION.
  */
 extern void extension_version_check(void);
+
+/* The schema of extension parca (palloc'd), or NULL if it is not installed. */
+extern char *parca_extension_schema(void);
 
 #endif							/* PARCA_EXTENSION_VERSION_H */

@@ -3,7 +3,7 @@
  *		The settings of the hourly, daily and weekly rollups of parca.samples.
  *
  * What is done lives in SQL (sql/46_rollups.sql): the maintenance worker
- * (src/partitions.c) calls parca_maintain_rollups() every round, and
+ * (src/maintenance/partitions.c) calls parca_maintain_rollups() every round, and
  * parca_query reads the rollups (src/query/rollup_ranges.c).  One
  * setting turns both off: parca.rollups.  In a session it only decides
  * whether that session's queries read rollups; the worker follows the
@@ -16,8 +16,8 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "parca.h"
-#include "rollups.h"
+#include "maintenance/rollups.h"
+#include "maintenance/settings_row.h"
 
 #define SECONDS_PER_MINUTE 60
 
@@ -56,5 +56,5 @@ parca_rollup_settings(PG_FUNCTION_ARGS)
 	values[0] = BoolGetDatum(parca_rollups);
 	values[1] = Int64GetDatum((int64) rollup_retention_min * SECONDS_PER_MINUTE);
 	values[2] = Int64GetDatum((int64) rollup_daily_retention_min * SECONDS_PER_MINUTE);
-	PG_RETURN_DATUM(parca_settings_row(fcinfo, values));
+	PG_RETURN_DATUM(settings_row(fcinfo, values));
 }

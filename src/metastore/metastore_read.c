@@ -10,7 +10,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "metastore_read.h"
+#include "metastore/metastore_read.h"
 
 /*
  * Runs sql with ids as $1 (bigint[]) and extra as $2 (text, if not NULL);

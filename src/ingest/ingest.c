@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <malloc.h>
 
 #include "catalog/pg_type.h"
@@ -23,6 +24,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
@@ -30,13 +32,29 @@
 #include "utils/timestamp.h"
 
 #include "ids/ids.h"
-#include "labels.h"
-#include "metastore.h"
-#include "parca.h"
+#include "ingest/ingest.h"
+#include "types/labels.h"
+#include "metastore/metastore.h"
 #include "pprof/pprof.h"
-#include "profile_type.h"
-#include "samples_insert.h"
-#include "stacktrace.h"
+#include "types/profile_type.h"
+#include "ingest/samples_insert.h"
+#include "types/stacktrace.h"
+
+int			parca_max_profile_size = 64 * 1024 * 1024;
+
+void
+ingest_init(void)
+{
+	DefineCustomIntVariable("parca.max_profile_size",
+							"Largest profile accepted, in bytes after decompression.",
+							"Larger profiles, and gzip data that would inflate past this, are refused.",
+							&parca_max_profile_size,
+							64 * 1024 * 1024,
+							1024, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+}
 
 PG_FUNCTION_INFO_V1(parca_ingest_pprof);
 PG_FUNCTION_INFO_V1(parca_series_id);

@@ -24,9 +24,9 @@
 #include "utils/lsyscache.h"
 
 #include "ids/ids.h"
-#include "extension_version.h"
-#include "metastore.h"
-#include "valid_text.h"
+#include "installation/extension_version.h"
+#include "metastore/metastore.h"
+#include "types/valid_text.h"
 
 PG_FUNCTION_INFO_V1(parca_store_mappings);
 PG_FUNCTION_INFO_V1(parca_store_functions);

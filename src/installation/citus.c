@@ -25,7 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "citus.h"
+#include "installation/citus.h"
 
 /* pg_dist_partition's first column, logicalrelid; pg_dist_local_group's, groupid */
 #define Anum_dist_partition_logicalrelid 1

@@ -27,8 +27,8 @@
 #include "utils/numeric.h"
 
 #include "ids/ids.h"
-#include "metastore.h"
-#include "valid_text.h"
+#include "metastore/metastore.h"
+#include "types/valid_text.h"
 
 PG_FUNCTION_INFO_V1(location_in);
 PG_FUNCTION_INFO_V1(location_out);

@@ -11,7 +11,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "valid_text.h"
+#include "types/valid_text.h"
 
 const char *
 valid_text(const char *s, Size len, bool *repaired)

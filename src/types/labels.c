@@ -8,8 +8,8 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "labels.h"
-#include "valid_text.h"
+#include "types/labels.h"
+#include "types/valid_text.h"
 
 bool
 label_name_is_valid(const char *name)

@@ -21,7 +21,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
-#include "profile.h"
+#include "types/profile.h"
 
 /*
  * A stack: its frames (unaligned as given; in the arena, 8-byte aligned)

@@ -15,8 +15,8 @@
 #include "utils/rls.h"
 #include "utils/timestamp.h"
 
-#include "metastore.h"
-#include "samples_table.h"
+#include "metastore/metastore.h"
+#include "metastore/samples_table.h"
 
 static const char *const column_names[SAMPLES_NATTS] = {
 	"time", "series_id", "stack", "value", "period", "duration", "num_labels"
