@@ -1,7 +1,9 @@
 # parca for PostgreSQL: top-level build (PGXS).
 #
 # The extension is one shared library built from every C file under src/
-# (src/pprof/profile.pb-c.c is generated from src/pprof/profile.proto).
+# and common/libparca_common.a: the plain C it shares with the agent and
+# the server (common/Makefile builds it once for all three, the pprof
+# message's protobuf-c code generated from common/pprof/profile.proto).
 # The install script is assembled from the numbered parts in sql/, so that
 # each concern keeps its SQL beside its C.
 #
@@ -17,10 +19,9 @@ EXTENSION = parca
 EXTVERSION = 0.2
 MODULE_big = parca
 
-PROTO_C = src/pprof/profile.pb-c.c
-PROTO_H = src/pprof/profile.pb-c.h
-SRCS = $(sort $(filter-out $(PROTO_C),$(wildcard src/*.c src/*/*.c))) $(PROTO_C)
+SRCS = $(sort $(wildcard src/*.c src/*/*.c))
 OBJS = $(SRCS:.c=.o)
+COMMON_LIB = common/libparca_common.a
 
 SQL_PARTS = $(sort $(wildcard sql/[0-9]*.sql))
 # Update scripts: parca--A--B.sql from the parts in sql/upgrade/A--B/, in
@@ -29,9 +30,9 @@ UPGRADES = $(notdir $(wildcard sql/upgrade/*--*))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(UPGRADES:%=$(EXTENSION)--%.sql)
 
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src -DPARCA_EXTVERSION='"$(EXTVERSION)"' -Wall -Wextra -Werror -Wno-unused-parameter \
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/common -DPARCA_EXTVERSION='"$(EXTVERSION)"' -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare -MMD -MP
-SHLIB_LINK = -lprotobuf-c -lz -lzstd -lcurl -lyaml -ldw -lelf
+SHLIB_LINK = $(COMMON_LIB) -lprotobuf-c -lz -lzstd -lcurl -lyaml -ldw -lelf
 # The library's own references bind to its own definitions: PostgreSQL
 # loads libraries with RTLD_GLOBAL, and a library loaded before this one
 # may define the same names (Citus's citus_columnar has columnar_init and
@@ -44,7 +45,7 @@ REGRESS = $(sort $(basename $(notdir $(wildcard test/regress/sql/*.sql))))
 REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress \
 	--temp-config=test/regress/parca.conf
 
-EXTRA_CLEAN = $(PROTO_C) $(PROTO_H) $(OBJS:.o=.d) test/regress/results \
+EXTRA_CLEAN = $(OBJS:.o=.d) test/regress/results \
 	test/regress/regression.diffs test/regress/regression.out
 
 # No LLVM bitcode: the hot paths run with JIT off, and one compiler per
@@ -87,10 +88,15 @@ $(EXTENSION)--$(1).sql: $$(sort $$(wildcard sql/upgrade/$(1)/*.sql))
 endef
 $(foreach u,$(UPGRADES),$(eval $(call upgrade_script,$(u))))
 
-$(PROTO_C) $(PROTO_H): src/pprof/profile.proto
-	cd src/pprof && protoc-c --c_out=. profile.proto
-
-$(filter-out $(PROTO_C:.c=.o),$(OBJS)): $(PROTO_H)
+# common/ is built by its own Makefile, which knows its dependencies; the
+# extension's objects include its generated pprof header.
+$(COMMON_LIB): $(wildcard common/*/*.[ch] common/*/*.proto) common/Makefile
+	$(MAKE) -C common
+$(OBJS) $(shlib): $(COMMON_LIB)
+clean: clean-common
+clean-common:
+	$(MAKE) -C common clean
+.PHONY: clean-common
 
 # Header dependencies, written by the compiler (-MMD) beside each object.
 -include $(OBJS:.o=.d)

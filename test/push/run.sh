@@ -255,7 +255,7 @@ check_eq "JFR: the raw push stored the same types" \
 # (test/pushfmt/make_otlp.py: no component that encodes OTLP profiles is
 # packaged for Debian or npm), protobuf and JSON, gzipped or not
 PY=/usr/bin/python3		# Debian's, with python3-protobuf
-if protoc --python_out="$work" --proto_path="$REPO_ROOT/src/pprof" profile.proto &&
+if protoc --python_out="$work" --proto_path="$REPO_ROOT/common/pprof" profile.proto &&
 	protoc --python_out="$work" --proto_path="$REPO_ROOT/server" otlp.proto &&
 	$PY "$TEST_ROOT/pushfmt/make_otlp.py" "$work/cpu.pprof" "$work/otlp-cpu" "$work" 2>"$work/make_otlp.err"; then
 	check "OTLP requests made" test -s "$work/otlp-cpu.pb" -a -s "$work/otlp-cpu.json"

@@ -25,7 +25,7 @@ import sys
 json_path, profile_dir, pb2_dir = sys.argv[1:4]
 with_threads = "--threads" in sys.argv[4:]
 sys.path.insert(0, pb2_dir)
-import profile_pb2  # noqa: E402  (generated from src/pprof/profile.proto by run.sh)
+import profile_pb2  # noqa: E402  (generated from common/pprof/profile.proto by run.sh)
 
 # event type -> (sample types of its profile, the JSON field weighing it)
 EVENTS = {

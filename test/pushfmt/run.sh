@@ -22,7 +22,7 @@ fuzz_seconds=${PARCA_PUSHFMT_FUZZ_SECONDS:-60}
 
 make -s -C "$REPO_ROOT/server" parca-convert >/dev/null || { echo "FAIL - make parca-convert"; exit 1; }
 require_fixtures
-protoc --python_out="$tmp" --proto_path="$REPO_ROOT/src/pprof" profile.proto &&
+protoc --python_out="$tmp" --proto_path="$REPO_ROOT/common/pprof" profile.proto &&
 	protoc --python_out="$tmp" --proto_path="$REPO_ROOT/server" otlp.proto ||
 	{ echo "FAIL - protoc (protobuf-compiler)"; exit 1; }
 

@@ -12,7 +12,7 @@
   offsets of its tables) set to extremes;
 - COUNT copies with 1 to 64 random bytes changed (seeded: the same files
   every run), half of them inside the DWARF sections, where libdw parses,
-  and the .gopclntab, which src/gopclntab/ parses.
+  and the .gopclntab, which common/gopclntab/ parses.
 Prints the number of files written.
 """
 import os

@@ -19,7 +19,7 @@
 /*
  * The version of the write protocol: these ids, the names they are
  * computed from (parca_utf8_repair), and the SQL functions that store
- * rows (parca_store_mappings, ...; src/store.c).  A writer checks it
+ * rows (parca_store_mappings, ...; src/metastore/store.c).  A writer checks it
  * against parca_write_protocol() when it connects; change it with any of
  * them.
  */

@@ -15,7 +15,7 @@
  *
  * Plain C over libelf: shared by the agent (on the files processes map)
  * and the extension (on debug information stored in the database), as
- * src/dwarf/ is.
+ * common/dwarf/ is.
  */
 #ifndef PARCA_GOPCLNTAB_H
 #define PARCA_GOPCLNTAB_H
