@@ -3,16 +3,8 @@
  *		The metastore: mappings, functions, locations and series.
  *
  * Ids of mappings, functions and locations are content hashes
- * (ids/ids.c), so registering is "insert what is missing".  To keep a
- * warm ingest cheap each backend caches the ids it knows to be stored;
- * ids this transaction wrote wait in a pending list and join the cache
- * only when the transaction commits (a subtransaction abort drops its
- * own), so the cache never names a row that was rolled back.  A relcache
- * invalidation of any metastore table (TRUNCATE, DROP) empties the cache:
- * the callback only notes the relation (it may run in the middle of an
- * ingest, where nothing may be freed), and the caches are checked at the
- * next entry point.  The metastore's garbage collection
- * (sql/45_metastore_gc.sql) sends such an invalidation too.
+ * (ids/ids.c), so registering is "insert what is missing"; what this
+ * backend knows to be stored already is in metastore_cache.c.
  */
 #include "postgres.h"
 
@@ -23,231 +15,13 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "storage/lmgr.h"
-#include "utils/inval.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "installation/extension_version.h"
 #include "ids/ids.h"
 #include "metastore/metastore.h"
+#include "metastore/metastore_internal.h"
 #include "metastore/samples_table.h"
 #include "types/valid_text.h"
-
-/* Beyond this many cached ids the cache starts over. */
-#define ID_CACHE_MAX_ENTRIES	(1024 * 1024)
-#define SERIES_CACHE_MAX_ENTRIES (64 * 1024)
-
-typedef struct IdCacheEntry
-{
-	uint64		id;				/* hash key */
-	bool		symbolized;		/* a location known to have lines */
-} IdCacheEntry;
-
-typedef struct SeriesCacheEntry
-{
-	uint64		key_hash;		/* hash key */
-	char	   *key;			/* profile type, NUL, labels as text */
-	Size		key_len;
-	int64		series_id;
-} SeriesCacheEntry;
-
-typedef struct PendingId
-{
-	uint64		id;				/* hash key */
-	bool		symbolized;
-	int			nest_level;
-} PendingId;
-
-/* A series this transaction found or created, not yet committed. */
-typedef struct PendingSeries
-{
-	SeriesCacheEntry series;	/* key_hash first: the hash key */
-	int			nest_level;
-} PendingSeries;
-
-static MemoryContext cache_cxt = NULL;
-static HTAB *id_cache = NULL;
-static HTAB *series_cache = NULL;
-static HTAB *pending_series = NULL;
-static HTAB *pending_ids = NULL;
-static Oid	stacktrace_oid = InvalidOid;
-static Oid	stacktrace_array_oid = InvalidOid;
-
-/* Relations invalidated since the caches were last checked. */
-#define MAX_NOTED_INVALIDATIONS 16
-static Oid	noted_relids[MAX_NOTED_INVALIDATIONS];
-static int	n_noted_relids = 0;
-static bool all_invalidated = false;
-
-static void
-reset_caches(void)
-{
-	if (cache_cxt)
-		MemoryContextReset(cache_cxt);
-	id_cache = NULL;
-	series_cache = NULL;
-	pending_series = NULL;
-	pending_ids = NULL;
-	stacktrace_oid = stacktrace_array_oid = InvalidOid;
-}
-
-static void
-relcache_callback(Datum arg, Oid relid)
-{
-	if (id_cache == NULL && series_cache == NULL)
-		return;
-	if (relid == InvalidOid || n_noted_relids == MAX_NOTED_INVALIDATIONS)
-		all_invalidated = true;
-	else
-		noted_relids[n_noted_relids++] = relid;
-}
-
-/* Did a metastore table (or one no longer there) change since last time? */
-static bool
-metastore_invalidated(void)
-{
-	bool		invalidated = all_invalidated;
-
-	for (int i = 0; i < n_noted_relids && !invalidated; i++)
-	{
-		Oid			nsp = get_rel_namespace(noted_relids[i]);
-		char	   *name = OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
-
-		invalidated = name == NULL || strcmp(name, "parca") == 0;
-	}
-	n_noted_relids = 0;
-	all_invalidated = false;
-	return invalidated;
-}
-
-static void
-forget_pending(int from_level)
-{
-	HASH_SEQ_STATUS seq;
-	PendingId  *pi;
-	PendingSeries *ps;
-
-	if (pending_ids == NULL)
-		return;
-	hash_seq_init(&seq, pending_ids);
-	while ((pi = hash_seq_search(&seq)) != NULL)
-		if (pi->nest_level >= from_level)
-			hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
-	hash_seq_init(&seq, pending_series);
-	while ((ps = hash_seq_search(&seq)) != NULL)
-		if (ps->nest_level >= from_level)
-		{
-			pfree(ps->series.key);
-			hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
-		}
-}
-
-static void
-apply_pending(void)
-{
-	HASH_SEQ_STATUS seq;
-	PendingId  *pi;
-	PendingSeries *ps;
-
-	if (pending_ids == NULL)
-		return;
-	hash_seq_init(&seq, pending_ids);
-	while ((pi = hash_seq_search(&seq)) != NULL)
-	{
-		if (hash_get_num_entries(id_cache) < ID_CACHE_MAX_ENTRIES)
-		{
-			bool		found;
-			IdCacheEntry *e = hash_search(id_cache, &pi->id, HASH_ENTER, &found);
-
-			e->symbolized = pi->symbolized || (found && e->symbolized);
-		}
-		hash_search(pending_ids, &pi->id, HASH_REMOVE, NULL);
-	}
-	hash_seq_init(&seq, pending_series);
-	while ((ps = hash_seq_search(&seq)) != NULL)
-	{
-		SeriesCacheEntry *e = NULL;
-		bool		found = false;
-
-		if (hash_get_num_entries(series_cache) < SERIES_CACHE_MAX_ENTRIES)
-			e = hash_search(series_cache, &ps->series.key_hash, HASH_ENTER, &found);
-		if (found)
-			pfree(e->key);
-		if (e != NULL)
-			*e = ps->series;
-		else
-			pfree(ps->series.key);
-		hash_search(pending_series, &ps->series.key_hash, HASH_REMOVE, NULL);
-	}
-}
-
-/* Entries of this subtransaction now belong to its parent. */
-static void
-promote_pending(int level)
-{
-	HASH_SEQ_STATUS seq;
-	PendingId  *pi;
-	PendingSeries *ps;
-
-	if (pending_ids == NULL)
-		return;
-	hash_seq_init(&seq, pending_ids);
-	while ((pi = hash_seq_search(&seq)) != NULL)
-		if (pi->nest_level >= level)
-			pi->nest_level = level - 1;
-	hash_seq_init(&seq, pending_series);
-	while ((ps = hash_seq_search(&seq)) != NULL)
-		if (ps->nest_level >= level)
-			ps->nest_level = level - 1;
-}
-
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			/* No catalog look-ups here: after any invalidation, keep nothing. */
-			if (n_noted_relids > 0 || all_invalidated)
-				forget_pending(0);
-			else
-				apply_pending();
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			forget_pending(0);
-			break;
-		default:
-			break;
-	}
-}
-
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-				 SubTransactionId parentSubid, void *arg)
-{
-	int			level = GetCurrentTransactionNestLevel();
-
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		forget_pending(level);
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-		promote_pending(level);
-}
-
-/* A hash table in the cache context keyed by a leading uint64. */
-static HTAB *
-id_keyed_table(const char *name, Size entrysize, long nelem)
-{
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = entrysize;
-	ctl.hcxt = cache_cxt;
-	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-}
 
 /*
  * Whoever registers or looks up ids is about to write rows that refer to
@@ -255,74 +29,14 @@ id_keyed_table(const char *name, Size entrysize, long nelem)
  * metastore's garbage collection (which takes it in SHARE mode) either
  * waits for its rows or ran entirely before.  Taking the lock also reads
  * the invalidations such a collection sent at its commit, so that the
- * caches, checked next (ensure_caches), forget the removed ids.  Readers
- * (metastore_stacktrace_type) do not lock: they may run on a standby.
+ * caches, checked next (metastore_cache_begin), forget the removed ids.
+ * Readers (metastore_stacktrace_type) do not lock: they may run on a
+ * standby.
  */
 static void
 lock_for_writing(void)
 {
 	LockRelationOid(samples_table_relid(), RowExclusiveLock);
-}
-
-/*
- * Every write to the metastore comes here first: the place to refuse a
- * database whose extension is older than this library.
- */
-static void
-ensure_caches(void)
-{
-	extension_version_check();
-	if ((n_noted_relids > 0 || all_invalidated) && metastore_invalidated())
-		reset_caches();
-
-	if (cache_cxt == NULL)
-	{
-		cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca metastore cache",
-										  ALLOCSET_DEFAULT_SIZES);
-		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
-		RegisterXactCallback(xact_callback, NULL);
-		RegisterSubXactCallback(subxact_callback, NULL);
-	}
-	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-		id_cache = id_keyed_table("parca id cache", sizeof(IdCacheEntry), 4096);
-	if (series_cache == NULL)
-		series_cache = id_keyed_table("parca series cache", sizeof(SeriesCacheEntry), 256);
-	if (pending_ids == NULL)
-		pending_ids = id_keyed_table("parca pending ids", sizeof(PendingId), 4096);
-	if (pending_series == NULL)
-		pending_series = id_keyed_table("parca pending series", sizeof(PendingSeries), 64);
-}
-
-static void
-remember_id(uint64 id, bool symbolized)
-{
-	bool		found;
-	PendingId  *p = hash_search(pending_ids, &id, HASH_ENTER, &found);
-
-	/*
-	 * A location symbolized here, in a deeper subtransaction than stored,
-	 * moves to this level: should this level abort, forgetting the id
-	 * altogether only costs a look-up later.
-	 */
-	if (!found || (symbolized && !p->symbolized))
-		p->nest_level = GetCurrentTransactionNestLevel();
-	p->symbolized = symbolized || (found && p->symbolized);
-}
-
-/*
- * Stored already, committed or by this transaction, and (for locations
- * that now have lines) no symbolization due.
- */
-static bool
-known(uint64 id, bool have_lines)
-{
-	IdCacheEntry *e = hash_search(id_cache, &id, HASH_FIND, NULL);
-	PendingId  *p;
-
-	if (e != NULL && (e->symbolized || !have_lines))
-		return true;
-	p = hash_search(pending_ids, &id, HASH_FIND, NULL);
-	return p != NULL && (p->symbolized || !have_lines);
 }
 
 /* --- SPI helpers -------------------------------------------------------- */
@@ -512,7 +226,7 @@ ids_to_insert(SavedPlan *select, const uint64 *ids, int n)
 	HTAB	   *stored;
 
 	for (int i = 0; i < n; i++)
-		if (!known(ids[i], false))
+		if (!metastore_cache_known(ids[i], false))
 			cand[ncand++] = ids[i];
 	if (ncand == 0)
 		return NULL;
@@ -521,10 +235,10 @@ ids_to_insert(SavedPlan *select, const uint64 *ids, int n)
 	{
 		bool		seen;
 
-		if (known(ids[i], false))
+		if (metastore_cache_known(ids[i], false))
 			continue;
 		hash_search(stored, &ids[i], HASH_ENTER, &seen);
-		remember_id(ids[i], false);
+		metastore_cache_remember_id(ids[i], false);
 		/* not stored already, nor twice in this call */
 		insert[i] = !seen;
 		any |= !seen;
@@ -694,7 +408,7 @@ register_locations(const MetaLocation *l, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		if (!known(l[i].id, l[i].nlines > 0))
+		if (!metastore_cache_known(l[i].id, l[i].nlines > 0))
 		{
 			cand[ncand].id = l[i].id;
 			cand[ncand].pos = i;
@@ -718,10 +432,10 @@ register_locations(const MetaLocation *l, int n)
 		bool		seen;
 		FoundId    *f;
 
-		if (known(lk->id, have_lines))
+		if (metastore_cache_known(lk->id, have_lines))
 			continue;
 		f = hash_search(stored, &lk->id, HASH_ENTER, &seen);
-		remember_id(lk->id, have_lines || (seen && f->has_lines));
+		metastore_cache_remember_id(lk->id, have_lines || (seen && f->has_lines));
 		if (!seen)
 		{
 			f->has_lines = have_lines;
@@ -768,7 +482,7 @@ metastore_register(const MetaMapping *mappings, int nmappings,
 				   const MetaLocation *locations, int nlocations)
 {
 	lock_for_writing();
-	ensure_caches();
+	metastore_cache_begin();
 	register_mappings(mappings, nmappings);
 	register_functions(functions, nfunctions);
 	register_locations(locations, nlocations);
@@ -794,22 +508,17 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 	Size		key_len = type_len + 1 + strlen(labels_text);
 	char	   *key = palloc(key_len + 1);
 	uint64		key_hash;
-	SeriesCacheEntry *e;
 	Datum		args[2];
-	PendingSeries *p;
 	bool		isnull;
 	int64		id;
 
 	lock_for_writing();
-	ensure_caches();
+	metastore_cache_begin();
 	memcpy(key, profile_type, type_len + 1);
 	strcpy(key + type_len + 1, labels_text);
 	key_hash = parca_hash64(key, key_len);
-	e = hash_search(series_cache, &key_hash, HASH_FIND, NULL);
-	if (e == NULL)
-		e = hash_search(pending_series, &key_hash, HASH_FIND, NULL);
-	if (e != NULL && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
-		return e->series_id;
+	if (metastore_cache_series(key_hash, key, key_len, &id))
+		return id;
 
 	args[0] = CStringGetTextDatum(profile_type);
 	args[1] = JsonbPGetDatum(labels);
@@ -824,13 +533,7 @@ metastore_series_id(const char *profile_type, Jsonb *labels)
 		elog(ERROR, "series for profile type %s could not be stored", message_quote_cstring(profile_type));
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	/* On a 64-bit collision the newer key simply takes the slot. */
-	p = hash_search(pending_series, &key_hash, HASH_ENTER, NULL);
-	p->series.key = MemoryContextAlloc(cache_cxt, key_len);
-	memcpy(p->series.key, key, key_len);
-	p->series.key_len = key_len;
-	p->series.series_id = id;
-	p->nest_level = GetCurrentTransactionNestLevel();
+	metastore_cache_remember_series(key_hash, key, key_len, id);
 	return id;
 }
 
@@ -844,18 +547,18 @@ static SavedPlan select_stacktrace_type = {
 Oid
 metastore_stacktrace_type(bool array)
 {
-	ensure_caches();
-	if (!OidIsValid(stacktrace_oid))
+	metastore_cache_begin();
+	if (!OidIsValid(metastore_cache_stacktrace_type(false)))
 	{
 		bool		isnull;
 
 		run_plan(&select_stacktrace_type, NULL, NULL, SPI_OK_SELECT);
 		if (SPI_processed != 1)
 			elog(ERROR, "type stacktrace of extension parca not found");
-		stacktrace_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-		stacktrace_array_oid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-															  SPI_tuptable->tupdesc, 2, &isnull));
+		metastore_cache_set_stacktrace_type(DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+																		   SPI_tuptable->tupdesc, 1, &isnull)),
+											DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+																		   SPI_tuptable->tupdesc, 2, &isnull)));
 	}
-	return array ? stacktrace_array_oid : stacktrace_oid;
+	return metastore_cache_stacktrace_type(array);
 }

@@ -31,6 +31,9 @@
  * Whether an entry is there is asked row by row, (SELECT ... LIMIT 1) IS
  * NULL, an index probe each: as NOT EXISTS the planner, which takes
  * unnest() and jsonb_each_text() for 100 rows, would read a whole table.
+ *
+ * This file notes, and says when to write; series_index_write.c holds the
+ * statements, series_index_keys.c the keys of a label and of an hour.
  */
 #include "postgres.h"
 
@@ -62,142 +65,15 @@
 #include "columnar/columnar.h"
 #include "ids/ids.h"
 #include "metastore/series_index.h"
+#include "metastore/series_index_internal.h"
 
-PG_FUNCTION_INFO_V1(parca_series_label_keys);
 PG_FUNCTION_INFO_V1(parca_series_index_trigger);
 PG_FUNCTION_INFO_V1(parca_series_index_rebuild);
-PG_FUNCTION_INFO_V1(parca_series_hour);
 
 /* Beyond this many remembered entries a backend starts over. */
 #define COMMITTED_MAX_ENTRIES	(256 * 1024)
 
-/* --- keys ---------------------------------------------------------------- */
-
-int64
-series_index_key(const char *profile_type, const char *name, const char *value)
-{
-	size_t		tlen = strlen(profile_type);
-	size_t		nlen = strlen(name);
-	size_t		vlen = strlen(value);
-	char	   *buf = palloc(tlen + nlen + vlen + 2);
-	int64		key;
-
-	/* names and types hold no NUL: the parts cannot run into each other */
-	memcpy(buf, profile_type, tlen);
-	buf[tlen] = '\0';
-	memcpy(buf + tlen + 1, name, nlen);
-	buf[tlen + 1 + nlen] = '\0';
-	memcpy(buf + tlen + nlen + 2, value, vlen);
-	key = (int64) parca_hash64(buf, tlen + nlen + vlen + 2);
-	pfree(buf);
-	return key;
-}
-
-TimestampTz
-series_index_hour(TimestampTz t)
-{
-	TimestampTz rem;
-
-	if (TIMESTAMP_NOT_FINITE(t))
-		return t;
-	rem = t % USECS_PER_HOUR;
-	if (rem < 0)
-		rem += USECS_PER_HOUR;
-	return t - rem;
-}
-
-Datum
-parca_series_hour(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_TIMESTAMPTZ(series_index_hour(PG_GETARG_TIMESTAMPTZ(0)));
-}
-
-/*
- * Calls fn for each label of labels whose value is not JSON null, with the
- * value as ->> gives it.  A labels value that is not an object (only a
- * direct write of parca.series makes one) has no labels.
- */
-typedef void (*LabelFn) (void *arg, const char *name, const char *value);
-
-static void
-labels_each(Jsonb *labels, LabelFn fn, void *arg)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	char	   *name = NULL;
-
-	if (!JB_ROOT_IS_OBJECT(labels))
-		return;
-	it = JsonbIteratorInit(&labels->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (tok == WJB_KEY)
-			name = pnstrdup(v.val.string.val, v.val.string.len);
-		else if (tok == WJB_VALUE && v.type != jbvNull)
-		{
-			char	   *value;
-
-			if (v.type == jbvString)
-				value = pnstrdup(v.val.string.val, v.val.string.len);
-			else
-			{
-				Jsonb	   *scalar = JsonbValueToJsonb(&v);
-
-				value = JsonbToCString(NULL, &scalar->root, VARSIZE(scalar));
-			}
-			fn(arg, name, value);
-		}
-	}
-}
-
-typedef struct KeyList
-{
-	const char *profile_type;
-	Datum	   *keys;
-	int			n;
-	int			cap;
-} KeyList;
-
-static void
-add_key(void *arg, const char *name, const char *value)
-{
-	KeyList    *kl = arg;
-
-	if (kl->n == kl->cap)
-	{
-		kl->cap = kl->cap ? kl->cap * 2 : 16;
-		kl->keys = kl->keys ? repalloc(kl->keys, kl->cap * sizeof(Datum)) :
-			palloc(kl->cap * sizeof(Datum));
-	}
-	kl->keys[kl->n++] = Int64GetDatum(series_index_key(kl->profile_type, name, value));
-}
-
-/* parca.series_label_keys(profile_type, labels): the GIN index's keys. */
-Datum
-parca_series_label_keys(PG_FUNCTION_ARGS)
-{
-	KeyList		kl = {0};
-
-	kl.profile_type = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	labels_each(PG_GETARG_JSONB_P(1), add_key, &kl);
-	PG_RETURN_ARRAYTYPE_P(construct_array(kl.keys, kl.n, INT8OID, 8, FLOAT8PASSBYVAL,
-										  TYPALIGN_DOUBLE));
-}
-
 /* --- the tables, and what this backend knows of them -------------------- */
-
-typedef struct IndexTables
-{
-	bool		looked_up;
-	bool		present;		/* all of them: this database is updated */
-	Oid			series;
-	Oid			samples;
-	Oid			label_values;
-	Oid			series_hours;
-	Oid			label_hours;
-	Oid			owner;
-} IndexTables;
 
 /* A relation the columnar callback met: is it a partition of parca.samples? */
 typedef struct SamplesRel
@@ -207,12 +83,6 @@ typedef struct SamplesRel
 	AttrNumber	time_att;
 	AttrNumber	series_att;
 } SamplesRel;
-
-typedef struct HourSeries
-{
-	TimestampTz hour;
-	int64		series_id;
-} HourSeries;
 
 static MemoryContext cache_cxt = NULL;
 static IndexTables tables;
@@ -319,38 +189,14 @@ look_up_tables(void)
 	tables.looked_up = true;
 }
 
-/* --- what this transaction adds ----------------------------------------- */
-
-typedef struct PendingPair
+const IndexTables *
+series_index_tables(void)
 {
-	HourSeries	pair;			/* hash key */
-	int			nest_level;
-} PendingPair;
+	look_up_tables();
+	return &tables;
+}
 
-typedef struct PendingValue
-{
-	int64		key;			/* hash key */
-	char	   *profile_type;
-	char	   *name;
-	char	   *value;
-	int			nest_level;
-} PendingValue;
-
-typedef struct PendingSeries
-{
-	int64		id;				/* hash key */
-	int			nest_level;
-} PendingSeries;
-
-typedef struct Pending
-{
-	MemoryContext cxt;			/* under TopTransactionContext */
-	HTAB	   *pairs;			/* of rows added to parca.samples */
-	HTAB	   *values;			/* of series added: values perhaps new */
-	HTAB	   *series;			/* added: hours recorded before them (a restore) */
-	bool		have_last;		/* the pair of the last row noted */
-	HourSeries	last;
-} Pending;
+/* --- what this transaction adds (series_index_internal.h: Pending) ------- */
 
 static Pending *pending = NULL;
 
@@ -551,7 +397,7 @@ note_series(Pending *p, HeapTuple tuple, TupleDesc desc)
 													 desc, &isnull));
 	bool		found;
 
-	labels_each(labels, note_value, &nv);
+	series_index_labels_each(labels, note_value, &nv);
 	note(p->series, &id, offsetof(PendingSeries, nest_level), &found);
 }
 
@@ -586,7 +432,6 @@ static const char remove_values_sql[] =
 static const char remove_hours_sql[] =
 "DELETE FROM parca.series_hours a USING gone g WHERE a.series_id OPERATOR(pg_catalog.=) g.id";
 
-static void run_as_owner(const char *const *statements, int n, TriggerData *td);
 
 /* Drops what this transaction noted of series: they are gone. */
 static void
@@ -633,7 +478,7 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 			"TRUNCATE parca.label_values, parca.series_hours, parca.label_hours"
 		};
 
-		run_as_owner(truncate, 1, NULL);
+		series_index_run_as_owner(truncate, 1, NULL);
 		/* the rows of parca.samples noted stay */
 		forget_pending_series();
 		forget_committed();
@@ -642,7 +487,7 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 	{
 		static const char *const delete[] = {remove_hours_sql, remove_values_sql};
 
-		run_as_owner(delete, 2, td);
+		series_index_run_as_owner(delete, 2, td);
 		forget_committed();
 		/* other backends forget the values they remember */
 		CacheInvalidateRelcacheByRelid(tables.label_values);
@@ -651,237 +496,13 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 	{
 		static const char *const update[] = {add_changed_values_sql, remove_values_sql};
 
-		run_as_owner(update, 2, td);
+		series_index_run_as_owner(update, 2, td);
 		forget_committed();
 		CacheInvalidateRelcacheByRelid(tables.label_values);
 	}
 	else
 		elog(ERROR, "parca.series_index_trigger() fired for an event it does not handle");
 	return PointerGetDatum(NULL);
-}
-
-/* --- writing what was noted ---------------------------------------------- */
-
-void
-series_index_access_begin(SeriesIndexAccess *access)
-{
-	look_up_tables();
-	if (!tables.present)
-		elog(ERROR, "the series index tables are missing");
-	GetUserIdAndSecContext(&access->saved_user, &access->saved_context);
-	access->guc_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	SetUserIdAndSecContext(tables.owner, access->saved_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-}
-
-void
-series_index_access_end(SeriesIndexAccess *access)
-{
-	SetUserIdAndSecContext(access->saved_user, access->saved_context);
-	AtEOXact_GUC(true, access->guc_level);
-}
-
-/* The statements, as the tables' owner; a trigger's transition tables are theirs to read. */
-static void
-run_as_owner(const char *const *statements, int n, TriggerData *td)
-{
-	SeriesIndexAccess access;
-
-	SPI_connect();
-	if (td && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "SPI_register_trigger_data failed");
-	series_index_access_begin(&access);
-	for (int i = 0; i < n; i++)
-	{
-		int			rc = SPI_execute(statements[i], false, 0);
-
-		if (rc < 0)
-			elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc),
-				 statements[i]);
-	}
-	series_index_access_end(&access);
-	SPI_finish();
-}
-
-/*
- * The label values, and the marker of the profile type (name NULL), of
- * the (series, hour) pairs in CTE "hours", into parca.label_hours where
- * missing; prefix names the CTEs before it.
- */
-static char *
-label_hours_sql(const char *prefix, const char *hours)
-{
-	return psprintf(
-					"WITH %s%shours AS (%s), "
-					"per_series AS (SELECT s.profile_type, s.labels, h.hour "
-					"  FROM hours h JOIN parca.series s ON s.id OPERATOR(pg_catalog.=) h.series_id), "
-					"marks AS (INSERT INTO parca.label_hours (profile_type, name, hour, value) "
-					"  SELECT DISTINCT m.profile_type, NULL, m.hour, NULL FROM per_series m "
-					"  WHERE (SELECT true FROM parca.label_hours b "
-					"    WHERE b.profile_type OPERATOR(pg_catalog.=) m.profile_type AND b.name IS NULL "
-					"      AND b.hour OPERATOR(pg_catalog.=) m.hour LIMIT 1) IS NULL RETURNING 1), "
-					"vals AS (SELECT DISTINCT p.profile_type, e.key AS name, p.hour, e.value "
-					"  FROM per_series p CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
-					"    CASE WHEN pg_catalog.jsonb_typeof(p.labels) OPERATOR(pg_catalog.=) 'object' THEN p.labels END) e "
-					"  WHERE e.value IS NOT NULL) "
-					"INSERT INTO parca.label_hours (profile_type, name, hour, value) "
-					"SELECT v.profile_type, v.name, v.hour, v.value FROM vals v "
-					"WHERE (SELECT true FROM parca.label_hours b "
-					"  WHERE b.profile_type OPERATOR(pg_catalog.=) v.profile_type "
-					"    AND b.name OPERATOR(pg_catalog.=) v.name AND b.hour OPERATOR(pg_catalog.=) v.hour "
-					"    AND b.value OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL",
-					prefix, *prefix ? ", " : "", hours);
-}
-
-static const char add_values_sql[] =
-"INSERT INTO parca.label_values (profile_type, name, value) "
-"SELECT u.t, u.n, u.v FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.text[]), "
-"  pg_catalog.unnest($3::pg_catalog.text[])) AS u(t, n, v) "
-"WHERE (SELECT true FROM parca.label_values d WHERE d.profile_type OPERATOR(pg_catalog.=) u.t "
-"  AND d.name OPERATOR(pg_catalog.=) u.n AND d.value OPERATOR(pg_catalog.=) u.v LIMIT 1) IS NULL";
-
-/* Arrays of a pending value table's entries, for the statements above. */
-static void
-value_arrays(HTAB *table, Datum *args)
-{
-	long		n = hash_get_num_entries(table);
-	Datum	   *t = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *nm = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *v = palloc(Max(n, 1) * sizeof(Datum));
-	HASH_SEQ_STATUS seq;
-	PendingValue *pv;
-	int			i = 0;
-
-	hash_seq_init(&seq, table);
-	while ((pv = hash_seq_search(&seq)) != NULL)
-	{
-		t[i] = CStringGetTextDatum(pv->profile_type);
-		nm[i] = CStringGetTextDatum(pv->name);
-		v[i] = CStringGetTextDatum(pv->value);
-		i++;
-	}
-	args[0] = PointerGetDatum(construct_array(t, i, TEXTOID, -1, false, TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(nm, i, TEXTOID, -1, false, TYPALIGN_INT));
-	args[2] = PointerGetDatum(construct_array(v, i, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-static Datum
-id_array(HTAB *table)
-{
-	long		n = hash_get_num_entries(table);
-	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
-	HASH_SEQ_STATUS seq;
-	PendingSeries *ps;
-	int			i = 0;
-
-	hash_seq_init(&seq, table);
-	while ((ps = hash_seq_search(&seq)) != NULL)
-		d[i++] = Int64GetDatum(ps->id);
-	return PointerGetDatum(construct_array(d, i, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/*
- * The (series, hour) pairs $1, $2 into parca.series_hours where missing;
- * the label values of those added, and of the hours of the series $3
- * added in this transaction, into parca.label_hours.
- */
-static const char add_pairs_ctes[] =
-"pairs AS (SELECT u.s, u.h FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.int8[]), "
-"  pg_catalog.unnest($2::pg_catalog.timestamptz[])) AS u(s, h) "
-"  WHERE (SELECT true FROM parca.series_hours a "
-"    WHERE a.series_id OPERATOR(pg_catalog.=) u.s AND a.hour OPERATOR(pg_catalog.=) u.h LIMIT 1) IS NULL), "
-"added AS (INSERT INTO parca.series_hours (series_id, hour) SELECT s, h FROM pairs RETURNING series_id, hour)";
-static const char added_hours[] =
-"SELECT series_id, hour FROM added UNION "
-"SELECT a.series_id, a.hour FROM parca.series_hours a "
-"WHERE a.series_id OPERATOR(pg_catalog.=) ANY ($3::pg_catalog.int8[])";
-
-/*
- * The two statements of every commit that adds to the index, planned once
- * per backend (the planner's time was a fifth of a new series' cost).
- */
-typedef struct WritePlan
-{
-	SPIPlanPtr	plan;
-	const char *sql;			/* made at the first use */
-	int			nargs;
-	Oid			types[3];
-} WritePlan;
-
-static WritePlan add_values_plan = {NULL, add_values_sql, 3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}};
-static WritePlan add_hours_plan = {NULL, NULL, 3, {INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID}};
-
-static void
-run_write_plan(WritePlan *wp, Datum *args)
-{
-	int			rc;
-
-	if (wp->plan == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(wp->sql, wp->nargs, wp->types);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "series index statement could not be prepared (%s): %s",
-				 SPI_result_code_string(SPI_result), wp->sql);
-		wp->plan = plan;
-	}
-	rc = SPI_execute_plan(wp->plan, args, NULL, false, 0);
-	if (rc < 0)
-		elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc), wp->sql);
-}
-
-static void
-write_pending(Pending *p)
-{
-	SeriesIndexAccess access;
-
-	/* the statements see what the transaction's last command wrote */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	SPI_connect();
-	series_index_access_begin(&access);
-	/* the statements probe indexes row by row, whatever the tables' statistics say */
-	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	if (hash_get_num_entries(p->values) > 0)
-	{
-		Datum		args[3];
-
-		value_arrays(p->values, args);
-		run_write_plan(&add_values_plan, args);
-	}
-	if (hash_get_num_entries(p->pairs) > 0 || hash_get_num_entries(p->series) > 0)
-	{
-		long		n = hash_get_num_entries(p->pairs);
-		Datum	   *ids = palloc(Max(n, 1) * sizeof(Datum));
-		Datum	   *hours = palloc(Max(n, 1) * sizeof(Datum));
-		HASH_SEQ_STATUS seq;
-		PendingPair *pp;
-		int			i = 0;
-		Datum		args[3];
-
-		hash_seq_init(&seq, p->pairs);
-		while ((pp = hash_seq_search(&seq)) != NULL)
-		{
-			ids[i] = Int64GetDatum(pp->pair.series_id);
-			hours[i] = TimestampTzGetDatum(pp->pair.hour);
-			i++;
-		}
-		args[0] = PointerGetDatum(construct_array(ids, i, INT8OID, 8, FLOAT8PASSBYVAL,
-												  TYPALIGN_DOUBLE));
-		args[1] = PointerGetDatum(construct_array(hours, i, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL,
-												  TYPALIGN_DOUBLE));
-		args[2] = id_array(p->series);
-		if (add_hours_plan.sql == NULL)
-			add_hours_plan.sql = MemoryContextStrdup(TopMemoryContext,
-													 label_hours_sql(add_pairs_ctes, added_hours));
-		run_write_plan(&add_hours_plan, args);
-	}
-	series_index_access_end(&access);
-	SPI_finish();
-	PopActiveSnapshot();
 }
 
 /* After the commit: what was written is now known to be stored. */
@@ -922,7 +543,7 @@ xact_callback(XactEvent event, void *arg)
 			{
 				look_up_tables();
 				if (tables.present)
-					write_pending(pending);
+					series_index_write_pending(pending);
 			}
 			break;
 		case XACT_EVENT_COMMIT:
@@ -1006,7 +627,7 @@ parca_series_index_rebuild(PG_FUNCTION_ARGS)
 		"WHERE e.value IS NOT NULL",
 		"INSERT INTO parca.series_hours (series_id, hour) "
 		"SELECT DISTINCT x.series_id, parca.series_hour(x.time) FROM parca.samples x",
-		label_hours_sql("", "SELECT series_id, hour FROM parca.series_hours")
+		series_index_label_hours_sql("", "SELECT series_id, hour FROM parca.series_hours")
 	};
 
 	look_up_tables();
@@ -1021,6 +642,6 @@ parca_series_index_rebuild(PG_FUNCTION_ARGS)
 	if (pending)
 		MemoryContextDelete(pending->cxt);
 	pending = NULL;
-	run_as_owner(statements, lengthof(statements), NULL);
+	series_index_run_as_owner(statements, lengthof(statements), NULL);
 	PG_RETURN_VOID();
 }
