@@ -92,14 +92,15 @@ typedef struct LauncherDatabase
 
 static HTAB *databases = NULL;
 
-static const char *const worker_functions[WORKER_KINDS] = {
-	[WORKER_MAINTENANCE] = "parca_maintenance_worker_main",
-	[WORKER_SCRAPE] = "parca_scrape_worker_main",
-};
-
-static const char *const worker_types[WORKER_KINDS] = {
-	[WORKER_MAINTENANCE] = "parca maintenance worker",
-	[WORKER_SCRAPE] = "parca scrape worker",
+/*
+ * The workers of a database, the one place that says what they are; each
+ * one's main and settings stay with the module that does its work.
+ */
+const WorkerKindInfo worker_kinds[WORKER_KINDS] = {
+	[WORKER_MAINTENANCE] = {"maintenance", "parca maintenance worker",
+	"parca_maintenance_worker_main"},	/* maintenance/partitions.c */
+	[WORKER_SCRAPE] = {"scrape", "parca scrape worker",
+	"parca_scrape_worker_main"},	/* scrape/scrape_worker.c */
 };
 
 void
@@ -443,7 +444,7 @@ reap(LauncherDatabase *db, WorkerKind kind, const WorkerEntry *e)
 	ks->retry_at = TimestampTzPlusMilliseconds(now, backoff_ms(ks->failures));
 	ereport(LOG,
 			(errmsg("%s of database \"%s\" ended unexpectedly; starting it again in %ld s",
-					worker_types[kind], NameStr(db->name), backoff_ms(ks->failures) / 1000)));
+					worker_kinds[kind].type, NameStr(db->name), backoff_ms(ks->failures) / 1000)));
 	set_entry(ks, ENTRY_RESTARTING,
 			  psprintf("ended unexpectedly %d time(s) in a row; starting again at %s",
 					   ks->failures, timestamptz_to_str(ks->retry_at)));
@@ -553,9 +554,9 @@ start_worker(LauncherDatabase *db, WorkerKind kind)
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "parca");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", worker_functions[kind]);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "%s for %s", worker_types[kind], NameStr(db->name));
-	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", worker_types[kind]);
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", worker_kinds[kind].function);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s for %s", worker_kinds[kind].type, NameStr(db->name));
+	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", worker_kinds[kind].type);
 	worker.bgw_notify_pid = MyProcPid;
 	if (ks->entry >= 0)
 	{
@@ -584,7 +585,7 @@ start_worker(LauncherDatabase *db, WorkerKind kind)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("parca: no background worker slot free for the %s of database \"%s\"",
-							worker_types[kind], NameStr(db->name)),
+							worker_kinds[kind].type, NameStr(db->name)),
 					 errhint("Raise max_worker_processes (now %d; a restart is needed), which parallel query and "
 							 "logical replication share: parca takes one for its launcher and, in every database "
 							 "with the extension, one, or two where a scrape job is enabled.  Trying again every %d s.",
@@ -595,7 +596,7 @@ start_worker(LauncherDatabase *db, WorkerKind kind)
 	if (ks->warned)
 		ereport(LOG,
 				(errmsg("parca: the %s of database \"%s\" got a background worker slot",
-						worker_types[kind], NameStr(db->name))));
+						worker_kinds[kind].type, NameStr(db->name))));
 	ks->warned = false;
 	ks->started_at = now;
 	set_entry(ks, ENTRY_STARTING, NULL);

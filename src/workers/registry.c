@@ -52,17 +52,6 @@ static WorkerEntry *my_entry = NULL;
 /* How long a session waits for a database's workers to end before it goes on. */
 #define PAUSE_WAIT_MS	60000
 
-static const char *const kind_names[WORKER_KINDS] = {
-	[WORKER_MAINTENANCE] = "maintenance",
-	[WORKER_SCRAPE] = "scrape",
-};
-
-const char *
-registry_kind_name(WorkerKind kind)
-{
-	return kind_names[kind];
-}
-
 /*
  * Two entries per worker process the server may have: enough for every
  * database that can get its workers, and for those waiting for a slot.
@@ -543,7 +532,7 @@ parca_worker_states(PG_FUNCTION_ARGS)
 		bool		nulls[6] = {0};
 
 		values[0] = CStringGetTextDatum(NameStr(e->dbname));
-		values[1] = CStringGetTextDatum(kind_names[e->kind]);
+		values[1] = CStringGetTextDatum(worker_kinds[e->kind].name);
 		values[2] = Int32GetDatum(e->pid);
 		nulls[2] = e->pid == 0;
 		values[3] = CStringGetTextDatum(state_name(e));

@@ -93,11 +93,20 @@ typedef struct WorkersShared
 	WorkerEntry entries[FLEXIBLE_ARRAY_MEMBER];
 } WorkersShared;
 
+/* launcher.c: what each kind of worker is */
+typedef struct WorkerKindInfo
+{
+	const char *name;			/* in parca.workers */
+	const char *type;			/* bgw_type, and in messages */
+	const char *function;		/* its main, in this library */
+} WorkerKindInfo;
+
+extern const WorkerKindInfo worker_kinds[WORKER_KINDS];
+
 /* registry.c: NULL unless the library was preloaded */
 extern WorkersShared *workers_shared;
 
 extern void registry_init(void);
-extern const char *registry_kind_name(WorkerKind kind);
 /* the launcher's: an entry (locked by the caller), -1 if none is free */
 extern int	registry_entry_alloc(Oid dboid, const char *dbname, WorkerKind kind);
 extern bool registry_paused(Oid dboid);
