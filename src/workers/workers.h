@@ -12,7 +12,7 @@
  *				extension created or dropped, a database about to be
  *				dropped, renamed, moved or copied
  *
- * A worker's main (partitions.c, scrape/scrape_worker.c) calls
+ * A worker's main (maintenance/partitions.c, scrape/scrape_worker.c) calls
  * workers_begin() first and lives by the functions below; its settings
  * stay with it.
  */
