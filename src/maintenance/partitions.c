@@ -31,7 +31,7 @@
 
 #include "installation/extension_version.h"
 #include "maintenance/partitions.h"
-#include "maintenance/settings_row.h"
+#include "maintenance/maintenance_internal.h"
 #include "symbolize/symbolize.h"
 #include "workers/workers.h"
 

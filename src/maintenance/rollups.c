@@ -17,7 +17,7 @@
 #include "utils/guc.h"
 
 #include "maintenance/rollups.h"
-#include "maintenance/settings_row.h"
+#include "maintenance/maintenance_internal.h"
 
 #define SECONDS_PER_MINUTE 60
 

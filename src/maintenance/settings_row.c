@@ -1,14 +1,14 @@
 /*
  * settings_row.c
  *		The row a maintenance settings function returns; see
- *		settings_row.h.
+ *		maintenance_internal.h.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "funcapi.h"
 
-#include "maintenance/settings_row.h"
+#include "maintenance/maintenance_internal.h"
 
 Datum
 settings_row(FunctionCallInfo fcinfo, const Datum *values)
