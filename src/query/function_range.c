@@ -44,6 +44,7 @@
 
 #include "profile.h"
 #include "profile_type.h"
+#include "query/grow_array.h"
 #include "query/merge_scan.h"
 #include "query/name_filter.h"
 #include "query/rollup_ranges.h"
@@ -391,21 +392,9 @@ bucket_add(FunctionRange *fr, Bucket *k, int info, int64 v)
 	{
 		int			n = Max(fr->nwanted, k->cap * 2);
 
-		if (k->cap == 0)
-		{
-			k->flat = MemoryContextAllocZero(fr->cxt, sizeof(int64) * n);
-			k->cum = MemoryContextAllocZero(fr->cxt, sizeof(int64) * n);
-			k->present = MemoryContextAllocZero(fr->cxt, sizeof(bool) * n);
-		}
-		else
-		{
-			k->flat = repalloc(k->flat, sizeof(int64) * n);
-			k->cum = repalloc(k->cum, sizeof(int64) * n);
-			k->present = repalloc(k->present, sizeof(bool) * n);
-			memset(k->flat + k->cap, 0, sizeof(int64) * (n - k->cap));
-			memset(k->cum + k->cap, 0, sizeof(int64) * (n - k->cap));
-			memset(k->present + k->cap, 0, sizeof(bool) * (n - k->cap));
-		}
+		k->flat = grow_array(fr->cxt, k->flat, sizeof(int64), k->cap, n, 0);
+		k->cum = grow_array(fr->cxt, k->cum, sizeof(int64), k->cap, n, 0);
+		k->present = grow_array(fr->cxt, k->present, sizeof(bool), k->cap, n, 0);
 		k->cap = n;
 	}
 	p = &fr->info_pool[info];

@@ -46,6 +46,7 @@
 
 #include "citus.h"
 #include "columnar/columnar.h"
+#include "query/grow_array.h"
 #include "query/merge_scan.h"
 #include "samples_table.h"
 
@@ -181,24 +182,12 @@ sums_prepare(StripeSums *ss)
 
 	if (n <= ss->cap)
 		return;
-	if (ss->cap == 0)
-	{
-		/* a group's sums are made when its first row is seen */
-		ss->sums = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-		ss->seen = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * n);
-		ss->touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * n);
-		ss->guess = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
-	}
-	else
-	{
-		ss->sums = repalloc_huge(ss->sums, sizeof(int64) * n);
-		ss->seen = repalloc_huge(ss->seen, sizeof(bool) * n);
-		ss->touched = repalloc_huge(ss->touched, sizeof(int) * n);
-		ss->guess = repalloc_huge(ss->guess, sizeof(uint32) * n);
-	}
-	memset(ss->sums + ss->cap, 0, sizeof(int64) * (n - ss->cap));
-	memset(ss->seen + ss->cap, 0, sizeof(bool) * (n - ss->cap));
-	memset(ss->guess + ss->cap, 0xff, sizeof(uint32) * (n - ss->cap));
+	/* a group's sums are made when its first row is seen */
+	ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, n, 0);
+	ss->seen = grow_array(CurrentMemoryContext, ss->seen, sizeof(bool), ss->cap, n, 0);
+	ss->touched = grow_array(CurrentMemoryContext, ss->touched, sizeof(int), ss->cap, n, 0);
+	/* PG_UINT32_MAX: no guess */
+	ss->guess = grow_array(CurrentMemoryContext, ss->guess, sizeof(uint32), ss->cap, n, 0xff);
 	ss->cap = n;
 }
 
