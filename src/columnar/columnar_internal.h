@@ -40,8 +40,10 @@
  *	columnar_compaction.c	merging stripes (inline ones at commit, all
  *							in VACUUM), the free page list
  *	columnar_write.c		write buffers and the stripe writer
- *	columnar_read.c			scans: stripe lists, chunk groups, predicates,
- *							fetch by row number and by ordinal
+ *	columnar_read.c			scans: stripe lists, chunk groups, the row
+ *							filter, fetch by row number and by ordinal
+ *	columnar_predicate.c	chunk skipping predicates: their values, and
+ *							the chunk groups their min/max rule out
  *	columnar_chunk.c		the stripe format: chunks and the directory
  *							that lists them, encoded and decoded side by side
  *	columnar_encode.c		integer encodings, varints, zstd
@@ -57,6 +59,7 @@
 #include "columnar/columnar.h"
 
 #include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -508,6 +511,90 @@ struct ColumnarPredicate
 	FmgrInfo	cmp;			/* cmp(column type, value or element type) */
 	Oid			collation;
 };
+
+/*
+ * Evaluating predicates on values: on each row by the scan's row filter
+ * (columnar_read.c), on a chunk's min and max by chunk group skipping
+ * (columnar_predicate.c); inline for the row filter's loop.
+ */
+
+static inline int
+columnar_predicate_cmp(ColumnarPredicate *p, Datum v)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
+}
+
+/* cmp(v, element i) of an "= ANY" predicate */
+static inline int
+columnar_element_cmp(ColumnarPredicate *p, Datum v, int i)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+}
+
+/* Is v one of the elements of an "= ANY" predicate? */
+static inline bool
+columnar_element_member(ColumnarPredicate *p, Datum v)
+{
+	int			lo = 0,
+				hi = p->nelems - 1;
+
+	if (p->cmp_unsorted)
+	{
+		for (int i = 0; i < p->nelems; i++)
+			if (columnar_element_cmp(p, v, i) == 0)
+				return true;
+		return false;
+	}
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = columnar_element_cmp(p, v, mid);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* Does value v pass predicate p (v op value)? */
+static inline bool
+columnar_predicate_passes(ColumnarPredicate *p, Datum v)
+{
+	int			c;
+
+	if (p->isnull)
+		return false;
+	if (p->strategy == COLUMNAR_STRATEGY_ANY)
+		return columnar_element_member(p, v);
+	c = columnar_predicate_cmp(p, v);
+	switch (p->strategy)
+	{
+		case BTLessStrategyNumber:
+			return c < 0;
+		case BTLessEqualStrategyNumber:
+			return c <= 0;
+		case BTEqualStrategyNumber:
+			return c == 0;
+		case BTGreaterEqualStrategyNumber:
+			return c >= 0;
+		case BTGreaterStrategyNumber:
+			return c > 0;
+	}
+	return true;
+}
+
+/* ---- columnar_predicate.c ---- */
+
+/*
+ * Whether predicates rule out chunk group g of stripe s; if not, sets
+ * *all_pass when min/max show that every row passes every predicate.
+ */
+extern bool columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g,
+									bool *all_pass);
 
 /* ---- planner costs (columnar_customscan.c, columnar_agg.c) ---- */
 
