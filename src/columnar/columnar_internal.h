@@ -33,6 +33,8 @@
  *	columnar_customscan.c	Columnar Scan: column projection, chunk skipping
  *	columnar_agg.c			Columnar Aggregate: GROUP BY inside the scan
  *	columnar_check.c		parca_columnar_check(), parca_columnar_chunks()
+ *	columnar_admin.c		parca_columnar_compact(),
+ *							parca.columnar_delete_all_rows()
  *	columnar_write_log.c	parca_columnar_written(): the write log read
  *	columnar_write_state.c	the transaction's buffered rows, per table and
  *							subtransaction: row numbers, flushing at commit,
@@ -44,8 +46,10 @@
  *							filter, fetch by row number and by ordinal
  *	columnar_predicate.c	chunk skipping predicates: their values, and
  *							the chunk groups their min/max rule out
- *	columnar_chunk.c		the stripe format: chunks and the directory
- *							that lists them, encoded and decoded side by side
+ *	columnar_chunk.c		the stripe format: chunks, encoded and decoded
+ *							side by side
+ *	columnar_directory.c	the stripe format: the directory that lists the
+ *							chunks, built and parsed
  *	columnar_encode.c		integer encodings, varints, zstd
  *	columnar_storage.c		the relation's blocks: metapage, data pages
  *	columnar_scratch.c		the buffers of scans, kept from one scan to
@@ -393,7 +397,7 @@ extern void columnar_decode_ints(int encoding, const char *data, int len, int64 
 extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
 extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
 
-/* ---- columnar_chunk.c: chunks and the stripe directory ---- */
+/* ---- columnar_chunk.c: chunks ---- */
 
 /*
  * How a pass-by-value column's values are ordered, for its chunks' min/max:
@@ -442,6 +446,8 @@ extern Size columnar_chunk_dictionary_size(const ColumnarChunk *chunk, const cha
 											int ndict, int16 typlen);
 extern char **columnar_chunk_decode_dictionary(const ColumnarChunk *chunk, const char *raw,
 											   int len, int ndict, int16 typlen, char *space);
+
+/* ---- columnar_directory.c: the stripe directory ---- */
 
 extern bytea *columnar_directory_build(const ColumnarStripe *s);
 extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count,
@@ -628,7 +634,7 @@ extern void columnar_predicates_set_values(List *preds, List *pred_exprs,
 
 extern void columnar_agg_init(void);
 
-/* ---- columnar_tableam.c ---- */
+/* ---- columnar_admin.c ---- */
 
 /*
  * The parca_columnar table relid, locked in lockmode (the caller checked
