@@ -16,12 +16,7 @@
 
 #include "access/tupdesc_details.h"
 #include "access/htup_details.h"
-#include "access/stratnum.h"
 #include "miscadmin.h"
-#include "utils/array.h"
-#include "utils/datum.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
