@@ -1,123 +1,16 @@
-/* profile_builder.c: pprof profiles built and encoded within a budget (profile_builder.h) */
-#include "profile_builder.h"
+/*
+ * profile_builder.c: pprof profiles built within a budget (profile_builder.h);
+ * encoded by profile_builder_encode.c
+ */
+#include "profile_builder_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Entities live in arrays in the order added (their id is the index + 1) and
- * are found through an open-addressing table of slots, each the entity's
- * 32-bit hash and its index + 1 (0: empty), kept at most half full.
- */
-typedef struct Table
-{
-	uint64_t   *slots;
-	size_t		cap;			/* a power of two, or 0 */
-	size_t		n;
-} Table;
-
-typedef struct PbString
-{
-	char	   *s;
-	size_t		len;
-} PbString;
-
-typedef struct PbFunction
-{
-	int64_t		name;
-	int64_t		system_name;
-	int64_t		filename;
-	int64_t		start_line;
-} PbFunction;
-
-typedef struct PbMapping
-{
-	uint64_t	memory_start;
-	uint64_t	memory_limit;
-	uint64_t	file_offset;
-	int64_t		filename;
-	int64_t		build_id;
-} PbMapping;
-
-typedef struct PbLocation
-{
-	uint64_t	mapping_id;
-	uint64_t	address;
-	size_t		first_line;		/* in lines */
-	size_t		nlines;
-} PbLocation;
-
-typedef struct PbLabelIdx
-{
-	int64_t		key;
-	int64_t		str;
-	int64_t		num;
-	int64_t		num_unit;
-} PbLabelIdx;
-
-typedef struct PbSample
-{
-	size_t		first_loc;		/* in sample_locs */
-	size_t		nlocs;
-	size_t		first_label;	/* in sample_labels */
-	size_t		nlabels;
-} PbSample;
-
-typedef struct ValueTypeIdx
-{
-	int64_t		type;
-	int64_t		unit;
-} ValueTypeIdx;
-
-struct ProfileBuilder
-{
-	AllocBudget own_budget;
-	AllocBudget *budget;
-	size_t		limit;			/* for messages */
-	bool		failed;
-	char		err[256];
-
-	PbString   *strings;
-	size_t		nstrings, cap_strings;
-	Table		string_tab;
-
-	PbFunction *functions;
-	size_t		nfunctions, cap_functions;
-	Table		function_tab;
-
-	PbMapping  *mappings;
-	size_t		nmappings, cap_mappings;
-	Table		mapping_tab;
-
-	PbLocation *locations;
-	size_t		nlocations, cap_locations;
-	Table		location_tab;
-	PbLine	   *lines;
-	size_t		nlines, cap_lines;
-
-	PbSample   *samples;
-	size_t		nsamples, cap_samples;
-	Table		sample_tab;
-	uint64_t   *sample_locs;
-	size_t		nsample_locs, cap_sample_locs;
-	PbLabelIdx *sample_labels;
-	size_t		nsample_labels, cap_sample_labels;
-	int64_t    *values;			/* nsample_types per sample */
-	size_t		cap_values;
-
-	ValueTypeIdx sample_types[PB_MAX_SAMPLE_TYPES];
-	size_t		nsample_types;
-	bool		has_period_type;
-	ValueTypeIdx period_type;
-	int64_t		period;
-	int64_t		time_nanos;
-	int64_t		duration_nanos;
-};
-
-static void
-fail(ProfileBuilder *b, const char *fmt,...)
+void
+pb_fail(ProfileBuilder *b, const char *fmt,...)
 {
 	va_list		ap;
 
@@ -137,9 +30,9 @@ b_alloc(ProfileBuilder *b, size_t size)
 	if (!p)
 	{
 		if (b->budget->exceeded)
-			fail(b, "the profile needs more memory than the limit (%zu bytes)", b->limit);
+			pb_fail(b, "the profile needs more memory than the limit (%zu bytes)", b->limit);
 		else
-			fail(b, "out of memory");
+			pb_fail(b, "out of memory");
 	}
 	return p;
 }
@@ -167,14 +60,14 @@ b_reserve(ProfileBuilder *b, void **arr, size_t *cap, size_t need, size_t elem)
 	{
 		if (ncap > SIZE_MAX / 2)
 		{
-			fail(b, "the profile is too large");
+			pb_fail(b, "the profile is too large");
 			return false;
 		}
 		ncap *= 2;
 	}
 	if (ncap > SIZE_MAX / elem)
 	{
-		fail(b, "the profile is too large");
+		pb_fail(b, "the profile is too large");
 		return false;
 	}
 	n = b_alloc(b, ncap * elem);
@@ -250,7 +143,7 @@ tab_add(ProfileBuilder *b, Table *t, uint64_t hash, size_t idx)
 {
 	if (idx >= UINT32_MAX - 1)
 	{
-		fail(b, "the profile has too many entries");
+		pb_fail(b, "the profile has too many entries");
 		return false;
 	}
 	if ((t->n + 1) * 2 > t->cap)
@@ -262,7 +155,7 @@ tab_add(ProfileBuilder *b, Table *t, uint64_t hash, size_t idx)
 
 		if (ncap > SIZE_MAX / (2 * sizeof(uint64_t)))
 		{
-			fail(b, "the profile has too many entries");
+			pb_fail(b, "the profile has too many entries");
 			return false;
 		}
 		/* slots, then for each slot the high half of its hash */
@@ -435,12 +328,12 @@ pb_sample_type(ProfileBuilder *b, const char *type, const char *unit)
 		return;
 	if (b->nsamples > 0)
 	{
-		fail(b, "a sample type added after the first sample");
+		pb_fail(b, "a sample type added after the first sample");
 		return;
 	}
 	if (b->nsample_types == PB_MAX_SAMPLE_TYPES)
 	{
-		fail(b, "more than %d sample types", PB_MAX_SAMPLE_TYPES);
+		pb_fail(b, "more than %d sample types", PB_MAX_SAMPLE_TYPES);
 		return;
 	}
 	t = intern(b, type);
@@ -591,12 +484,12 @@ pb_location(ProfileBuilder *b, uint64_t mapping_id, uint64_t address, const PbLi
 		return 0;
 	if (nlines > 0 && !lines)
 	{
-		fail(b, "a location's lines are missing");
+		pb_fail(b, "a location's lines are missing");
 		return 0;
 	}
 	if (mapping_id > b->nmappings)
 	{
-		fail(b, "a location refers to mapping %llu, which does not exist", (unsigned long long) mapping_id);
+		pb_fail(b, "a location refers to mapping %llu, which does not exist", (unsigned long long) mapping_id);
 		return 0;
 	}
 	h = hash_add(hash_add(hash_add(3, mapping_id), address), nlines);
@@ -604,7 +497,7 @@ pb_location(ProfileBuilder *b, uint64_t mapping_id, uint64_t address, const PbLi
 	{
 		if (lines[i].function_id == 0 || lines[i].function_id > b->nfunctions)
 		{
-			fail(b, "a line refers to function %llu, which does not exist",
+			pb_fail(b, "a line refers to function %llu, which does not exist",
 				 (unsigned long long) lines[i].function_id);
 			return 0;
 		}
@@ -690,25 +583,25 @@ pb_sample(ProfileBuilder *b, const uint64_t *locs, size_t nlocs, const int64_t *
 	nv = b->nsample_types;
 	if (nv == 0)
 	{
-		fail(b, "a sample before any sample type");
+		pb_fail(b, "a sample before any sample type");
 		return false;
 	}
 	if ((nlocs && !locs) || !values || (nlabels && !labels))
 	{
-		fail(b, "a sample's stack, values or labels are missing");
+		pb_fail(b, "a sample's stack, values or labels are missing");
 		return false;
 	}
 	for (size_t i = 0; i < nlocs; i++)
 		if (locs[i] == 0 || locs[i] > b->nlocations)
 		{
-			fail(b, "a sample refers to location %llu, which does not exist", (unsigned long long) locs[i]);
+			pb_fail(b, "a sample refers to location %llu, which does not exist", (unsigned long long) locs[i]);
 			return false;
 		}
 	if (nlabels > sizeof(label_buf) / sizeof(label_buf[0]))
 	{
 		if (nlabels > 4096)
 		{
-			fail(b, "a sample has more than 4096 labels");
+			pb_fail(b, "a sample has more than 4096 labels");
 			return false;
 		}
 		lab = b_alloc(b, nlabels * sizeof(PbLabelIdx));
@@ -748,7 +641,7 @@ pb_sample(ProfileBuilder *b, const uint64_t *locs, size_t nlocs, const int64_t *
 		for (size_t i = 0; i < nv; i++)
 			if (__builtin_add_overflow(v[i], values[i], &v[i]))
 			{
-				fail(b, "a sample's value overflows 64 bits");
+				pb_fail(b, "a sample's value overflows 64 bits");
 				goto done;
 			}
 		ok = true;
@@ -778,283 +671,4 @@ done:
 	if (lab != label_buf)
 		b_free(b, lab);
 	return ok;
-}
-
-/*
- * Encoding.  Each put_* writes at p and returns the bytes written, or with p
- * NULL only counts them, so that one function both sizes a message (for its
- * length prefix) and writes it.
- */
-
-enum
-{
-	WT_VARINT = 0,
-	WT_LEN = 2
-};
-
-static size_t
-put_varint(uint8_t *p, uint64_t v)
-{
-	size_t		n = 0;
-
-	do
-	{
-		uint8_t		byte = (uint8_t) (v & 0x7f);
-
-		v >>= 7;
-		if (v)
-			byte |= 0x80;
-		if (p)
-			p[n] = byte;
-		n++;
-	} while (v);
-	return n;
-}
-
-static size_t
-put_tag(uint8_t *p, uint32_t field, int wire)
-{
-	return put_varint(p, ((uint64_t) field << 3) | (uint64_t) wire);
-}
-
-/* a varint field, left out when zero as proto3 does */
-static size_t
-put_uint_field(uint8_t *p, uint32_t field, uint64_t v)
-{
-	size_t		n;
-
-	if (v == 0)
-		return 0;
-	n = put_tag(p, field, WT_VARINT);
-	return n + put_varint(p ? p + n : NULL, v);
-}
-
-static size_t
-put_len_prefix(uint8_t *p, uint32_t field, size_t len)
-{
-	size_t		n = put_tag(p, field, WT_LEN);
-
-	return n + put_varint(p ? p + n : NULL, len);
-}
-
-static size_t
-put_value_type(uint8_t *p, uint32_t field, const ValueTypeIdx *vt)
-{
-	size_t		body = put_uint_field(NULL, 1, (uint64_t) vt->type) + put_uint_field(NULL, 2, (uint64_t) vt->unit);
-	size_t		n = put_len_prefix(p, field, body);
-
-	n += put_uint_field(p ? p + n : NULL, 1, (uint64_t) vt->type);
-	n += put_uint_field(p ? p + n : NULL, 2, (uint64_t) vt->unit);
-	return n;
-}
-
-static size_t
-put_label(uint8_t *p, const PbLabelIdx *l)
-{
-	size_t		body = put_uint_field(NULL, 1, (uint64_t) l->key) + put_uint_field(NULL, 2, (uint64_t) l->str) +
-		put_uint_field(NULL, 3, (uint64_t) l->num) + put_uint_field(NULL, 4, (uint64_t) l->num_unit);
-	size_t		n = put_len_prefix(p, 3, body);
-
-	n += put_uint_field(p ? p + n : NULL, 1, (uint64_t) l->key);
-	n += put_uint_field(p ? p + n : NULL, 2, (uint64_t) l->str);
-	n += put_uint_field(p ? p + n : NULL, 3, (uint64_t) l->num);
-	n += put_uint_field(p ? p + n : NULL, 4, (uint64_t) l->num_unit);
-	return n;
-}
-
-static size_t
-put_sample(const ProfileBuilder *b, uint8_t *p, size_t idx)
-{
-	const PbSample *s = &b->samples[idx];
-	/* (no locations at all leave sample_locs NULL: no pointer into it then) */
-	const uint64_t *locs = s->nlocs ? &b->sample_locs[s->first_loc] : NULL;
-	const int64_t *vals = &b->values[idx * b->nsample_types];
-	size_t		locs_len = 0,
-				vals_len = 0,
-				body = 0,
-				n;
-
-	for (size_t i = 0; i < s->nlocs; i++)
-		locs_len += put_varint(NULL, locs[i]);
-	for (size_t i = 0; i < b->nsample_types; i++)
-		vals_len += put_varint(NULL, (uint64_t) vals[i]);
-	if (s->nlocs)
-		body += put_len_prefix(NULL, 1, locs_len) + locs_len;
-	body += put_len_prefix(NULL, 2, vals_len) + vals_len;
-	for (size_t i = 0; i < s->nlabels; i++)
-		body += put_label(NULL, &b->sample_labels[s->first_label + i]);
-
-	n = put_len_prefix(p, 2, body);
-	if (!p)
-		return n + body;
-	if (s->nlocs)
-	{
-		n += put_len_prefix(p + n, 1, locs_len);
-		for (size_t i = 0; i < s->nlocs; i++)
-			n += put_varint(p + n, locs[i]);
-	}
-	n += put_len_prefix(p + n, 2, vals_len);
-	for (size_t i = 0; i < b->nsample_types; i++)
-		n += put_varint(p + n, (uint64_t) vals[i]);
-	for (size_t i = 0; i < s->nlabels; i++)
-		n += put_label(p + n, &b->sample_labels[s->first_label + i]);
-	return n;
-}
-
-static size_t
-put_mapping(const ProfileBuilder *b, uint8_t *p, size_t idx)
-{
-	const PbMapping *m = &b->mappings[idx];
-
-	/* the builder's mappings have functions (has_functions, 7) */
-	size_t		body = put_uint_field(NULL, 1, idx + 1) + put_uint_field(NULL, 2, m->memory_start) +
-		put_uint_field(NULL, 3, m->memory_limit) + put_uint_field(NULL, 4, m->file_offset) +
-		put_uint_field(NULL, 5, (uint64_t) m->filename) + put_uint_field(NULL, 6, (uint64_t) m->build_id) +
-		put_uint_field(NULL, 7, 1);
-	size_t		n = put_len_prefix(p, 3, body);
-
-	if (!p)
-		return n + body;
-	n += put_uint_field(p + n, 1, idx + 1);
-	n += put_uint_field(p + n, 2, m->memory_start);
-	n += put_uint_field(p + n, 3, m->memory_limit);
-	n += put_uint_field(p + n, 4, m->file_offset);
-	n += put_uint_field(p + n, 5, (uint64_t) m->filename);
-	n += put_uint_field(p + n, 6, (uint64_t) m->build_id);
-	n += put_uint_field(p + n, 7, 1);
-	return n;
-}
-
-static size_t
-put_line(uint8_t *p, const PbLine *l)
-{
-	size_t		body = put_uint_field(NULL, 1, l->function_id) + put_uint_field(NULL, 2, (uint64_t) l->line);
-	size_t		n = put_len_prefix(p, 4, body);
-
-	n += put_uint_field(p ? p + n : NULL, 1, l->function_id);
-	n += put_uint_field(p ? p + n : NULL, 2, (uint64_t) l->line);
-	return n;
-}
-
-static size_t
-put_location(const ProfileBuilder *b, uint8_t *p, size_t idx)
-{
-	const PbLocation *l = &b->locations[idx];
-	size_t		body = put_uint_field(NULL, 1, idx + 1) + put_uint_field(NULL, 2, l->mapping_id) +
-		put_uint_field(NULL, 3, l->address);
-	size_t		n;
-
-	for (size_t i = 0; i < l->nlines; i++)
-		body += put_line(NULL, &b->lines[l->first_line + i]);
-	n = put_len_prefix(p, 4, body);
-	if (!p)
-		return n + body;
-	n += put_uint_field(p + n, 1, idx + 1);
-	n += put_uint_field(p + n, 2, l->mapping_id);
-	n += put_uint_field(p + n, 3, l->address);
-	for (size_t i = 0; i < l->nlines; i++)
-		n += put_line(p + n, &b->lines[l->first_line + i]);
-	return n;
-}
-
-static size_t
-put_function(const ProfileBuilder *b, uint8_t *p, size_t idx)
-{
-	const PbFunction *f = &b->functions[idx];
-	size_t		body = put_uint_field(NULL, 1, idx + 1) + put_uint_field(NULL, 2, (uint64_t) f->name) +
-		put_uint_field(NULL, 3, (uint64_t) f->system_name) + put_uint_field(NULL, 4, (uint64_t) f->filename) +
-		put_uint_field(NULL, 5, (uint64_t) f->start_line);
-	size_t		n = put_len_prefix(p, 5, body);
-
-	if (!p)
-		return n + body;
-	n += put_uint_field(p + n, 1, idx + 1);
-	n += put_uint_field(p + n, 2, (uint64_t) f->name);
-	n += put_uint_field(p + n, 3, (uint64_t) f->system_name);
-	n += put_uint_field(p + n, 4, (uint64_t) f->filename);
-	n += put_uint_field(p + n, 5, (uint64_t) f->start_line);
-	return n;
-}
-
-static size_t
-put_string(uint8_t *p, const PbString *s)
-{
-	size_t		n = put_len_prefix(p, 6, s->len);
-
-	if (p && s->len)
-		memcpy(p + n, s->s, s->len);
-	return n + s->len;
-}
-
-/* the whole profile at p, or its size with p NULL */
-static size_t
-put_profile(const ProfileBuilder *b, uint8_t *p)
-{
-	size_t		n = 0;
-
-#define AT (p ? p + n : NULL)
-	for (size_t i = 0; i < b->nsample_types; i++)
-		n += put_value_type(AT, 1, &b->sample_types[i]);
-	for (size_t i = 0; i < b->nsamples; i++)
-		n += put_sample(b, AT, i);
-	for (size_t i = 0; i < b->nmappings; i++)
-		n += put_mapping(b, AT, i);
-	for (size_t i = 0; i < b->nlocations; i++)
-		n += put_location(b, AT, i);
-	for (size_t i = 0; i < b->nfunctions; i++)
-		n += put_function(b, AT, i);
-	for (size_t i = 0; i < b->nstrings; i++)
-		n += put_string(AT, &b->strings[i]);
-	n += put_uint_field(AT, 9, (uint64_t) b->time_nanos);
-	n += put_uint_field(AT, 10, (uint64_t) b->duration_nanos);
-	if (b->has_period_type)
-		n += put_value_type(AT, 11, &b->period_type);
-	n += put_uint_field(AT, 12, (uint64_t) b->period);
-#undef AT
-	return n;
-}
-
-bool
-pb_encode(ProfileBuilder *b, uint8_t **out, size_t *len)
-{
-	size_t		size;
-	uint8_t    *buf;
-
-	if (out)
-		*out = NULL;
-	if (len)
-		*len = 0;
-	if (!b || !out || !len)
-		return false;
-	if (b->failed)
-		return false;
-	if (b->nsample_types == 0)
-	{
-		fail(b, "a profile without sample types");
-		return false;
-	}
-	size = put_profile(b, NULL);
-	if (size > b->budget->left)
-	{
-		b->budget->exceeded = true;
-		fail(b, "the profile needs more memory than the limit (%zu bytes)", b->limit);
-		return false;
-	}
-	buf = malloc(size ? size : 1);
-	if (!buf)
-	{
-		fail(b, "out of memory");
-		return false;
-	}
-	b->budget->left -= size;
-	if (put_profile(b, buf) != size)
-	{
-		/* cannot happen: the two passes are the same code */
-		free(buf);
-		fail(b, "internal error: the profile's size changed while it was written");
-		return false;
-	}
-	*out = buf;
-	*len = size;
-	return true;
 }

@@ -33,6 +33,8 @@
  *	columnar_customscan.c	Columnar Scan: column projection, chunk skipping
  *	columnar_agg.c			Columnar Aggregate: GROUP BY inside the scan
  *	columnar_check.c		parca_columnar_check(), parca_columnar_chunks()
+ *	columnar_admin.c		parca_columnar_compact(),
+ *							parca.columnar_delete_all_rows()
  *	columnar_write_log.c	parca_columnar_written(): the write log read
  *	columnar_write_state.c	the transaction's buffered rows, per table and
  *							subtransaction: row numbers, flushing at commit,
@@ -40,10 +42,14 @@
  *	columnar_compaction.c	merging stripes (inline ones at commit, all
  *							in VACUUM), the free page list
  *	columnar_write.c		write buffers and the stripe writer
- *	columnar_read.c			scans: stripe lists, chunk groups, predicates,
- *							fetch by row number and by ordinal
- *	columnar_chunk.c		the stripe format: chunks and the directory
- *							that lists them, encoded and decoded side by side
+ *	columnar_read.c			scans: stripe lists, chunk groups, the row
+ *							filter, fetch by row number and by ordinal
+ *	columnar_predicate.c	chunk skipping predicates: their values, and
+ *							the chunk groups their min/max rule out
+ *	columnar_chunk.c		the stripe format: chunks, encoded and decoded
+ *							side by side
+ *	columnar_directory.c	the stripe format: the directory that lists the
+ *							chunks, built and parsed
  *	columnar_encode.c		integer encodings, varints, zstd
  *	columnar_storage.c		the relation's blocks: metapage, data pages
  *	columnar_scratch.c		the buffers of scans, kept from one scan to
@@ -57,6 +63,7 @@
 #include "columnar/columnar.h"
 
 #include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -390,7 +397,7 @@ extern void columnar_decode_ints(int encoding, const char *data, int len, int64 
 extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
 extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
 
-/* ---- columnar_chunk.c: chunks and the stripe directory ---- */
+/* ---- columnar_chunk.c: chunks ---- */
 
 /*
  * How a pass-by-value column's values are ordered, for its chunks' min/max:
@@ -439,6 +446,8 @@ extern Size columnar_chunk_dictionary_size(const ColumnarChunk *chunk, const cha
 											int ndict, int16 typlen);
 extern char **columnar_chunk_decode_dictionary(const ColumnarChunk *chunk, const char *raw,
 											   int len, int ndict, int16 typlen, char *space);
+
+/* ---- columnar_directory.c: the stripe directory ---- */
 
 extern bytea *columnar_directory_build(const ColumnarStripe *s);
 extern ColumnarStripe *columnar_directory_parse(int64 first_row, int64 row_count,
@@ -509,6 +518,90 @@ struct ColumnarPredicate
 	Oid			collation;
 };
 
+/*
+ * Evaluating predicates on values: on each row by the scan's row filter
+ * (columnar_read.c), on a chunk's min and max by chunk group skipping
+ * (columnar_predicate.c); inline for the row filter's loop.
+ */
+
+static inline int
+columnar_predicate_cmp(ColumnarPredicate *p, Datum v)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
+}
+
+/* cmp(v, element i) of an "= ANY" predicate */
+static inline int
+columnar_element_cmp(ColumnarPredicate *p, Datum v, int i)
+{
+	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
+}
+
+/* Is v one of the elements of an "= ANY" predicate? */
+static inline bool
+columnar_element_member(ColumnarPredicate *p, Datum v)
+{
+	int			lo = 0,
+				hi = p->nelems - 1;
+
+	if (p->cmp_unsorted)
+	{
+		for (int i = 0; i < p->nelems; i++)
+			if (columnar_element_cmp(p, v, i) == 0)
+				return true;
+		return false;
+	}
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = columnar_element_cmp(p, v, mid);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* Does value v pass predicate p (v op value)? */
+static inline bool
+columnar_predicate_passes(ColumnarPredicate *p, Datum v)
+{
+	int			c;
+
+	if (p->isnull)
+		return false;
+	if (p->strategy == COLUMNAR_STRATEGY_ANY)
+		return columnar_element_member(p, v);
+	c = columnar_predicate_cmp(p, v);
+	switch (p->strategy)
+	{
+		case BTLessStrategyNumber:
+			return c < 0;
+		case BTLessEqualStrategyNumber:
+			return c <= 0;
+		case BTEqualStrategyNumber:
+			return c == 0;
+		case BTGreaterEqualStrategyNumber:
+			return c >= 0;
+		case BTGreaterStrategyNumber:
+			return c > 0;
+	}
+	return true;
+}
+
+/* ---- columnar_predicate.c ---- */
+
+/*
+ * Whether predicates rule out chunk group g of stripe s; if not, sets
+ * *all_pass when min/max show that every row passes every predicate.
+ */
+extern bool columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g,
+									bool *all_pass);
+
 /* ---- planner costs (columnar_customscan.c, columnar_agg.c) ---- */
 
 /*
@@ -541,7 +634,7 @@ extern void columnar_predicates_set_values(List *preds, List *pred_exprs,
 
 extern void columnar_agg_init(void);
 
-/* ---- columnar_tableam.c ---- */
+/* ---- columnar_admin.c ---- */
 
 /*
  * The parca_columnar table relid, locked in lockmode (the caller checked

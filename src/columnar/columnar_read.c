@@ -2,8 +2,9 @@
  * columnar_read.c
  *		Reading stripes: the stripes a snapshot sees, chunk groups decoded
  *		into datums (chunk by chunk, columnar_chunk.c), scans (sequential,
- *		with chunk group skipping and only the columns asked for), fetch by
- *		row number (indexes) and by ordinal (ANALYZE).
+ *		with chunk group skipping (columnar_predicate.c) and only the
+ *		columns asked for), fetch by row number (indexes) and by ordinal
+ *		(ANALYZE).
  *
  * A scan decodes one chunk group at a time, only for the columns it
  * needs; the values it returns point into that decoded group and stay
@@ -15,12 +16,7 @@
 
 #include "access/tupdesc_details.h"
 #include "access/htup_details.h"
-#include "access/stratnum.h"
 #include "miscadmin.h"
-#include "utils/array.h"
-#include "utils/datum.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -499,204 +495,6 @@ decode_group(ColumnarReadState *rs, int g)
 	rs->groups_read++;
 }
 
-static inline int
-predicate_cmp(ColumnarPredicate *p, Datum v)
-{
-	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->value));
-}
-
-/* cmp(v, element i) of an "= ANY" predicate */
-static inline int
-element_cmp(ColumnarPredicate *p, Datum v, int i)
-{
-	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation, v, p->elems[i]));
-}
-
-static int
-element_sort_cmp(const void *a, const void *b, void *arg)
-{
-	ColumnarPredicate *p = arg;
-
-	return DatumGetInt32(FunctionCall2Coll(&p->cmp, p->collation,
-										   *(const Datum *) a, *(const Datum *) b));
-}
-
-/* A predicate whose value is set later (columnar_predicate_set_value). */
-ColumnarPredicate *
-columnar_predicate_make(AttrNumber attno, int strategy, Oid cmpproc, Oid collation)
-{
-	ColumnarPredicate *p = palloc0(sizeof(ColumnarPredicate));
-
-	p->attno = attno;
-	p->strategy = strategy;
-	fmgr_info(cmpproc, &p->cmp);
-	p->collation = collation;
-	return p;
-}
-
-/*
- * Set a predicate's value, evaluated at scan start; for "= ANY" the
- * array's non-NULL elements are kept (in the predicate's memory), sorted
- * when the comparison is within one type, so that a row costs a binary
- * search.
- */
-void
-columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
-{
-	MemoryContext old;
-	ArrayType  *arr;
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-
-	p->value = value;
-	p->isnull = isnull;
-	if (p->strategy != COLUMNAR_STRATEGY_ANY || isnull)
-		return;
-	old = MemoryContextSwitchTo(GetMemoryChunkContext(p));
-	arr = DatumGetArrayTypeP(value);
-	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
-	deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign, &elems, &nulls, &n);
-	p->nelems = 0;
-	p->elems = palloc(sizeof(Datum) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-		if (!nulls[i])
-			p->elems[p->nelems++] = datumCopy(elems[i], elmbyval, elmlen);
-	p->cmp_unsorted = !(p->cmp.fn_oid == F_BTINT8CMP || p->cmp.fn_oid == F_BTINT4CMP ||
-						p->cmp.fn_oid == F_BTINT2CMP || p->cmp.fn_oid == F_TIMESTAMP_CMP ||
-						p->cmp.fn_oid == F_DATE_CMP || p->cmp.fn_oid == F_BTFLOAT8CMP ||
-						p->cmp.fn_oid == F_BTOIDCMP);
-	if (!p->cmp_unsorted)
-		qsort_arg(p->elems, p->nelems, sizeof(Datum), element_sort_cmp, p);
-	MemoryContextSwitchTo(old);
-}
-
-/* Is v one of the elements of an "= ANY" predicate? */
-static bool
-element_member(ColumnarPredicate *p, Datum v)
-{
-	int			lo = 0,
-				hi = p->nelems - 1;
-
-	if (p->cmp_unsorted)
-	{
-		for (int i = 0; i < p->nelems; i++)
-			if (element_cmp(p, v, i) == 0)
-				return true;
-		return false;
-	}
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-		int			c = element_cmp(p, v, mid);
-
-		if (c == 0)
-			return true;
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
-	}
-	return false;
-}
-
-/* Does value v pass predicate p (v op value)? */
-static inline bool
-predicate_passes(ColumnarPredicate *p, Datum v)
-{
-	int			c;
-
-	if (p->isnull)
-		return false;
-	if (p->strategy == COLUMNAR_STRATEGY_ANY)
-		return element_member(p, v);
-	c = predicate_cmp(p, v);
-	switch (p->strategy)
-	{
-		case BTLessStrategyNumber:
-			return c < 0;
-		case BTLessEqualStrategyNumber:
-			return c <= 0;
-		case BTEqualStrategyNumber:
-			return c == 0;
-		case BTGreaterEqualStrategyNumber:
-			return c >= 0;
-		case BTGreaterStrategyNumber:
-			return c > 0;
-	}
-	return true;
-}
-
-/*
- * Does a predicate rule out chunk group g of stripe s?  If not, sets
- * *all_pass when min/max show that every row passes every predicate.
- */
-static bool
-group_excluded(ColumnarReadState *rs, ColumnarStripe *s, int g, bool *all_pass)
-{
-	ListCell   *lc;
-
-	*all_pass = true;
-	foreach(lc, rs->predicates)
-	{
-		ColumnarPredicate *p = lfirst(lc);
-		int			a = p->attno - 1;
-		ColumnarChunk *ch;
-		int16		typlen;
-		Datum		min,
-					max;
-
-		if (p->isnull)
-			return true;		/* strict operator, NULL constant */
-		if (a >= s->natts)
-		{
-			*all_pass = false;
-			continue;
-		}
-		ch = COLUMNAR_CHUNK(s, a, g);
-		if (ch->encoding == ENC_ALL_NULL)
-			return true;
-		if (!ch->has_minmax)
-		{
-			*all_pass = false;
-			continue;
-		}
-		typlen = TupleDescAttr(rs->desc, a)->attlen;
-		min = columnar_int_to_datum(ch->min, typlen);
-		max = columnar_int_to_datum(ch->max, typlen);
-		if (p->strategy == COLUMNAR_STRATEGY_ANY)
-		{
-			bool		some = false;
-			bool		one_element = false;
-
-			for (int i = 0; i < p->nelems && !some; i++)
-			{
-				some = element_cmp(p, min, i) <= 0 && element_cmp(p, max, i) >= 0;
-				one_element = some && element_cmp(p, min, i) == 0 &&
-					element_cmp(p, max, i) == 0;
-			}
-			if (!some)
-				return true;
-			/* a chunk whose every value is one of the elements passes whole */
-			if (!one_element || ch->nnulls > 0)
-				*all_pass = false;
-			continue;
-		}
-		if (!predicate_passes(p, min) && !predicate_passes(p, max) &&
-			p->strategy != BTEqualStrategyNumber)
-			return true;
-		if (p->strategy == BTEqualStrategyNumber &&
-			(predicate_cmp(p, min) > 0 || predicate_cmp(p, max) < 0))
-			return true;
-		if (ch->nnulls > 0 || !predicate_passes(p, min) || !predicate_passes(p, max))
-			*all_pass = false;
-	}
-	return false;
-}
-
 /* Does the row at r of the decoded group pass every predicate? */
 static bool
 row_passes(ColumnarReadState *rs, int r)
@@ -708,7 +506,7 @@ row_passes(ColumnarReadState *rs, int r)
 		ColumnarPredicate *p = lfirst(lc);
 		int			a = p->attno - 1;
 
-		if (rs->nulls[a][r] || !predicate_passes(p, rs->vals[a][r]))
+		if (rs->nulls[a][r] || !columnar_predicate_passes(p, rs->vals[a][r]))
 			return false;
 	}
 	return true;
@@ -788,7 +586,8 @@ next_group(ColumnarReadState *rs)
 		}
 		if (!group_is_ours(rs, s))
 			continue;
-		if (group_excluded(rs, s, rs->cur_group, &rs->group_all_pass))
+		if (columnar_group_excluded(rs->predicates, rs->desc, s, rs->cur_group,
+									&rs->group_all_pass))
 		{
 			rs->groups_skipped++;
 			continue;

@@ -18,7 +18,8 @@
  * The parts of a bucket read from rollups are those parca_query reads for
  * it (rollup_ranges over the bucket): the buckets that hold a whole
  * rolled-up period are cut by rollup_ranges, every other bucket is raw
- * rows.  Each table is then read once, over all the parts it serves.
+ * rows (function_range_parts.c).  Each table is then read once, over all
+ * the parts it serves.
  *
  * The buckets reported are those parca_query_range lists (the caller
  * passes the hours parca_query_range reads from parca.profiles_hourly:
@@ -44,6 +45,8 @@
 
 #include "types/profile.h"
 #include "types/profile_type.h"
+#include "query/grow_array.h"
+#include "query/function_range_internal.h"
 #include "query/merge_scan.h"
 #include "query/name_filter.h"
 #include "query/rollup_ranges.h"
@@ -52,114 +55,6 @@
 #include "maintenance/rollups.h"
 #include "metastore/samples_table.h"
 #include "types/valid_text.h"
-
-/* One step bucket: what parca_query over it would merge, and its sums. */
-typedef struct Bucket
-{
-	TimestampTz time;			/* date_bin(step, t, origin) of its rows */
-	TimestampTz lo;				/* its part of [start, stop], inclusive */
-	TimestampTz hi;
-	bool		listed;			/* parca_query_range lists it */
-	bool		cut;			/* rollup_ranges cut it: raw rows count only in raw_parts */
-	int			first_raw;		/* its raw parts: raw_parts[first_raw ..] */
-	int			nraw;
-	int64		total;
-	int			cap;			/* of the arrays below, by wanted name */
-	int64	   *flat;
-	int64	   *cum;
-	bool	   *present;		/* a stack with the name had rows here */
-} Bucket;
-
-/* A part of the range read from one table, for one bucket. */
-typedef struct Part
-{
-	TimestampTz start;
-	TimestampTz stop;
-	int			bucket;
-} Part;
-
-/* bucket time -> index into FunctionRange.buckets */
-typedef struct BucketSlot
-{
-	TimestampTz time;
-	int			index;
-	char		status;
-} BucketSlot;
-
-#define SH_PREFIX bucketmap
-#define SH_ELEMENT_TYPE BucketSlot
-#define SH_KEY_TYPE TimestampTz
-#define SH_KEY time
-#define SH_HASH_KEY(tb, key) ((uint32) (((uint64) (key) / 1000) ^ ((uint64) (key) >> 32)) * 0x9E3779B1U)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-/*
- * What a stack adds to: its matching functions (indexes into wanted),
- * in info_pool at an offset: [count, flat or -1, function...].  Offset 0
- * is the stack without any.
- */
-#define INFO_NONE 0
-#define INFO_UNDECIDED -1
-
-typedef struct FunctionRange
-{
-	MergeRowSink sink;			/* first: the sink is the whole */
-	MemoryContext cxt;			/* what is kept (rows arrive in the scan's) */
-	TimestampTz start;
-	TimestampTz stop;
-	Interval   *step;
-	int64		stride;			/* step in microseconds */
-	TimestampTz origin;
-
-	bucketmap_hash *bucket_map;
-	Bucket	   *buckets;
-	int			nbuckets;
-	int			bucket_cap;
-	TimestampTz cached_from;	/* rows in [cached_from, cached_until) go to cached */
-	TimestampTz cached_until;
-	int			cached;
-
-	Part	   *raw_parts;		/* of the buckets rollup_ranges cut */
-	int			nraw_parts;
-	int			raw_parts_cap;
-
-	const TimestampTz *sum_hours;	/* sorted: raw rows there list no bucket */
-	int			nsum_hours;
-	TimestampTz cached_hour;	/* the last hour looked up, and the answer */
-	bool		cached_hour_summed;
-
-	/* while a rollup table is read: its parts, sorted */
-	const Part *parts;
-	int			nparts;
-	int			cached_part;
-
-	Symbols    *syms;
-	NameFilter *filter;
-	int		   *wanted;			/* wanted name number -> syms name number */
-	int			nwanted;
-	int			wanted_cap;
-	int		   *wanted_of_name; /* syms name number -> wanted index, -1 not, -2 undecided */
-	int			wanted_of_name_cap;
-	int64	   *stamp;			/* per wanted name: the last stack that listed it */
-	int64		stack_no;
-
-	ProfileBuilder *stacks;		/* every distinct stack seen, numbered */
-	int		   *stack_info;		/* per stack number: an offset into info_pool */
-	uint32		nstack_info;
-	uint32		stack_info_cap;
-	int		   *info_pool;
-	int			info_len;
-	int			info_cap;
-	int		   *entry_stack;	/* per entry of the stripe's dictionary: its stack number */
-	int			entry_stack_cap;
-	char	  **pending;		/* stacks to name before deciding */
-	uint32	   *pending_stack;	/* and their numbers */
-	int			pending_cap;
-} FunctionRange;
 
 /* The index of bucket time b, made if new. */
 static int
@@ -187,6 +82,12 @@ bucket_index(FunctionRange *fr, TimestampTz b)
 	k->lo = Max(b, fr->start);
 	k->hi = Min(end - 1, fr->stop);
 	return slot->index;
+}
+
+int
+function_range_bucket_index(FunctionRange *fr, TimestampTz b)
+{
+	return bucket_index(fr, b);
 }
 
 /* The bucket of a row's time: date_bin(step, t, origin). */
@@ -391,21 +292,9 @@ bucket_add(FunctionRange *fr, Bucket *k, int info, int64 v)
 	{
 		int			n = Max(fr->nwanted, k->cap * 2);
 
-		if (k->cap == 0)
-		{
-			k->flat = MemoryContextAllocZero(fr->cxt, sizeof(int64) * n);
-			k->cum = MemoryContextAllocZero(fr->cxt, sizeof(int64) * n);
-			k->present = MemoryContextAllocZero(fr->cxt, sizeof(bool) * n);
-		}
-		else
-		{
-			k->flat = repalloc(k->flat, sizeof(int64) * n);
-			k->cum = repalloc(k->cum, sizeof(int64) * n);
-			k->present = repalloc(k->present, sizeof(bool) * n);
-			memset(k->flat + k->cap, 0, sizeof(int64) * (n - k->cap));
-			memset(k->cum + k->cap, 0, sizeof(int64) * (n - k->cap));
-			memset(k->present + k->cap, 0, sizeof(bool) * (n - k->cap));
-		}
+		k->flat = grow_array(fr->cxt, k->flat, sizeof(int64), k->cap, n, 0);
+		k->cum = grow_array(fr->cxt, k->cum, sizeof(int64), k->cap, n, 0);
+		k->present = grow_array(fr->cxt, k->present, sizeof(bool), k->cap, n, 0);
 		k->cap = n;
 	}
 	p = &fr->info_pool[info];
@@ -526,232 +415,12 @@ add_rows(MergeRowSink *sink, const Datum *time, const int *sel, const int64 *val
 }
 
 static int
-cmp_part(const void *a, const void *b)
-{
-	const Part *x = a;
-	const Part *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int
 cmp_time(const void *a, const void *b)
 {
 	TimestampTz x = *(const TimestampTz *) a;
 	TimestampTz y = *(const TimestampTz *) b;
 
 	return x < y ? -1 : x > y;
-}
-
-/*
- * The buckets that hold a whole period listed in a rollup list the caller
- * may read (only there can rollup_ranges cut a bucket), sorted.  The
- * caller is connected to SPI.
- */
-static TimestampTz *
-rolled_buckets(FunctionRange *fr, int *n)
-{
-	static const struct
-	{
-		const char *list;
-		const char *table;
-		const char *width;
-	}			levels[] = {
-		{"rollup_hours", "samples_hourly", "1 hour"},
-		{"rollup_days", "samples_daily", "24 hours"},
-		{"rollup_weeks", "samples_weekly", "168 hours"},
-	};
-	StringInfoData q;
-	Oid			nsp = get_namespace_oid("parca", false);
-	TimestampTz *times;
-	int			ret;
-
-	*n = 0;
-	if (!parca_rollups)
-		return NULL;
-	initStringInfo(&q);
-	for (int i = 0; i < lengthof(levels); i++)
-	{
-		Oid			list = get_relname_relid(levels[i].list, nsp);
-		Oid			table = get_relname_relid(levels[i].table, nsp);
-
-		if (!OidIsValid(list) || !OidIsValid(table) ||
-			pg_class_aclcheck(list, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			continue;
-		appendStringInfo(&q, "%sSELECT start, interval '%s' AS w FROM parca.%s",
-						 q.len ? " UNION ALL " : "", levels[i].width, levels[i].list);
-	}
-	if (q.len == 0)
-		return NULL;
-	ret = SPI_execute_with_args(psprintf("SELECT DISTINCT pg_catalog.date_bin($3, p.start, $4) FROM (%s) p"
-										 " WHERE p.start OPERATOR(pg_catalog.>=) $1"
-										 " AND p.start OPERATOR(pg_catalog.+) p.w OPERATOR(pg_catalog.-) interval '1 microsecond' OPERATOR(pg_catalog.<=) $2"
-										 " AND pg_catalog.date_bin($3, p.start, $4) OPERATOR(pg_catalog.=)"
-										 " pg_catalog.date_bin($3, p.start OPERATOR(pg_catalog.+) p.w OPERATOR(pg_catalog.-) interval '1 microsecond', $4)"
-										 " ORDER BY 1", q.data),
-								4, (Oid[]) {TIMESTAMPTZOID, TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID},
-								(Datum[]) {TimestampTzGetDatum(fr->start), TimestampTzGetDatum(fr->stop),
-								IntervalPGetDatum(fr->step), TimestampTzGetDatum(fr->origin)},
-								NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	*n = (int) SPI_processed;
-	times = palloc(sizeof(TimestampTz) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
-	{
-		bool		isnull;
-
-		times[i] = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i],
-													 SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return times;
-}
-
-/* A table read from rollups and its parts. */
-typedef struct RollupTable
-{
-	Oid			relid;
-	Part	   *parts;
-	int			nparts;
-	int			cap;
-} RollupTable;
-
-/*
- * The raw rows to read: [start, stop] but where a part read from rollups
- * lies within an hour whose sums parca_query_range reads (there raw rows
- * neither count nor list a bucket).  Sorted, disjoint, inclusive.
- */
-static Part *
-raw_regions(FunctionRange *fr, RollupTable *tables, int ntables, int *nregions)
-{
-	int			nrolled = 0;
-	Part	   *rolled;
-	Part	   *skip;
-	int			nskip = 0;
-	Part	   *regions;
-	int			n = 0;
-	TimestampTz cursor = fr->start;
-	int			h = 0;
-
-	for (int i = 0; i < ntables; i++)
-		nrolled += tables[i].nparts;
-	rolled = palloc(sizeof(Part) * Max(nrolled, 1));
-	nrolled = 0;
-	for (int i = 0; i < ntables; i++)
-		for (int j = 0; j < tables[i].nparts; j++)
-			rolled[nrolled++] = tables[i].parts[j];
-	qsort(rolled, nrolled, sizeof(Part), cmp_part);
-
-	/* rolled parts intersected with the summed hours */
-	skip = palloc(sizeof(Part) * (nrolled + fr->nsum_hours + 1));
-	for (int i = 0; i < nrolled; i++)
-	{
-		while (h < fr->nsum_hours && fr->sum_hours[h] + USECS_PER_HOUR - 1 < rolled[i].start)
-			h++;
-		for (int j = h; j < fr->nsum_hours && fr->sum_hours[j] <= rolled[i].stop; j++)
-		{
-			TimestampTz a = Max(fr->sum_hours[j], rolled[i].start);
-			TimestampTz b = Min(fr->sum_hours[j] + USECS_PER_HOUR - 1, rolled[i].stop);
-
-			if (nskip > 0 && skip[nskip - 1].stop + 1 == a)
-				skip[nskip - 1].stop = b;
-			else
-			{
-				skip[nskip].start = a;
-				skip[nskip++].stop = b;
-			}
-		}
-	}
-	regions = palloc(sizeof(Part) * (nskip + 1));
-	for (int i = 0; i < nskip; i++)
-	{
-		if (skip[i].start > cursor)
-		{
-			regions[n].start = cursor;
-			regions[n++].stop = skip[i].start - 1;
-		}
-		cursor = skip[i].stop + 1;
-	}
-	if (nskip == 0 || skip[nskip - 1].stop < fr->stop)
-	{
-		regions[n].start = cursor;
-		regions[n++].stop = fr->stop;
-	}
-	*nregions = n;
-	return regions;
-}
-
-/*
- * Cuts the buckets that hold whole rolled-up periods as parca_query would
- * (rollup_ranges): their raw parts kept with them, their rollup parts
- * added to the tables read.  The caller is connected to SPI.
- */
-static RollupTable *
-cut_buckets(FunctionRange *fr, int *ntables)
-{
-	int			nrolled;
-	TimestampTz *rolled = rolled_buckets(fr, &nrolled);
-	RollupTable *tables = palloc0(sizeof(RollupTable) * 3);
-
-	*ntables = 0;
-	for (int i = 0; i < nrolled; i++)
-	{
-		int			b = bucket_index(fr, rolled[i]);
-		Bucket	   *k;
-		ListCell   *lc;
-		List	   *ranges;
-
-		CHECK_FOR_INTERRUPTS();
-		k = &fr->buckets[b];
-		/* (the retention NOTICE is raised once, for the buckets listed) */
-		ranges = rollup_ranges(k->lo, k->hi, NULL);
-		k = &fr->buckets[b];
-		k->cut = true;
-		k->first_raw = fr->nraw_parts;
-		foreach(lc, ranges)
-		{
-			QueryRange *r = lfirst(lc);
-			Part		p = {r->start, r->stop, b};
-
-			if (r->raw)
-			{
-				if (fr->nraw_parts == fr->raw_parts_cap)
-				{
-					fr->raw_parts_cap *= 2;
-					fr->raw_parts = repalloc_huge(fr->raw_parts, sizeof(Part) * fr->raw_parts_cap);
-				}
-				fr->raw_parts[fr->nraw_parts++] = p;
-				k->nraw++;
-			}
-			else
-			{
-				RollupTable *t = NULL;
-
-				for (int j = 0; j < *ntables; j++)
-					if (tables[j].relid == r->relid)
-						t = &tables[j];
-				if (t == NULL)
-				{
-					if (*ntables == 3)
-						elog(ERROR, "more rollup tables than levels");
-					t = &tables[(*ntables)++];
-					t->relid = r->relid;
-					t->cap = 16;
-					t->parts = palloc(sizeof(Part) * t->cap);
-				}
-				if (t->nparts == t->cap)
-				{
-					t->cap *= 2;
-					t->parts = repalloc_huge(t->parts, sizeof(Part) * t->cap);
-				}
-				t->parts[t->nparts++] = p;
-			}
-		}
-	}
-	for (int j = 0; j < *ntables; j++)
-		qsort(tables[j].parts, tables[j].nparts, sizeof(Part), cmp_part);
-	return tables;
 }
 
 /* The timestamps of a 1-D array without NULLs, sorted. */
@@ -776,31 +445,6 @@ sorted_times(ArrayType *a, int *n)
 	qsort(times, count, sizeof(TimestampTz), cmp_time);
 	*n = count;
 	return times;
-}
-
-/*
- * parca_query's NOTICE when a bucket listed reads raw rows from before
- * parca.retention, once for the call (the merge of each bucket raised it
- * for each).
- */
-static void
-retention_notice(FunctionRange *fr)
-{
-	QueryRange	earliest = {DT_NOEND, DT_NOEND, InvalidOid, "parca.samples", true};
-
-	for (int b = 0; b < fr->nbuckets; b++)
-	{
-		const Bucket *k = &fr->buckets[b];
-
-		if (!k->listed)
-			continue;
-		if (!k->cut)
-			earliest.start = Min(earliest.start, k->lo);
-		for (int i = 0; k->cut && i < k->nraw; i++)
-			earliest.start = Min(earliest.start, fr->raw_parts[k->first_raw + i].start);
-	}
-	if (earliest.start != DT_NOEND)
-		rollup_ranges_notice(list_make1(&earliest), "parca_function_range");
 }
 
 PG_FUNCTION_INFO_V1(parca_function_range_scan);
@@ -910,8 +554,8 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nseries; i++)
 		series_ids[i] = series[i].id;
 
-	tables = cut_buckets(fr, &ntables);
-	regions = raw_regions(fr, tables, ntables, &nregions);
+	tables = function_range_cut_buckets(fr, &ntables);
+	regions = function_range_raw_regions(fr, tables, ntables, &nregions);
 	for (int i = 0; i < nregions && direct; i++)
 		direct = merge_scan_rows(&fr->sink, samples_table_relid(), series_ids, nseries,
 								 regions[i].start, regions[i].stop, scale, &periods);
@@ -942,7 +586,7 @@ parca_function_range_scan(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nlisted; i++)
 		fr->buckets[bucket_of(fr, listed_hours[i])].listed = true;
 
-	retention_notice(fr);
+	function_range_retention_notice(fr);
 
 	/*
 	 * Every function found in a bucket listed, in every bucket listed (0

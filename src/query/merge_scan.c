@@ -18,25 +18,19 @@
  * who may not read the table directly, sends the caller to SQL.  Of a
  * parca.samples partitioned by time, only the partitions whose ranges
  * meet [start, stop] are read (and the default partition), each as a
- * table of its own.
+ * table of its own.  A large merge is shared with parallel workers
+ * (merge_scan_parallel.c).
  */
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
-#include "optimizer/cost.h"
-#include "optimizer/paths.h"
 #include "port/atomics.h"
-#include "storage/bufmgr.h"
-#include "storage/shm_mq.h"
-#include "storage/shm_toc.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
@@ -46,7 +40,8 @@
 
 #include "installation/citus.h"
 #include "columnar/columnar.h"
-#include "query/merge_scan.h"
+#include "query/grow_array.h"
+#include "query/merge_scan_internal.h"
 #include "metastore/samples_table.h"
 
 /* The columns read, in this order. */
@@ -79,13 +74,6 @@ predicate(AttrNumber attno, int strategy, Oid cmpproc, Datum value)
 	columnar_predicate_set_value(p, value, false);
 	return p;
 }
-
-/* A series asked for, and the group its rows go to. */
-typedef struct SeriesGroup
-{
-	int64		id;
-	int32		group;
-} SeriesGroup;
 
 #define ST_SORT sort_series_ids
 #define ST_ELEMENT_TYPE SeriesGroup
@@ -181,54 +169,16 @@ sums_prepare(StripeSums *ss)
 
 	if (n <= ss->cap)
 		return;
-	if (ss->cap == 0)
-	{
-		/* a group's sums are made when its first row is seen */
-		ss->sums = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-		ss->seen = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * n);
-		ss->touched = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * n);
-		ss->guess = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
-	}
-	else
-	{
-		ss->sums = repalloc_huge(ss->sums, sizeof(int64) * n);
-		ss->seen = repalloc_huge(ss->seen, sizeof(bool) * n);
-		ss->touched = repalloc_huge(ss->touched, sizeof(int) * n);
-		ss->guess = repalloc_huge(ss->guess, sizeof(uint32) * n);
-	}
-	memset(ss->sums + ss->cap, 0, sizeof(int64) * (n - ss->cap));
-	memset(ss->seen + ss->cap, 0, sizeof(bool) * (n - ss->cap));
-	memset(ss->guess + ss->cap, 0xff, sizeof(uint32) * (n - ss->cap));
+	/* a group's sums are made when its first row is seen */
+	ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, n, 0);
+	ss->seen = grow_array(CurrentMemoryContext, ss->seen, sizeof(bool), ss->cap, n, 0);
+	ss->touched = grow_array(CurrentMemoryContext, ss->touched, sizeof(int), ss->cap, n, 0);
+	/* PG_UINT32_MAX: no guess */
+	ss->guess = grow_array(CurrentMemoryContext, ss->guess, sizeof(uint32), ss->cap, n, 0xff);
 	ss->cap = n;
 }
 
-/* What merge_scan_samples reads, the same for every partition. */
-typedef struct MergeScan
-{
-	ProfileBuilder **builders;	/* per group */
-	int			ngroups;
-	const SeriesGroup *series;	/* the series, sorted by id */
-	int			nseries;
-	ArrayType  *id_array;		/* their ids, for chunk skipping */
-	TimestampTz start;
-	TimestampTz stop;
-	bool		scale;
-	StripeSums *ss;				/* per group */
-	int64		known_min;
-	bool		unknown_seen;
-	int		   *sel;			/* a chunk group's rows that count */
-	int32	   *sel_group;		/* and their groups */
-	int			sel_cap;
-	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
-	int64	   *values;			/* [sel_cap]: their values, for the sink */
-	/* a parallel merge: the stripes are shared out by a counter */
-	pg_atomic_uint32 *next_share;	/* NULL: every row is read here */
-	uint32		share_seen;		/* ordinal of the next share met */
-	uint32		share_claimed;	/* the ordinal of the share claimed next */
-	bool		leader;			/* reads its own buffered rows */
-} MergeScan;
-
-/* The columns of a chunk group that scan_table reads. */
+/* The columns of a chunk group that merge_scan_table reads. */
 typedef struct GroupColumns
 {
 	int			nrows;
@@ -474,19 +424,6 @@ sink_rows(MergeScan *m, const GroupColumns *c, bool new_stripe, char **dict, int
 				  c->stack);
 }
 
-/*
- * Whether the share of a stripe met now is this process's, in a parallel
- * merge: every process meets the same shares in the same order, and each
- * reads the ones whose ordinal it took from the shared counter, taking the
- * next ordinal when it reaches the one it holds.  A share is a stripe (of
- * the default 1,000,000 rows or fewer), or MERGE_SHARE_ROWS rows or more
- * of a larger one: each process that reads part of a stripe decodes its
- * dictionary and adds its sums once per distinct stack, which costs about
- * as much as adding the rows (20,430 stacks against a million rows of
- * large.cpu's: splitting such stripes doubled the CPU of a merge).
- */
-#define MERGE_SHARE_ROWS 1000000
-
 static bool
 claim_share(void *arg)
 {
@@ -508,8 +445,8 @@ readable(Relation rel)
 	return columnar_is_columnar(rel) && find_columns(rel, att);
 }
 
-static void
-scan_table(MergeScan *m, Relation rel)
+void
+merge_scan_table(MergeScan *m, Relation rel)
 {
 	AttrNumber	att[NCOLS];
 	List	   *preds;
@@ -606,8 +543,8 @@ scan_table(MergeScan *m, Relation rel)
 }
 
 /* m's series, time range and sums, for reading rows of those series. */
-static void
-scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int nseries,
+void
+merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int nseries,
 		   TimestampTz start, TimestampTz stop, bool scale)
 {
 	SeriesGroup *series;
@@ -634,215 +571,6 @@ scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int nseri
 	m->scale = scale;
 	m->known_min = PG_INT64_MAX;
 	m->ss = palloc0(sizeof(StripeSums) * m->ngroups);
-}
-
-/*
- * A parallel merge: the leader and its workers split the stripes of the
- * tables read between them (claim_share), each adding its share into a
- * profile of its own; the workers send theirs to the leader, which adds
- * them to its own.  A profile is its stacks sorted, so the answer is the
- * same bytes however the stripes were split.  What the leader and the
- * workers share:
- */
-typedef struct MergeShared
-{
-	pg_atomic_uint32 next_share;
-	TimestampTz start;
-	TimestampTz stop;
-	bool		scale;
-	int			ntables;
-	int			nseries;
-} MergeShared;
-
-/* What a worker sends: this, then its profile. */
-typedef struct MergeWorkerResult
-{
-	int64		known_min;
-	bool		unknown_seen;
-} MergeWorkerResult;
-
-#define MERGE_KEY_SHARED	UINT64CONST(0x5041524341000001)
-#define MERGE_KEY_RELIDS	UINT64CONST(0x5041524341000002)
-#define MERGE_KEY_SERIES	UINT64CONST(0x5041524341000003)
-#define MERGE_KEY_QUEUES	UINT64CONST(0x5041524341000004)
-#define MERGE_QUEUE_SIZE	(1024 * 1024)
-
-/*
- * How many workers to merge with: as many as a parallel scan would get
- * (max_parallel_workers_per_gather), when the tables read hold
- * min_parallel_table_scan_size or rows for two shares (columnar tables
- * are small for their rows: 2.45 M rows of large.cpu's take 4 MB, and the
- * rows are what a merge costs; pg_class's estimate, made by ANALYZE and
- * VACUUM), for one profile (not for groups or a sink of rows), and when
- * this backend may start them (not itself in a parallel operation).
- */
-static int
-parallel_workers(const MergeScan *m, List *tables)
-{
-	BlockNumber blocks = 0;
-	double		rows = 0;
-	ListCell   *lc;
-
-	if (m->sink || m->ngroups != 1 || max_parallel_workers_per_gather <= 0 ||
-		IsInParallelMode() || !IsUnderPostmaster)
-		return 0;
-	foreach(lc, tables)
-	{
-		Relation	rel = lfirst(lc);
-
-		blocks += RelationGetNumberOfBlocks(rel);
-		rows += Max(rel->rd_rel->reltuples, 0);
-	}
-	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < 2.0 * MERGE_SHARE_ROWS)
-		return 0;
-	return max_parallel_workers_per_gather;
-}
-
-PGDLLEXPORT void parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc);
-
-/* A worker of scan_parallel: its share of the stripes, to the leader. */
-void
-parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
-{
-	MergeShared *sh = shm_toc_lookup(toc, MERGE_KEY_SHARED, false);
-	Oid		   *relids = shm_toc_lookup(toc, MERGE_KEY_RELIDS, false);
-	int64	   *series_ids = shm_toc_lookup(toc, MERGE_KEY_SERIES, false);
-	char	   *queues = shm_toc_lookup(toc, MERGE_KEY_QUEUES, false);
-	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * MERGE_QUEUE_SIZE);
-	shm_mq_handle *mqh;
-	ProfileBuilder *b = profile_builder_create(CurrentMemoryContext);
-	MergeScan	m;
-	MergeWorkerResult result;
-	struct varlena *profile;
-	shm_mq_iovec iov[2];
-
-	shm_mq_set_sender(mq, MyProc);
-	mqh = shm_mq_attach(mq, seg, NULL);
-	/* the columns are found by type, which the metastore looks up in SQL */
-	SPI_connect();
-	memset(&m, 0, sizeof(m));
-	m.builders = &b;
-	m.ngroups = 1;
-	scan_setup(&m, series_ids, NULL, sh->nseries, sh->start, sh->stop, sh->scale);
-	m.next_share = &sh->next_share;
-	m.share_claimed = pg_atomic_fetch_add_u32(m.next_share, 1);
-	for (int i = 0; i < sh->ntables; i++)
-	{
-		/* locked by the leader, whose locks a worker shares */
-		Relation	rel = table_open(relids[i], AccessShareLock);
-
-		scan_table(&m, rel);
-		table_close(rel, AccessShareLock);
-	}
-	SPI_finish();
-	profile = profile_builder_finish(b);
-	result.known_min = m.known_min;
-	result.unknown_seen = m.unknown_seen;
-	iov[0].data = (const char *) &result;
-	iov[0].len = sizeof(result);
-	iov[1].data = (const char *) profile;
-	iov[1].len = VARSIZE(profile);
-	(void) shm_mq_sendv(mqh, iov, 2, false, true);
-}
-
-/* scan_table() of every table, shared with up to nworkers workers. */
-static void
-scan_parallel(MergeScan *m, List *tables, int nworkers)
-{
-	ParallelContext *pcxt;
-	MergeShared *sh;
-	Oid		   *relids;
-	int64	   *series_ids;
-	char	   *queues;
-	shm_mq_handle **mqh;
-	int			ntables = list_length(tables);
-	int			nlaunched;
-	ListCell   *lc;
-	int			i;
-
-	EnterParallelMode();
-	pcxt = CreateParallelContext("parca", "parca_merge_scan_worker", nworkers);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(MergeShared));
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Oid) * ntables);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(int64) * Max(m->nseries, 1));
-	shm_toc_estimate_chunk(&pcxt->estimator, (Size) MERGE_QUEUE_SIZE * nworkers);
-	shm_toc_estimate_keys(&pcxt->estimator, 4);
-	/* without a dynamic shared memory segment, no workers: all read here */
-	InitializeParallelDSM(pcxt);
-
-	sh = shm_toc_allocate(pcxt->toc, sizeof(MergeShared));
-	pg_atomic_init_u32(&sh->next_share, 0);
-	sh->start = m->start;
-	sh->stop = m->stop;
-	sh->scale = m->scale;
-	sh->ntables = ntables;
-	sh->nseries = m->nseries;
-	shm_toc_insert(pcxt->toc, MERGE_KEY_SHARED, sh);
-	relids = shm_toc_allocate(pcxt->toc, sizeof(Oid) * ntables);
-	i = 0;
-	foreach(lc, tables)
-		relids[i++] = RelationGetRelid((Relation) lfirst(lc));
-	shm_toc_insert(pcxt->toc, MERGE_KEY_RELIDS, relids);
-	series_ids = shm_toc_allocate(pcxt->toc, sizeof(int64) * Max(m->nseries, 1));
-	for (i = 0; i < m->nseries; i++)
-		series_ids[i] = m->series[i].id;
-	shm_toc_insert(pcxt->toc, MERGE_KEY_SERIES, series_ids);
-	queues = shm_toc_allocate(pcxt->toc, (Size) MERGE_QUEUE_SIZE * nworkers);
-	shm_toc_insert(pcxt->toc, MERGE_KEY_QUEUES, queues);
-	mqh = palloc0(sizeof(shm_mq_handle *) * nworkers);
-	for (i = 0; i < pcxt->nworkers; i++)
-	{
-		shm_mq	   *mq = shm_mq_create(queues + (Size) i * MERGE_QUEUE_SIZE, MERGE_QUEUE_SIZE);
-
-		shm_mq_set_receiver(mq, MyProc);
-		mqh[i] = shm_mq_attach(mq, pcxt->seg, NULL);
-	}
-	LaunchParallelWorkers(pcxt);
-	nlaunched = pcxt->nworkers_launched;
-	elog(DEBUG1, "parallel merge of %d tables: %d of %d workers launched", ntables, nlaunched,
-		 nworkers);
-	for (i = 0; i < nlaunched; i++)
-		shm_mq_set_handle(mqh[i], pcxt->worker[i].bgwhandle);
-
-	/* the leader's share, with its own buffered rows */
-	m->next_share = &sh->next_share;
-	m->leader = true;
-	m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
-	foreach(lc, tables)
-		scan_table(m, lfirst(lc));
-
-	for (i = 0; i < nlaunched; i++)
-	{
-		Size		nbytes;
-		void	   *data;
-		MergeWorkerResult result;
-		struct varlena *profile;
-
-		if (shm_mq_receive(mqh[i], &nbytes, &data, false) != SHM_MQ_SUCCESS ||
-			nbytes < sizeof(result) + VARHDRSZ)
-		{
-			/* its error, if it raised one, then ours */
-			WaitForParallelWorkersToFinish(pcxt);
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("parallel merge worker exited without its share")));
-		}
-		memcpy(&result, data, sizeof(result));
-		profile = MemoryContextAllocHuge(CurrentMemoryContext, nbytes - sizeof(result));
-		memcpy(profile, (char *) data + sizeof(result), nbytes - sizeof(result));
-		if (VARSIZE(profile) != nbytes - sizeof(result))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("parallel merge worker sent a damaged share")));
-		profile_builder_add_profile(m->builders[0], profile);
-		pfree(profile);
-		m->known_min = Min(m->known_min, result.known_min);
-		m->unknown_seen |= result.unknown_seen;
-	}
-	WaitForParallelWorkersToFinish(pcxt);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
-	m->next_share = NULL;
 }
 
 /*
@@ -913,13 +641,13 @@ merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups
 		return false;
 	}
 
-	scan_setup(m, series_ids, groups, nseries, start, stop, scale);
-	nworkers = parallel_workers(m, tables);
+	merge_scan_setup(m, series_ids, groups, nseries, start, stop, scale);
+	nworkers = merge_scan_parallel_workers(m, tables);
 	if (nworkers > 0)
-		scan_parallel(m, tables, nworkers);
+		merge_scan_parallel(m, tables, nworkers);
 	else
 		foreach(lc, tables)
-			scan_table(m, lfirst(lc));
+			merge_scan_table(m, lfirst(lc));
 	foreach(lc, tables)
 		if (lfirst(lc) != rel)
 			table_close(lfirst(lc), NoLock);

@@ -1,0 +1,80 @@
+/*
+ * merge_scan_internal.h
+ *		What the direct merge's files share (merge_scan.c: reading a
+ *		table's chunk groups into sums; merge_scan_parallel.c: sharing
+ *		the stripes out with parallel workers): the state of a merge.
+ */
+#ifndef PARCA_QUERY_MERGE_SCAN_INTERNAL_H
+#define PARCA_QUERY_MERGE_SCAN_INTERNAL_H
+
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+#include "port/atomics.h"
+#include "utils/array.h"
+#include "utils/relcache.h"
+
+#include "query/merge_scan.h"
+
+/* A series asked for, and the group its rows go to. */
+typedef struct SeriesGroup
+{
+	int64		id;
+	int32		group;
+} SeriesGroup;
+
+/* What merge_scan_samples reads, the same for every partition. */
+typedef struct MergeScan
+{
+	ProfileBuilder **builders;	/* per group */
+	int			ngroups;
+	const SeriesGroup *series;	/* the series, sorted by id */
+	int			nseries;
+	ArrayType  *id_array;		/* their ids, for chunk skipping */
+	TimestampTz start;
+	TimestampTz stop;
+	bool		scale;
+	struct StripeSums *ss;		/* per group */
+	int64		known_min;
+	bool		unknown_seen;
+	int		   *sel;			/* a chunk group's rows that count */
+	int32	   *sel_group;		/* and their groups */
+	int			sel_cap;
+	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
+	int64	   *values;			/* [sel_cap]: their values, for the sink */
+	/* a parallel merge: the stripes are shared out by a counter */
+	pg_atomic_uint32 *next_share;	/* NULL: every row is read here */
+	uint32		share_seen;		/* ordinal of the next share met */
+	uint32		share_claimed;	/* the ordinal of the share claimed next */
+	bool		leader;			/* reads its own buffered rows */
+} MergeScan;
+
+/*
+ * Whether the share of a stripe met now is this process's, in a parallel
+ * merge: every process meets the same shares in the same order, and each
+ * reads the ones whose ordinal it took from the shared counter, taking the
+ * next ordinal when it reaches the one it holds.  A share is a stripe (of
+ * the default 1,000,000 rows or fewer), or MERGE_SHARE_ROWS rows or more
+ * of a larger one: each process that reads part of a stripe decodes its
+ * dictionary and adds its sums once per distinct stack, which costs about
+ * as much as adding the rows (20,430 stacks against a million rows of
+ * large.cpu's: splitting such stripes doubled the CPU of a merge).
+ */
+#define MERGE_SHARE_ROWS 1000000
+
+/* m's series, time range and sums, for reading rows of those series. */
+extern void merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups,
+							 int nseries, TimestampTz start, TimestampTz stop, bool scale);
+
+/* The rows of rel that m asks for, into m's sums or sink. */
+extern void merge_scan_table(MergeScan *m, Relation rel);
+
+/* ---- merge_scan_parallel.c ---- */
+
+/* How many workers to merge tables with; 0: none. */
+extern int	merge_scan_parallel_workers(const MergeScan *m, List *tables);
+
+/* merge_scan_table() of every table, shared with up to nworkers workers. */
+extern void merge_scan_parallel(MergeScan *m, List *tables, int nworkers);
+
+#endif							/* PARCA_QUERY_MERGE_SCAN_INTERNAL_H */

@@ -1,0 +1,230 @@
+/*
+ * merge_scan_parallel.c
+ *		The direct merge (merge_scan.c) shared with parallel workers: the
+ *		leader and its workers claim the stripes of the tables read from a
+ *		shared counter, and the workers send their profiles to the leader.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/table.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "optimizer/paths.h"
+#include "storage/bufmgr.h"
+#include "storage/proc.h"
+#include "storage/shm_mq.h"
+#include "storage/shm_toc.h"
+#include "utils/rel.h"
+
+#include "query/merge_scan_internal.h"
+
+/*
+ * A parallel merge: the leader and its workers split the stripes of the
+ * tables read between them (claim_share), each adding its share into a
+ * profile of its own; the workers send theirs to the leader, which adds
+ * them to its own.  A profile is its stacks sorted, so the answer is the
+ * same bytes however the stripes were split.  What the leader and the
+ * workers share:
+ */
+typedef struct MergeShared
+{
+	pg_atomic_uint32 next_share;
+	TimestampTz start;
+	TimestampTz stop;
+	bool		scale;
+	int			ntables;
+	int			nseries;
+} MergeShared;
+
+/* What a worker sends: this, then its profile. */
+typedef struct MergeWorkerResult
+{
+	int64		known_min;
+	bool		unknown_seen;
+} MergeWorkerResult;
+
+#define MERGE_KEY_SHARED	UINT64CONST(0x5041524341000001)
+#define MERGE_KEY_RELIDS	UINT64CONST(0x5041524341000002)
+#define MERGE_KEY_SERIES	UINT64CONST(0x5041524341000003)
+#define MERGE_KEY_QUEUES	UINT64CONST(0x5041524341000004)
+#define MERGE_QUEUE_SIZE	(1024 * 1024)
+
+/*
+ * How many workers to merge with: as many as a parallel scan would get
+ * (max_parallel_workers_per_gather), when the tables read hold
+ * min_parallel_table_scan_size or rows for two shares (columnar tables
+ * are small for their rows: 2.45 M rows of large.cpu's take 4 MB, and the
+ * rows are what a merge costs; pg_class's estimate, made by ANALYZE and
+ * VACUUM), for one profile (not for groups or a sink of rows), and when
+ * this backend may start them (not itself in a parallel operation).
+ */
+int
+merge_scan_parallel_workers(const MergeScan *m, List *tables)
+{
+	BlockNumber blocks = 0;
+	double		rows = 0;
+	ListCell   *lc;
+
+	if (m->sink || m->ngroups != 1 || max_parallel_workers_per_gather <= 0 ||
+		IsInParallelMode() || !IsUnderPostmaster)
+		return 0;
+	foreach(lc, tables)
+	{
+		Relation	rel = lfirst(lc);
+
+		blocks += RelationGetNumberOfBlocks(rel);
+		rows += Max(rel->rd_rel->reltuples, 0);
+	}
+	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < 2.0 * MERGE_SHARE_ROWS)
+		return 0;
+	return max_parallel_workers_per_gather;
+}
+
+PGDLLEXPORT void parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc);
+
+/* A worker of merge_scan_parallel: its share of the stripes, to the leader. */
+void
+parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
+{
+	MergeShared *sh = shm_toc_lookup(toc, MERGE_KEY_SHARED, false);
+	Oid		   *relids = shm_toc_lookup(toc, MERGE_KEY_RELIDS, false);
+	int64	   *series_ids = shm_toc_lookup(toc, MERGE_KEY_SERIES, false);
+	char	   *queues = shm_toc_lookup(toc, MERGE_KEY_QUEUES, false);
+	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * MERGE_QUEUE_SIZE);
+	shm_mq_handle *mqh;
+	ProfileBuilder *b = profile_builder_create(CurrentMemoryContext);
+	MergeScan	m;
+	MergeWorkerResult result;
+	struct varlena *profile;
+	shm_mq_iovec iov[2];
+
+	shm_mq_set_sender(mq, MyProc);
+	mqh = shm_mq_attach(mq, seg, NULL);
+	/* the columns are found by type, which the metastore looks up in SQL */
+	SPI_connect();
+	memset(&m, 0, sizeof(m));
+	m.builders = &b;
+	m.ngroups = 1;
+	merge_scan_setup(&m, series_ids, NULL, sh->nseries, sh->start, sh->stop, sh->scale);
+	m.next_share = &sh->next_share;
+	m.share_claimed = pg_atomic_fetch_add_u32(m.next_share, 1);
+	for (int i = 0; i < sh->ntables; i++)
+	{
+		/* locked by the leader, whose locks a worker shares */
+		Relation	rel = table_open(relids[i], AccessShareLock);
+
+		merge_scan_table(&m, rel);
+		table_close(rel, AccessShareLock);
+	}
+	SPI_finish();
+	profile = profile_builder_finish(b);
+	result.known_min = m.known_min;
+	result.unknown_seen = m.unknown_seen;
+	iov[0].data = (const char *) &result;
+	iov[0].len = sizeof(result);
+	iov[1].data = (const char *) profile;
+	iov[1].len = VARSIZE(profile);
+	(void) shm_mq_sendv(mqh, iov, 2, false, true);
+}
+
+/* merge_scan_table() of every table, shared with up to nworkers workers. */
+void
+merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
+{
+	ParallelContext *pcxt;
+	MergeShared *sh;
+	Oid		   *relids;
+	int64	   *series_ids;
+	char	   *queues;
+	shm_mq_handle **mqh;
+	int			ntables = list_length(tables);
+	int			nlaunched;
+	ListCell   *lc;
+	int			i;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("parca", "parca_merge_scan_worker", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(MergeShared));
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Oid) * ntables);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(int64) * Max(m->nseries, 1));
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) MERGE_QUEUE_SIZE * nworkers);
+	shm_toc_estimate_keys(&pcxt->estimator, 4);
+	/* without a dynamic shared memory segment, no workers: all read here */
+	InitializeParallelDSM(pcxt);
+
+	sh = shm_toc_allocate(pcxt->toc, sizeof(MergeShared));
+	pg_atomic_init_u32(&sh->next_share, 0);
+	sh->start = m->start;
+	sh->stop = m->stop;
+	sh->scale = m->scale;
+	sh->ntables = ntables;
+	sh->nseries = m->nseries;
+	shm_toc_insert(pcxt->toc, MERGE_KEY_SHARED, sh);
+	relids = shm_toc_allocate(pcxt->toc, sizeof(Oid) * ntables);
+	i = 0;
+	foreach(lc, tables)
+		relids[i++] = RelationGetRelid((Relation) lfirst(lc));
+	shm_toc_insert(pcxt->toc, MERGE_KEY_RELIDS, relids);
+	series_ids = shm_toc_allocate(pcxt->toc, sizeof(int64) * Max(m->nseries, 1));
+	for (i = 0; i < m->nseries; i++)
+		series_ids[i] = m->series[i].id;
+	shm_toc_insert(pcxt->toc, MERGE_KEY_SERIES, series_ids);
+	queues = shm_toc_allocate(pcxt->toc, (Size) MERGE_QUEUE_SIZE * nworkers);
+	shm_toc_insert(pcxt->toc, MERGE_KEY_QUEUES, queues);
+	mqh = palloc0(sizeof(shm_mq_handle *) * nworkers);
+	for (i = 0; i < pcxt->nworkers; i++)
+	{
+		shm_mq	   *mq = shm_mq_create(queues + (Size) i * MERGE_QUEUE_SIZE, MERGE_QUEUE_SIZE);
+
+		shm_mq_set_receiver(mq, MyProc);
+		mqh[i] = shm_mq_attach(mq, pcxt->seg, NULL);
+	}
+	LaunchParallelWorkers(pcxt);
+	nlaunched = pcxt->nworkers_launched;
+	elog(DEBUG1, "parallel merge of %d tables: %d of %d workers launched", ntables, nlaunched,
+		 nworkers);
+	for (i = 0; i < nlaunched; i++)
+		shm_mq_set_handle(mqh[i], pcxt->worker[i].bgwhandle);
+
+	/* the leader's share, with its own buffered rows */
+	m->next_share = &sh->next_share;
+	m->leader = true;
+	m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
+	foreach(lc, tables)
+		merge_scan_table(m, lfirst(lc));
+
+	for (i = 0; i < nlaunched; i++)
+	{
+		Size		nbytes;
+		void	   *data;
+		MergeWorkerResult result;
+		struct varlena *profile;
+
+		if (shm_mq_receive(mqh[i], &nbytes, &data, false) != SHM_MQ_SUCCESS ||
+			nbytes < sizeof(result) + VARHDRSZ)
+		{
+			/* its error, if it raised one, then ours */
+			WaitForParallelWorkersToFinish(pcxt);
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("parallel merge worker exited without its share")));
+		}
+		memcpy(&result, data, sizeof(result));
+		profile = MemoryContextAllocHuge(CurrentMemoryContext, nbytes - sizeof(result));
+		memcpy(profile, (char *) data + sizeof(result), nbytes - sizeof(result));
+		if (VARSIZE(profile) != nbytes - sizeof(result))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("parallel merge worker sent a damaged share")));
+		profile_builder_add_profile(m->builders[0], profile);
+		pfree(profile);
+		m->known_min = Min(m->known_min, result.known_min);
+		m->unknown_seen |= result.unknown_seen;
+	}
+	WaitForParallelWorkersToFinish(pcxt);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	m->next_share = NULL;
+}
