@@ -37,6 +37,14 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     bad text;
 BEGIN
+    -- a Citus table's rows are written and merged on the workers, in
+    -- shards of their own, which these options (this node's catalog)
+    -- would not reach: refused rather than set where nothing reads them
+    IF parca.is_citus_table(tbl) THEN
+        RAISE EXCEPTION '% is a Citus table: its options would not reach its shards on the workers', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'parca''s table options are not carried to Citus shards (docs/scale-out.md).';
+    END IF;
     IF log_by <> '' AND NOT EXISTS (SELECT FROM pg_attribute a
                                     WHERE a.attrelid = tbl AND a.attname = parca_columnar_set_options.log_by
                                       AND a.attnum > 0 AND NOT a.attisdropped

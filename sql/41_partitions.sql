@@ -154,9 +154,9 @@ BEGIN
     -- rollups first: the rollups' lock before any table's, as the rollups
     -- take it (sql/46_rollups.sql)
     IF s.retention_seconds > 0
-       AND (EXISTS (SELECT FROM parca.partition_ranges() p
+       AND (EXISTS (SELECT 1 FROM parca.partition_ranges() p
                     WHERE NOT p.is_default AND p.range_end <= now() - make_interval(secs => s.retention_seconds))
-            OR EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time))) THEN
+            OR EXISTS (SELECT 1 FROM parca.samples_default WHERE isfinite(time))) THEN
         PERFORM pg_advisory_xact_lock(hashtext('parca.samples rollups'));
     END IF;
     SELECT count(*) INTO parts FROM parca.partition_ranges() WHERE NOT is_default;
@@ -174,12 +174,21 @@ BEGIN
     -- inside a function) still sees them in the default partition and not
     -- in the new ones, as TRUNCATE would not let it.  Rare: rows come to
     -- the default partition only for times no partition was made for.
-    IF EXISTS (SELECT FROM parca.samples_default WHERE isfinite(time)) THEN
+    IF EXISTS (SELECT 1 FROM parca.samples_default WHERE isfinite(time)) THEN
         LOCK TABLE ONLY parca.samples IN ACCESS EXCLUSIVE MODE;
         LOCK TABLE parca.samples_default IN EXCLUSIVE MODE;
         CREATE TEMP TABLE parca_default_rows ON COMMIT DROP AS
             SELECT * FROM parca.samples_default;
-        PERFORM parca.columnar_delete_all_rows('parca.samples_default');
+        IF parca.is_citus_table('parca.samples_default') THEN
+            -- on Citus the rows are in the shards, and the coordinator's
+            -- table an empty shell, which the MVCC delete would leave the
+            -- rows beside; TRUNCATE, which Citus runs on the shards in
+            -- this transaction, empties them (a snapshot taken before the
+            -- commit no longer sees the rows there: docs/scale-out.md)
+            TRUNCATE parca.samples_default;
+        ELSE
+            PERFORM parca.columnar_delete_all_rows('parca.samples_default');
+        END IF;
         FOR r IN SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.time) / s.interval_seconds)
                                               * s.interval_seconds) AS t
                  FROM parca_default_rows d WHERE isfinite(d.time)

@@ -149,9 +149,13 @@ $$;
 CREATE FUNCTION parca.profile_sums(t timestamptz, t_end timestamptz,
                                    skip_lo timestamptz, skip_hi timestamptz)
     RETURNS TABLE(series_id bigint, profiles bigint, value numeric, duration numeric)
-    LANGUAGE sql STABLE STRICT
+    -- PL/pgSQL: Citus plans a SQL function's statements with their
+    -- parameters unbound, which it cannot distribute (docs/scale-out.md)
+    LANGUAGE plpgsql STABLE STRICT
     SET search_path = pg_catalog, pg_temp
 AS $$
+BEGIN
+    RETURN QUERY
     SELECT p.series_id, count(*), sum(p.v), sum(p.d)
     FROM (SELECT x.series_id, x.time,
                  sum(CASE WHEN split_part(s.profile_type, ':', 2) = 'samples'
@@ -161,7 +165,8 @@ AS $$
           FROM parca.samples x JOIN parca.series s ON s.id = x.series_id
           WHERE x.time >= t AND x.time < t_end AND NOT (x.time >= skip_lo AND x.time < skip_hi)
           GROUP BY x.series_id, x.time) p
-    GROUP BY p.series_id
+    GROUP BY p.series_id;
+END
 $$;
 
 -- Roll up the hour (day, week) that starts at t, in its generation g
@@ -187,7 +192,7 @@ BEGIN
     SELECT * INTO l FROM parca.rollup_level(level);
     t_end := t + l.width;
     EXECUTE format('SELECT generation FROM %s WHERE start = $1', l.list) INTO g USING t;
-    EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE time >= $1 AND time < $2)', l.source)
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE time >= $1 AND time < $2)', l.source)
         INTO has_rows USING t, t_end;
     IF NOT has_rows THEN
         RETURN -1;
@@ -195,7 +200,7 @@ BEGIN
     g := coalesce(g, 0);
     PERFORM parca.create_rollup_partition(level, t);
     -- (rollup rows of the generation but not listed: the list was emptied by hand)
-    EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE time = $1 AND duration = $2)', l.target)
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE time = $1 AND duration = $2)', l.target)
         INTO has_rollup USING t, g;
     IF NOT has_rollup THEN
         EXECUTE format('INSERT INTO %s (time, series_id, stack, value, period, duration, num_labels)
@@ -513,6 +518,12 @@ BEGIN
             + interval '7 days';
     -- (the log first, as parca.rollup_changes reads it)
     SELECT * INTO pending FROM parca.rollup_log(start, stop);
+    IF parca.is_citus_table('parca.samples') THEN
+        -- on Citus the rows are written on the workers' shards, which
+        -- keep no write log (docs/scale-out.md): any hour of the range
+        -- may have changed, and is rolled up again (by difference)
+        pending.written := tstzmultirange(tstzrange(start, stop));
+    END IF;
     -- hours, then days, then weeks (each from the level before, as it is
     -- then): each complete one not rolled up, or changed since (the log
     -- meets the hour; a day's hour, a week's day, changed)
@@ -561,7 +572,16 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('parca.samples rollups'));
     IF (SELECT enabled FROM parca.rollup_settings()) THEN
-        PERFORM parca.rollup_changes(NULL, 0);
+        IF parca.is_citus_table('parca.samples') THEN
+            -- no write log on Citus's shards: every hour of the doomed
+            -- partitions is rolled up (again), and its day and week
+            FOR p IN SELECT r.range_start, r.range_end FROM parca.partition_ranges() r
+                     WHERE r.partition = ANY (doomed) ORDER BY r.range_start LOOP
+                PERFORM @extschema@.parca_rollup_hours(p.range_start, p.range_end);
+            END LOOP;
+        ELSE
+            PERFORM parca.rollup_changes(NULL, 0);
+        END IF;
     END IF;
     FOR p IN SELECT r.range_start, r.range_end FROM parca.partition_ranges() r
              WHERE r.partition = ANY (doomed) ORDER BY r.range_start LOOP
@@ -619,7 +639,7 @@ BEGIN
     LOOP
         -- (kept while the level below has rows there: an hour (day) rolled
         -- up again from them would bring what its day (week) holds already)
-        EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE time >= $1 AND time < $2)', r.source)
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE time >= $1 AND time < $2)', r.source)
             INTO below_has_rows USING r.range_start, r.range_end;
         CONTINUE WHEN below_has_rows;
         -- the days (weeks) above keep what the dropped rows held
@@ -754,7 +774,7 @@ BEGIN
     END IF;
     FOR l IN SELECT * FROM unnest(ARRAY['hour', 'day', 'week']) v, parca.rollup_level(v) LOOP
         CONTINUE WHEN NOT has_table_privilege(l.target, 'SELECT') OR NOT has_table_privilege(l.list, 'SELECT');
-        EXECUTE format('SELECT EXISTS (SELECT FROM %s x JOIN %s p ON p.start = x.time
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s x JOIN %s p ON p.start = x.time
                                        WHERE x.time >= $1 AND x.time + $3 - interval ''1 microsecond'' <= $2
                                          AND x.series_id = ANY ($4) AND x.period > 0)', l.target, l.list)
             INTO hit USING start, stop, l.width, ids;

@@ -127,6 +127,27 @@ $$;
 CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
     AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- parca_query_range's points from its sums per step and series (both
+-- of its paths, below, end here): per step and label set (key), the sum
+-- of the values, the rate where every series is a delta profile type with
+-- durations, and the profiles.
+CREATE TYPE parca.range_series AS (bucket timestamptz, key jsonb, value numeric, duration numeric,
+                                   is_delta boolean, profiles numeric);
+CREATE FUNCTION parca.range_points(sums parca.range_series[])
+    RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
+                  per_second double precision, profiles bigint)
+    LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.value)::double precision,
+           -- the aggregate runs whatever CASE decides: it must not divide by 0
+           CASE WHEN pg_catalog.bool_and(p.is_delta AND p.duration OPERATOR(pg_catalog.>) 0)
+                THEN pg_catalog.sum(p.value::double precision OPERATOR(pg_catalog./) (p.duration OPERATOR(pg_catalog./) 1e9))
+                         FILTER (WHERE p.duration OPERATOR(pg_catalog.>) 0) END,
+           pg_catalog.sum(p.profiles)::bigint
+    FROM pg_catalog.unnest(sums) p
+    GROUP BY p.bucket, p.key
+    ORDER BY 1, 2
+$$;
+
 -- Time series for Grafana: per step bucket (aligned to start, or to
 -- 2000-01-01 when start is -infinity) and series,
 -- the total value (samples:count in the period unit when it is known) and, for delta types,
@@ -199,15 +220,7 @@ CREATE FUNCTION parca.query_range_local(selector text, start timestamptz, stop t
         FROM per_part p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
         GROUP BY p.bucket, sel.key, p.series_id
     )
-    SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
-           -- the aggregate runs whatever CASE decides: it must not divide by 0
-           CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
-                THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9))
-                         FILTER (WHERE p.d OPERATOR(pg_catalog.>) 0) END,
-           pg_catalog.sum(p.profiles)::bigint
-    FROM per_series p
-    GROUP BY p.bucket, p.key
-    ORDER BY 1, 2
+    SELECT r.* FROM parca.range_points(ARRAY(SELECT p::parca.range_series FROM per_series p)) r
 $$;
 
 -- parca_query_range: that statement on one server; on Citus, the raw rows
@@ -227,14 +240,37 @@ BEGIN
     -- the arguments checked first, whatever reads the rows
     sb := parca.range_arguments(step, sum_by);
     IF parca.is_citus_table('parca.samples') THEN
-        -- On Citus: the raw rows of the whole range (the rollups are not
-        -- distributed yet), summed per profile on the workers (the group
+    DECLARE
+        origin timestamptz;
+        rolled timestamptz[];
+        raw tstzmultirange;
+        h_bucket timestamptz[];
+        h_series bigint[];
+        h_value numeric[];
+        h_duration numeric[];
+        h_profiles bigint[];
+    BEGIN
+        -- On Citus: the hours kept in the rollups (coordinator-local
+        -- tables) read from there, as on one server; the raw rows of the
+        -- rest of the range summed per profile on the workers (the group
         -- holds series_id, the distribution column), the rest here.
         SELECT pg_catalog.array_agg(s.id),
                pg_catalog.array_agg(s.id) FILTER (WHERE pg_catalog.split_part(s.profile_type, ':', 2) = 'samples'
                                                   AND pg_catalog.split_part(s.profile_type, ':', 3) = 'count')
         INTO ids, scaled_ids
         FROM @extschema@.parca_series(selector) s;
+        origin := CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END;
+        SELECT pg_catalog.array_agg(h.hour) FILTER (WHERE h.series_id IS NULL),
+               pg_catalog.array_agg(pg_catalog.date_bin(step, h.hour, origin)) FILTER (WHERE h.series_id IS NOT NULL),
+               pg_catalog.array_agg(h.series_id) FILTER (WHERE h.series_id IS NOT NULL),
+               pg_catalog.array_agg(h.value) FILTER (WHERE h.series_id IS NOT NULL),
+               pg_catalog.array_agg(h.duration) FILTER (WHERE h.series_id IS NOT NULL),
+               pg_catalog.array_agg(h.profiles) FILTER (WHERE h.series_id IS NOT NULL)
+        INTO rolled, h_bucket, h_series, h_value, h_duration, h_profiles
+        FROM parca.range_hours(ids, start, stop, step, origin) h;
+        raw := pg_catalog.tstzmultirange(pg_catalog.tstzrange(start, stop, '[]'))
+               OPERATOR(pg_catalog.-) (SELECT coalesce(pg_catalog.range_agg(pg_catalog.tstzrange(h, h OPERATOR(pg_catalog.+) interval '1 hour')), '{}')
+                                       FROM pg_catalog.unnest(rolled) h);
         RETURN QUERY
         WITH sel AS (
             SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
@@ -243,9 +279,7 @@ BEGIN
                               FROM pg_catalog.unnest(sb) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
             FROM @extschema@.parca_series(selector) s
         ), per_profile AS (
-            SELECT pg_catalog.date_bin(step, x.time,
-                                       CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END) AS bucket,
-                   x.series_id,
+            SELECT pg_catalog.date_bin(step, x.time, origin) AS bucket, x.series_id,
                    pg_catalog.sum(CASE WHEN x.series_id OPERATOR(pg_catalog.=) ANY (scaled_ids)
                                             AND x.period OPERATOR(pg_catalog.>) 0
                                        THEN x.value OPERATOR(pg_catalog.*) x.period ELSE x.value END) AS v,
@@ -253,22 +287,26 @@ BEGIN
             FROM parca.samples x
             WHERE x.series_id OPERATOR(pg_catalog.=) ANY (ids)
               AND x.time OPERATOR(pg_catalog.>=) start AND x.time OPERATOR(pg_catalog.<=) stop
+              AND raw OPERATOR(pg_catalog.@>) x.time
             GROUP BY 1, 2, x.time
+        ), per_part AS (
+            SELECT p.bucket, p.series_id, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
+                   pg_catalog.count(*) AS profiles
+            FROM per_profile p
+            GROUP BY p.bucket, p.series_id
+            UNION ALL
+            SELECT * FROM ROWS FROM (pg_catalog.unnest(h_bucket), pg_catalog.unnest(h_series),
+                                     pg_catalog.unnest(h_value), pg_catalog.unnest(h_duration),
+                                     pg_catalog.unnest(h_profiles))
         ), per_series AS (
             SELECT p.bucket, sel.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
-                   pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.count(*) AS profiles
-            FROM per_profile p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
+                   pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.sum(p.profiles) AS profiles
+            FROM per_part p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
             GROUP BY p.bucket, sel.key, p.series_id
         )
-        SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.v)::double precision,
-               CASE WHEN pg_catalog.bool_and(p.is_delta AND p.d OPERATOR(pg_catalog.>) 0)
-                    THEN pg_catalog.sum(p.v::double precision OPERATOR(pg_catalog./) (p.d OPERATOR(pg_catalog./) 1e9))
-                             FILTER (WHERE p.d OPERATOR(pg_catalog.>) 0) END,
-               pg_catalog.sum(p.profiles)::bigint
-        FROM per_series p
-        GROUP BY p.bucket, p.key
-        ORDER BY 1, 2;
+        SELECT r.* FROM parca.range_points(ARRAY(SELECT p::parca.range_series FROM per_series p)) r;
         RETURN;
+    END;
     END IF;
     RETURN QUERY SELECT * FROM parca.query_range_local(selector, start, stop, step, sum_by);
 END

@@ -31,6 +31,7 @@
 #include "utils/rls.h"
 #include "utils/timestamp.h"
 
+#include "installation/citus.h"
 #include "metastore/metastore.h"
 #include "ingest/samples_insert.h"
 #include "metastore/samples_table.h"
@@ -70,6 +71,8 @@ struct SamplesInsert
  * extension made it.  The row-level security of the table an INSERT names
  * applies, that of a partition it routes to does not (the extension's
  * partitions have it, for readers who name them: sql/47_row_security.sql).
+ * A Citus table's rows go to its shards, through Citus's executor
+ * (docs/scale-out.md): on the coordinator it is an empty shell.
  */
 static bool
 is_plain(Relation rel, char relkind, bool named)
@@ -77,6 +80,7 @@ is_plain(Relation rel, char relkind, bool named)
 	return rel->rd_rel->relkind == relkind && rel->trigdesc == NULL &&
 		rel->rd_rules == NULL &&
 		(!named || check_enable_rls(RelationGetRelid(rel), InvalidOid, true) != RLS_ENABLED) &&
+		(!named || !citus_table(RelationGetRelid(rel))) &&
 		samples_table_has_layout(rel);
 }
 

@@ -22,6 +22,7 @@
 #include "commands/extension.h"
 #include "fmgr.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -31,8 +32,53 @@
 #define Anum_dist_partition_logicalrelid 1
 #define Anum_dist_local_group_groupid 1
 
-bool
-citus_table(Oid relid)
+/*
+ * The answers, cached: the series index's trigger and every parca_query
+ * ask, and each look-up opens Citus's catalogs.  Any relcache
+ * invalidation clears them all.  That covers every change an answer
+ * depends on: Citus invalidates a table's relcache entry when its row in
+ * pg_dist_partition comes or goes, and pg_dist_local_group's when this
+ * node's group changes; CREATE (DROP) EXTENSION citus makes (drops) its
+ * catalogs, whose rows in pg_class invalidate them.  Invalidations are
+ * rare next to the questions, so clearing all costs nothing that
+ * matters.  A few tables are asked about (parca.samples, its rollups):
+ * past CACHED_TABLES the oldest answer makes room.
+ */
+#define CACHED_TABLES 8
+
+typedef struct CitusCache
+{
+	bool		callback_registered;
+	bool		node_known;		/* is worker_node valid? */
+	bool		worker_node;
+	int			ntables;		/* valid entries in tables/distributed */
+	int			next;			/* the entry to replace when full */
+	Oid			tables[CACHED_TABLES];
+	bool		distributed[CACHED_TABLES];
+} CitusCache;
+
+static CitusCache cache;
+
+static void
+invalidate_cache(Datum arg, Oid relid)
+{
+	cache.node_known = false;
+	cache.ntables = 0;
+	cache.next = 0;
+}
+
+static void
+use_cache(void)
+{
+	if (!cache.callback_registered)
+	{
+		CacheRegisterRelcacheCallback(invalidate_cache, (Datum) 0);
+		cache.callback_registered = true;
+	}
+}
+
+static bool
+lookup_citus_table(Oid relid)
 {
 	Oid			catalog;
 	Oid			index;
@@ -58,7 +104,35 @@ citus_table(Oid relid)
 }
 
 bool
-citus_worker_node(void)
+citus_table(Oid relid)
+{
+	bool		distributed;
+	int			slot;
+
+	use_cache();
+	for (int i = 0; i < cache.ntables; i++)
+		if (cache.tables[i] == relid)
+			return cache.distributed[i];
+
+	/*
+	 * (the look-up takes locks, which may process invalidations and clear
+	 * the cache: the answer is stored after it)
+	 */
+	distributed = lookup_citus_table(relid);
+	if (cache.ntables < CACHED_TABLES)
+		slot = cache.ntables++;
+	else
+	{
+		slot = cache.next;
+		cache.next = (cache.next + 1) % CACHED_TABLES;
+	}
+	cache.tables[slot] = relid;
+	cache.distributed[slot] = distributed;
+	return distributed;
+}
+
+static bool
+lookup_worker_node(void)
 {
 	Oid			catalog;
 	Relation	rel;
@@ -85,6 +159,20 @@ citus_worker_node(void)
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return worker;
+}
+
+bool
+citus_worker_node(void)
+{
+	bool		worker;
+
+	use_cache();
+	if (cache.node_known)
+		return cache.worker_node;
+	worker = lookup_worker_node();
+	cache.worker_node = worker;
+	cache.node_known = true;
 	return worker;
 }
 

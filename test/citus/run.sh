@@ -68,8 +68,7 @@ cp "$SHARED_TESTDATA/pprof/google-pprof/large.cpu" "$SHARED_TESTDATA/pprof/googl
 chown -R postgres: "$work"
 chmod 755 "${node_dirs[0]}"
 
-# the profiles' days have partitions before anything is written (the
-# default partition's rows are not moved on Citus yet: docs/scale-out.md)
+# the profiles' days have partitions before anything is written
 partitions_for_fixtures() {
 	"$1" "SELECT count(parca.create_partition(t)) FROM (VALUES
 		('2017-09-29'::timestamptz), ('2022-10-18')) v(t)" >/dev/null
@@ -123,11 +122,12 @@ check "parca-agent's binary COPY through the coordinator" copy_both
 check_eq "rows after the COPY" "$(qs "SELECT count(*) FROM parca.samples")" "$(qc "SELECT count(*) FROM parca.samples")"
 
 # --- queries: the same answer on both -----------------------------------------
-# same NAME SQL: SQL's output is the same in both databases (and not empty)
+# same NAME SQL [WRAPPER]: SQL's output is the same in both databases (and
+# not empty), each run by WRAPPER (a command that runs its arguments) if given
 same() {
 	local single dist
-	single=$(qs "$2" 2>&1)
-	dist=$(qc "$2" 2>&1)
+	single=$(${3:-} qs "$2" 2>&1)
+	dist=$(${3:-} qc "$2" 2>&1)
 	if [ -z "$single" ] || grep -q ERROR <<<"$single"; then
 		check_eq "$1: the single node's answer" "an answer" "$(echo "$single" | head -c 300)"
 	else
@@ -163,6 +163,64 @@ same "parca_profile_types, parca_labels" \
 	"SELECT (SELECT string_agg(t, ',' ORDER BY t) FROM parca_profile_types() t),
 	        (SELECT string_agg(l, ',' ORDER BY l) FROM parca_labels() l)"
 
+# --- partitions, retention and rollups: the same on both --------------------
+# (qm: with the rollups on, and a retention of 5 years, 2,628,000 minutes:
+# the fixtures' 2017 day and the rows moved 6 years back are older)
+qm() { PGOPTIONS='-c parca.rollups=on -c parca.retention=2628000' "$@"; }
+# Rows of a day without a partition go to the default partition; the
+# maintenance moves them into a partition of their own.  On Citus the
+# default partition's rows are in its shards: they must move, not stay
+# beside their copies.
+to_default="INSERT INTO parca.samples SELECT time + interval '30 days', series_id, stack, value, period, duration, num_labels
+	FROM parca.samples WHERE time >= '2022-10-18' AND time < '2022-10-19'"
+qs "$to_default" >/dev/null
+qc "$to_default" >/dev/null
+same "rows in the default partition" "SELECT count(*) FROM parca.samples_default"
+same "parca_maintain_partitions moves the default partition's rows" \
+	"SELECT moved_rows FROM parca_maintain_partitions()"
+same "sample rows after the move (none twice)" "SELECT count(*), sum(value) FROM parca.samples"
+check_eq "the default partition is empty after the move" 0 "$(qc "SELECT count(*) FROM parca.samples_default")"
+same "parca_query over the moved day" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}', '2022-11-17', '2022-11-18')))"
+
+# Rollups by hand, then queries that read them (whole hours, days)
+rolled="'2022-10-01', '2022-12-01'"
+same "parca_rollup_hours" "SELECT * FROM parca_rollup_hours($rolled)" qm
+same "the hourly rollups" "SELECT count(*), sum(value) FROM parca.samples_hourly"
+same "the daily rollups" "SELECT count(*), sum(value) FROM parca.samples_daily"
+same "parca_query over rolled-up hours and days" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}', $rolled)))" qm
+same "parca_query_range over rolled-up hours" \
+	"SELECT md5(string_agg(r::text, ',')), count(*) FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta{}', $rolled, '1 hour', '{job}') r" qm
+same "parca_query_range over rolled-up and raw hours" \
+	"SELECT md5(string_agg(r::text, ',')), count(*) FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta{}', '2022-10-18 05:30', '2022-11-20 17:10', '1 day') r" qm
+# rows written late into an hour rolled up: rolled up again, by difference
+late="INSERT INTO parca.samples SELECT time + interval '1 minute', series_id, stack, value, period, duration, num_labels
+	FROM parca.samples WHERE time >= '2022-10-18' AND time < '2022-10-19' AND series_id = (SELECT min(id) FROM parca.series)"
+qs "$late" >/dev/null
+qc "$late" >/dev/null
+# (on Citus every hour of the range is rolled up again, there being no
+# write log: the same rollup rows are written, for more hours looked at)
+same "parca_rollup_hours after late rows: the rollup rows written" "SELECT rows FROM parca_rollup_hours($rolled)" qm
+same "parca_query_range after late rows rolled up" \
+	"SELECT md5(string_agg(r::text, ',')), count(*) FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta{}', $rolled, '1 hour') r" qm
+
+# Retention: rows moved 6 years back (into the default partition, moved
+# out by the maintenance) and the 2017 day are older than it; their hours
+# are rolled up before their partitions are dropped, as on one server
+to_past="INSERT INTO parca.samples SELECT time - interval '6 years', series_id, stack, value, period, duration, num_labels
+	FROM parca.samples WHERE time >= '2022-10-18' AND time < '2022-10-19'"
+qs "$to_past" >/dev/null
+qc "$to_past" >/dev/null
+same "retention: partitions made and dropped, rows moved" "SELECT * FROM parca_maintain_partitions()" qm
+same "the partitions left" "SELECT string_agg(partition::text, ',' ORDER BY partition::text) FROM parca.partition_ranges()"
+same "sample rows after retention" "SELECT count(*), sum(value) FROM parca.samples"
+same "the hourly rollups keep the dropped rows' hours" "SELECT count(*), sum(value) FROM parca.samples_hourly"
+same "parca_query over the dropped partitions (from the rollups)" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}', '2016-10-01', '2016-11-01')))" qm
+same "parca_query_range over the dropped partitions" \
+	"SELECT md5(string_agg(r::text, ',')), count(*) FROM parca_query_range('cpu:samples:count:cpu:nanoseconds:delta{}', '2016-10-01', '2016-11-01', '1 hour', '{job}') r" qm
+
 # --- what runs where ---------------------------------------------------------
 plan=$(qc "EXPLAIN (VERBOSE, COSTS OFF) SELECT series_id, parca_merge(stack, value) FROM parca.samples
 	   WHERE series_id = ANY ('{1,2,3}') GROUP BY series_id")
@@ -176,6 +234,69 @@ counts="SELECT (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.
 before=$(qc "$counts")
 check "parca_metastore_gc refuses on Citus" grep -q "Citus shards" <<<"$(qc "SELECT parca_metastore_gc()" 2>&1)"
 check_eq "the metastore is kept whole" "$before" "$(qc "$counts")"
+
+# --- parca's table options (parca.columnar_options) --------------------------
+# They are this node's catalog: set on the coordinator they would not
+# reach the shards on the workers, so setting them on a Citus table is
+# refused, and changes nothing; on the single node they are set.
+options="SELECT string_agg(relid::regclass || ' ' || coalesce(sort_by::text, '-'), ',' ORDER BY relid::regclass::text)
+	FROM parca.columnar_options"
+set_options="SELECT parca_columnar_set_options('parca.samples', sort_by => '{time}')"
+options_before=$(qc "$options")
+check "parca_columnar_set_options on the single node" eval 'qs "$set_options" >/dev/null'
+check "parca_columnar_set_options refuses a Citus table" \
+	grep -q "is a Citus table: its options would not reach its shards" <<<"$(qc "$set_options" 2>&1)"
+check_eq "the coordinator's table options are unchanged" "$options_before" "$(qc "$options")"
+
+# --- what src/citus.c caches ---------------------------------------------------
+# Whether a table is Citus's is cached per session, and forgotten when
+# Citus changes its metadata: the answers follow a table distributed and
+# undistributed in the session that does it, and in another session that
+# asked before (the sessions wait for each other: the first distributes
+# after the other's first answer, and undistributes after its second).
+q "CREATE TABLE parca_cache_check (a int); CREATE TABLE parca_cache_asked (a int)" >/dev/null
+wait_for() { echo "DO \$\$ BEGIN FOR i IN 1 .. 600 LOOP EXIT WHEN $1; PERFORM pg_sleep(0.1); END LOOP; END \$\$;"; }
+(echo "SELECT 'before ' || parca.is_citus_table('parca_cache_check');
+       INSERT INTO parca_cache_asked VALUES (1);
+       $(wait_for "EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'parca_cache_check'::regclass)")
+       SELECT 'after ' || parca.is_citus_table('parca_cache_check');
+       INSERT INTO parca_cache_asked VALUES (2);" | psql -X -qAt >"$work/other.out" 2>&1) &
+other=$!
+cache_out=$(echo "$(wait_for "EXISTS (SELECT 1 FROM parca_cache_asked)")
+	SELECT 'before ' || parca.is_citus_table('parca_cache_check');
+	SELECT create_distributed_table('parca_cache_check', 'a') IS NULL;
+	SELECT 'distributed ' || parca.is_citus_table('parca_cache_check');
+	$(wait_for "EXISTS (SELECT 1 FROM parca_cache_asked WHERE a = 2)")
+	SELECT undistribute_table('parca_cache_check') IS NULL;
+	SELECT 'undistributed ' || parca.is_citus_table('parca_cache_check');" |
+	PGOPTIONS='-c client_min_messages=warning' psql -X -qAt 2>&1)
+wait $other
+check_eq "parca.is_citus_table follows create_distributed_table and undistribute_table" \
+	"before false,distributed true,undistributed false" \
+	"$(grep -E '^(before|distributed|undistributed) ' <<<"$cache_out" | paste -sd,)"
+check_eq "another session's cached answer follows too" "before false,after true" \
+	"$(grep -E '^(before|after) ' "$work/other.out" | paste -sd,)"
+q "DROP TABLE parca_cache_check, parca_cache_asked" >/dev/null
+
+# --- the ingest's path on Citus ---------------------------------------------
+# parca_ingest_pprof writes straight into a plain partition's storage
+# (src/samples_insert.c); on Citus it must send the rows through Citus
+# because the table is Citus's, not because of a trigger Citus happens to
+# put on the coordinator's shell: without Citus's truncate triggers there
+# the rows must still reach the shards.
+# (on the coordinator only: the shards have no such triggers)
+q "SELECT 'SET citus.enable_ddl_propagation = off;' UNION ALL
+   SELECT format('DROP TRIGGER %I ON %s;', t.tgname, t.tgrelid::regclass) FROM pg_trigger t
+   WHERE t.tgname LIKE 'truncate_trigger%' AND t.tgrelid <> 'parca.samples_default'::regclass
+     AND (t.tgrelid = 'parca.samples'::regclass
+          OR t.tgrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'parca.samples'::regclass))" |
+	psql -X -q >/dev/null
+check_eq "Citus's truncate triggers dropped from the coordinator's parca.samples" 0 \
+	"$(q "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'parca.samples'::regclass")"
+ingest_e="SELECT parca_ingest_pprof(pg_read_binary_file('$work/large.cpu'), 'cpu', '{\"job\": \"e\"}')"
+qs "$ingest_e" >/dev/null
+qc "$ingest_e" >/dev/null
+same "sample rows after an ingest without Citus's triggers" "SELECT count(*), sum(value) FROM parca.samples"
 
 # --- a worker stopped under queries -----------------------------------------
 # Queries run one after the other in one session while the second worker

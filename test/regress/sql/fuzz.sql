@@ -86,6 +86,8 @@ INSERT INTO fuzz_values (type, expr) VALUES
     ('timestamptz[]', $$'{-infinity,infinity,NULL}'$$), ('timestamptz[]', $$'{4713-01-01 00:00+00 BC,294276-12-31 00:00+00}'$$),
     ('tstzmultirange', $$'{[-infinity,infinity]}'$$), ('tstzmultirange', 'NULL'), ('tstzmultirange', $$'{}'$$),
     ('tstzmultirange', $$'{[2017-01-01 00:00+00,2017-01-02 00:00+00), [294276-12-30 00:00+00,infinity)}'$$),
+    ('parca.range_series[]', 'NULL'), ('parca.range_series[]', $$'{}'$$), ('parca.range_series[]', $$'{NULL,"(,,,,,)"}'$$),
+    ('parca.range_series[]', $$'{"(infinity,{},1e300,0,t,-1)","(infinity,{},-1e300,0,t,1)","(2017-01-01,null,1,1,t,1)"}'$$),
     ('stacktrace', '(SELECT stack FROM parca.samples LIMIT 1)'), ('stacktrace', 'NULL'),
     ('stacktrace', $$'{}'$$), ('stacktrace', $$'{0000000000000001}'$$),
     ('stacktrace', $$('{' || array_to_string(array_fill('ffffffffffffffff'::text, ARRAY[1000]), ',') || '}')::stacktrace$$),
