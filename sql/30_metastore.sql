@@ -12,7 +12,7 @@ CREATE FUNCTION parca.text_is_valid(text) RETURNS boolean
 
 -- Text quoted for an error message: "whole" when short, else its first 64
 -- characters, "..." and its length, so that a message names a bad
--- argument without echoing megabytes of it (src/valid_text.c).
+-- argument without echoing megabytes of it (src/types/valid_text.c).
 CREATE FUNCTION parca.message_quote(text) RETURNS text
     AS 'MODULE_PATHNAME', 'parca_message_quote' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

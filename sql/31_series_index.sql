@@ -1,4 +1,4 @@
--- The series index (src/series_index.c; docs/data-model.md, "Finding
+-- The series index (src/metastore/series_index.c; docs/data-model.md, "Finding
 -- series"): what selectors and discovery read instead of every series.
 -- Kept by a trigger on parca.series and by every insert into a partition
 -- of parca.samples, in the writer's transaction, as the tables' owner
@@ -54,7 +54,7 @@ CREATE INDEX label_hours_hour ON parca.label_hours USING brin (hour);
 -- only to roles that the row-level security of the tables they come from
 -- (parca.series; parca.samples for the hours) does not restrict, whatever
 -- is granted.  Selectors and discovery read them as their owner, only for
--- such callers (src/series_index.c).  (The names as text: parca.samples
+-- such callers (src/metastore/series_index.c).  (The names as text: parca.samples
 -- is made after them.)
 ALTER TABLE parca.label_values ENABLE ROW LEVEL SECURITY;
 CREATE POLICY parca_unrestricted_readers ON parca.label_values

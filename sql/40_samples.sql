@@ -1,12 +1,12 @@
 -- The samples table.  Its definition lives here and nowhere else; the C
--- code knows its columns from src/samples_table.h (attribute numbers,
+-- code knows its columns from src/metastore/samples_table.h (attribute numbers,
 -- names, types), and agent/writer.c names them in its COPY: a change here
 -- changes those too.
 --
 -- Partitioned by time (docs/columnar.md, "Time partitions"): every
 -- partition is a parca_columnar table covering one period of
 -- parca.partition_interval (a day by default, aligned to UTC), made ahead
--- of time by the maintenance worker (src/partitions.c) and dropped whole
+-- of time by the maintenance worker (src/maintenance/partitions.c) and dropped whole
 -- when parca.retention has passed.  Rows are appended, never updated.
 -- A row for which no partition exists yet (a profile from long ago or
 -- from the far future) lands in parca.samples_default, which the worker

@@ -1,6 +1,6 @@
 -- Upkeep of parca.samples' time partitions (sql/40_samples.sql): the
 -- settings, the partitions' ranges, making and dropping them, the
--- parca.partitions view.  The maintenance worker (src/partitions.c)
+-- parca.partitions view.  The maintenance worker (src/maintenance/partitions.c)
 -- calls parca_maintain_partitions().  Written to run again over itself
 -- (CREATE OR REPLACE), so that the upgrade from 0.1 runs this same file
 -- after sql/upgrade/0.1--0.2/50-partitions.sql.

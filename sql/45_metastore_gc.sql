@@ -1,4 +1,4 @@
--- Garbage collection of the metastore (src/metastore_gc.c): series that
+-- Garbage collection of the metastore (src/metastore/metastore_gc.c): series that
 -- no sample row refers to any more, locations that no stack refers to,
 -- and the functions and mappings that no remaining location refers to.
 --

@@ -2,13 +2,13 @@
 -- complete hour, the hour's merged profile, per complete day the day's
 -- (merged from the hours) and per complete week the week's (merged from
 -- the days), so that parca_query over a long range reads a few rows per
--- stack and week, day or hour instead of every sample row.  Kept by the maintenance worker (src/partitions.c) through
+-- stack and week, day or hour instead of every sample row.  Kept by the maintenance worker (src/maintenance/partitions.c) through
 -- parca_maintain_rollups(); parca_rollup_hours() runs the same by hand.
 -- What changed since a period was rolled up is read from the write log
 -- that every transaction writing into parca.samples adds to
 -- (parca.columnar_write_log, sql/21_columnar_write_log.sql).
 
--- Rollup settings, read through the library (src/rollups.c) so that they
+-- Rollup settings, read through the library (src/maintenance/rollups.c) so that they
 -- are defined in a session that has not loaded it yet.
 CREATE FUNCTION parca.rollup_settings(
     OUT enabled boolean, OUT retention_seconds bigint, OUT daily_retention_seconds bigint)

@@ -61,7 +61,7 @@ ALTER TABLE parca.samples_default ENABLE ROW LEVEL SECURITY;
 -- extension, as whom the maintenance worker writes the rollups) and
 -- superusers are not subject to it.  The direct merge of parca_query
 -- (src/query/merge_scan.c) reads a table whose only policy is this one,
--- named so in src/samples_table.h, as the policy would.
+-- named so in src/metastore/samples_table.h, as the policy would.
 ALTER TABLE parca.samples_hourly ENABLE ROW LEVEL SECURITY;
 CREATE POLICY parca_unrestricted_readers ON parca.samples_hourly
     USING ((SELECT NOT pg_catalog.row_security_active('parca.samples'::pg_catalog.regclass)));

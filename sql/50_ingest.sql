@@ -16,7 +16,7 @@ COMMENT ON FUNCTION parca_series_id(text, jsonb) IS
 -- stores metastore rows, with ids computed by src/common/ids.c, before it
 -- COPYs samples naming them.  Each takes a batch as parallel arrays, stores
 -- what is missing, in id order (concurrent writers then queue rather than
--- deadlock), through the code parca_ingest_pprof uses (src/metastore.c).
+-- deadlock), through the code parca_ingest_pprof uses (src/metastore/metastore.c).
 -- They run as their caller, who needs the rights parca_agent has.
 CREATE FUNCTION parca_write_protocol() RETURNS integer
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;

@@ -14,7 +14,7 @@
 -- inlined (its statements are planned with its arguments as parameters),
 -- so these pin their search_path too (docs/security.md).
 
--- Whether a table is distributed by Citus (src/citus.c): read through SQL
+-- Whether a table is distributed by Citus (src/installation/citus.c): read through SQL
 -- that Citus plans, never directly (docs/scale-out.md).
 CREATE FUNCTION parca.is_citus_table(tbl regclass) RETURNS boolean
     AS 'MODULE_PATHNAME', 'parca_is_citus_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;

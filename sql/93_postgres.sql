@@ -1,5 +1,5 @@
 -- PostgreSQL backends profiled by statement (docs/postgres.md): the layout
--- parca-agent reads backends with (src/postgres_layout.c), and the
+-- parca-agent reads backends with (src/installation/postgres_layout.c), and the
 -- profiles' statements joined to pg_stat_statements.
 
 -- The offsets of this server's PgBackendStatus and PGPROC fields the agent

@@ -248,7 +248,7 @@ check "parca_columnar_set_options refuses a Citus table" \
 	grep -q "is a Citus table: its options would not reach its shards" <<<"$(qc "$set_options" 2>&1)"
 check_eq "the coordinator's table options are unchanged" "$options_before" "$(qc "$options")"
 
-# --- what src/citus.c caches ---------------------------------------------------
+# --- what src/installation/citus.c caches ---------------------------------------------------
 # Whether a table is Citus's is cached per session, and forgotten when
 # Citus changes its metadata: the answers follow a table distributed and
 # undistributed in the session that does it, and in another session that
@@ -280,7 +280,7 @@ q "DROP TABLE parca_cache_check, parca_cache_asked" >/dev/null
 
 # --- the ingest's path on Citus ---------------------------------------------
 # parca_ingest_pprof writes straight into a plain partition's storage
-# (src/samples_insert.c); on Citus it must send the rows through Citus
+# (src/ingest/samples_insert.c); on Citus it must send the rows through Citus
 # because the table is Citus's, not because of a trigger Citus happens to
 # put on the coordinator's shell: without Citus's truncate triggers there
 # the rows must still reach the shards.

@@ -1,4 +1,4 @@
--- The write protocol (src/store.c): what parca-agent calls to store metastore rows.
+-- The write protocol (src/metastore/store.c): what parca-agent calls to store metastore rows.
 
 CREATE FUNCTION parca_write_protocol() RETURNS integer
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;

@@ -1,4 +1,4 @@
--- The series index (sql/31_series_index.sql, part 61; src/series_index.c): a GIN
+-- The series index (sql/31_series_index.sql, part 61; src/metastore/series_index.c): a GIN
 -- index on parca.series by label, the label values of each profile type,
 -- and the hours in which each series got sample rows; discovery in C over
 -- it (sql/70_query.sql); the metastore's garbage collection forgets the

@@ -14,7 +14,7 @@ CREATE AGGREGATE parca.merge_profiles(profile profile) (
 );
 
 
--- Whether a table is distributed by Citus (src/citus.c): read through SQL
+-- Whether a table is distributed by Citus (src/installation/citus.c): read through SQL
 -- that Citus plans, never directly (docs/scale-out.md).
 CREATE FUNCTION parca.is_citus_table(tbl regclass) RETURNS boolean
     AS 'MODULE_PATHNAME', 'parca_is_citus_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;
