@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "ids/ids.h"
 
 void
 labelset_init(LabelSet *ls)
@@ -50,40 +51,21 @@ utf8_valid(const char *s, size_t len)
 	const unsigned char *p = (const unsigned char *) s;
 	size_t		i = 0;
 
+	/* the extension's test: NUL, overlong forms and surrogates are not text */
 	while (i < len)
 	{
-		unsigned char c = p[i];
-		size_t		n;
-		unsigned	cp;
+		int			n;
 
-		if (c == 0)
-			return false;		/* text holds no NUL */
-		if (c < 0x80)
+		if (p[i] > 0 && p[i] < 0x80)
 		{
-			i++;
+			i++;				/* most text: no call */
 			continue;
 		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
+		n = parca_utf8_char_length(p + i, len - i);
+
+		if (n == 0)
 			return false;
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++)
-		{
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		/* overlong forms, surrogates, beyond U+10FFFF */
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			(cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
+		i += n;
 	}
 	return true;
 }
