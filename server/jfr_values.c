@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids/ids.h"
+
 bool
 jfr_grow(Jfr *j, void **arr, uint32_t *cap, size_t need, size_t elem)
 {
@@ -160,7 +162,7 @@ jfr_rd_string(Jfr *j, Rd *r, bool keep, bool allow_ref)
 				o = out;
 				for (size_t i = 0; i < take;)
 				{
-					size_t		l = enc == 3 ? push_utf8_char(s + i, take - i) : 0;
+					size_t		l = enc == 3 ? (size_t) parca_utf8_char_length(s + i, take - i) : 0;
 
 					if (l)
 					{

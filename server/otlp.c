@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids/ids.h"
+
 #define MAX_LABELS 64			/* as parca-server allows */
 #define MAX_LABEL_VALUE 1024
 #define MAX_STACK 4096			/* frames, as parca_ingest_pprof allows */
@@ -39,10 +41,11 @@ static void
 clean_text(const char *s, char *buf, size_t max)
 {
 	size_t		n = 0;
+	const uint8_t *end = (const uint8_t *) s + strlen(s);
 
-	for (const uint8_t *p = (const uint8_t *) s; *p;)
+	for (const uint8_t *p = (const uint8_t *) s; p < end;)
 	{
-		size_t		l = push_utf8_char(p, strlen((const char *) p));
+		size_t		l = (size_t) parca_utf8_char_length(p, end - p);
 
 		if (l == 0)
 		{

@@ -185,34 +185,3 @@ push_utf8_put(char *out, uint32_t c)
 	out[3] = (char) (0x80 | (c & 0x3F));
 	return 4;
 }
-
-/* the length of a valid UTF-8 sequence at p (of n bytes), or 0 */
-size_t
-push_utf8_char(const uint8_t *p, size_t n)
-{
-	uint32_t	c;
-	size_t		len;
-
-	if (p[0] < 0x80)
-		return p[0] ? 1 : 0;
-	if ((p[0] & 0xE0) == 0xC0)
-		len = 2, c = p[0] & 0x1F;
-	else if ((p[0] & 0xF0) == 0xE0)
-		len = 3, c = p[0] & 0x0F;
-	else if ((p[0] & 0xF8) == 0xF0)
-		len = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-	{
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3F);
-	}
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-		c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	return len;
-}

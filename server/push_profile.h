@@ -81,9 +81,6 @@ typedef struct PushArena
 void	   *push_arena_alloc(PushConv *c, PushArena **arena, size_t size);	/* NULL with the error set */
 void		push_arena_free(PushConv *c, PushArena **arena);
 
-/* the length of the valid UTF-8 character at p (n > 0 bytes left), or 0 (a NUL is not valid) */
-size_t		push_utf8_char(const uint8_t *p, size_t n);
-
 /* code point c as UTF-8 at out (4 bytes of room); NUL, surrogates and values past U+10FFFF as U+FFFD */
 size_t		push_utf8_put(char *out, uint32_t c);
 
