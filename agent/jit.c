@@ -8,7 +8,7 @@
  * every run, so an address-keyed location would be new in each process
  * and never repeat, while (function, file, line) repeats across the
  * processes of a program and its restarts, which is what keeps the
- * metastore small and lets stacks merge.  The ids are src/ids/'s content
+ * metastore small and lets stacks merge.  The ids are common/ids/'s content
  * hashes of those lines, as for any location the metastore cache makes.
  *
  * The map is read when a JIT address is not in what was read so far (new

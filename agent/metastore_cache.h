@@ -2,7 +2,7 @@
  * metastore_cache.h
  *		The agent's cache of the server's metastore: the mappings,
  *		functions and locations it has seen, with their content ids
- *		(src/ids/ids.c, as the server computes them) and whether the
+ *		(common/ids/ids.c, as the server computes them) and whether the
  *		server has them yet.
  *
  * Bounded in bytes: ms_trim() forgets, when the copy holds more, the

@@ -106,7 +106,7 @@ extern Dwarf *objfile_dwarf(ObjFile *f);
 /*
  * A Go program's .gopclntab (function, file, line and inlined frames of
  * every function, read in place), opened at the first use; NULL if the
- * file has none that src/gopclntab/ reads.
+ * file has none that common/gopclntab/ reads.
  */
 extern const GoPclntab *objfile_gopclntab(ObjFile *f);
 

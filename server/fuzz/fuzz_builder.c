@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness: the profile builder driven by the input (frames,
  * samples, labels, sample types, a small budget), its output decoded by
- * protobuf-c from src/pprof/profile.proto and checked: every sample refers
+ * protobuf-c from common/pprof/profile.proto and checked: every sample refers
  * to locations that exist and has one value per sample type.
  */
 #include <stdlib.h>
