@@ -36,7 +36,10 @@ export_pprof() {
 		WHERE $1" | base64 -d > "$2"
 }
 
-# wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.
+# wait_for SECONDS SQL: until SQL returns t; returns 1 on timeout.  What
+# the suites wait for (a worker's round, a scrape) takes a second or two on
+# a quiet machine and many more on a CI machine shared with other jobs;
+# they wait 60 s, which costs nothing when it comes sooner.
 wait_for() {
 	local deadline=$((SECONDS + $1))
 	while [ $SECONDS -lt $deadline ]; do

@@ -199,9 +199,9 @@ check_eq "every stored location id is registered" 0 \
 # worker, started when the extension was created, makes today's partition
 # and moves what arrived before it from the default partition
 check "the maintenance worker made the partition of the agent's day" \
-	wait_for 30 "SELECT count(*) > 0 FROM parca.partitions WHERE now() >= range_start AND now() < range_end"
+	wait_for 60 "SELECT count(*) > 0 FROM parca.partitions WHERE now() >= range_start AND now() < range_end"
 check "the agent's rows are in it, none left in the default partition" \
-	wait_for 30 "SELECT count(*) = 0 FROM parca.samples_default"
+	wait_for 60 "SELECT count(*) = 0 FROM parca.samples_default"
 check_eq "the agent's rows are all in partitions of their time" 0 \
 	"$(q "SELECT count(*) FROM parca.samples s JOIN parca.partitions p ON p.partition = s.tableoid
 	      WHERE NOT (s.time >= p.range_start AND s.time < p.range_end)")"

@@ -154,7 +154,7 @@ qm "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine') WHERE job_na
 check "the owner's job starts the scrape worker, with the owner's search_path in force" new_worker scrape ""
 q "SELECT pg_reload_conf()" >/dev/null		# and a maintenance round, now
 check "the worker scrapes the target and stores its profiles" \
-	wait_for 30 "SELECT count(*) > 0 FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+	wait_for 60 "SELECT count(*) > 0 FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
 	             WHERE se.labels->>'job' = 'good'"
 sleep 3
 check_eq "no call of the worker reached the owner's code" "" \
@@ -249,20 +249,20 @@ for r in redirect_same redirect_other; do
 	qv "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine') WHERE job_name = '$r'"
 done
 check "a redirect to the target's own origin is followed" \
-	wait_for 15 "SELECT health = 'up' FROM parca.targets WHERE job = 'redirect_same'"
+	wait_for 60 "SELECT health = 'up' FROM parca.targets WHERE job = 'redirect_same'"
 check "a redirect to another port is not (parca.scrape_redirects = same_origin)" \
-	wait_for 15 "SELECT health = 'down' AND last_error LIKE 'redirect to \"http://$B/good/%\" not followed (parca.scrape_redirects = same_origin)'
+	wait_for 60 "SELECT health = 'down' AND last_error LIKE 'redirect to \"http://$B/good/%\" not followed (parca.scrape_redirects = same_origin)'
 	             FROM parca.targets WHERE job = 'redirect_other'"
 check_eq "the other port never heard from the worker" "0" "$(wc -l <"$tmp/b.log")"
 q "ALTER SYSTEM SET parca.scrape_redirects = 'none'"
 q "SELECT pg_reload_conf()" >/dev/null
 check "with none, not even to the same origin" \
-	wait_for 15 "SELECT health = 'down' AND last_error LIKE 'redirect to \"http://$A/good/%\" not followed (parca.scrape_redirects = none)'
+	wait_for 60 "SELECT health = 'down' AND last_error LIKE 'redirect to \"http://$A/good/%\" not followed (parca.scrape_redirects = none)'
 	             FROM parca.targets WHERE job = 'redirect_same'"
 q "ALTER SYSTEM SET parca.scrape_redirects = 'any'"
 q "SELECT pg_reload_conf()" >/dev/null
 check "with any, to another port too" \
-	wait_for 15 "SELECT health = 'up' FROM parca.targets WHERE job = 'redirect_other'"
+	wait_for 60 "SELECT health = 'up' FROM parca.targets WHERE job = 'redirect_other'"
 check "where the other port saw the worker" test "$(wc -l <"$tmp/b.log")" -gt 0
 q "ALTER SYSTEM RESET parca.scrape_redirects"
 q "SELECT pg_reload_conf()" >/dev/null
@@ -319,7 +319,7 @@ qv "INSERT INTO parca.scrape_jobs (job_name, scrape_interval, path_prefix) VALUE
 qv "INSERT INTO parca.scrape_targets (job_name, address) VALUES ('bomb', '$A')"
 qv "UPDATE parca.scrape_profiles SET enabled = (name = 'goroutine') WHERE job_name = 'bomb'"
 check "the worker refuses the bomb" \
-	wait_for 15 "SELECT health = 'down' AND last_error LIKE 'ingest: profile needs more than parca.max_profile_size%'
+	wait_for 60 "SELECT health = 'down' AND last_error LIKE 'ingest: profile needs more than parca.max_profile_size%'
 	             FROM parca.targets WHERE job = 'bomb'"
 sleep 3		# a few more of them
 qv "DELETE FROM parca.scrape_jobs WHERE job_name = 'bomb'"
