@@ -277,14 +277,21 @@ read_cgroup_labels(Process *p, const struct parca_sample *s)
 	free(cgroup);
 }
 
+/* The process's name in the sample, as a C string in comm. */
+static void
+sample_process_comm(const struct parca_sample *s, char comm[sizeof(s->process_comm) + 1])
+{
+	memcpy(comm, s->process_comm, sizeof(s->process_comm));
+	comm[sizeof(s->process_comm)] = '\0';
+}
+
 static Process *
 new_process(const struct parca_sample *s)
 {
 	Process    *p = xcalloc(1, sizeof(Process));
 	char		comm[sizeof(s->process_comm) + 1];
 
-	memcpy(comm, s->process_comm, sizeof(s->process_comm));
-	comm[sizeof(s->process_comm)] = '\0';
+	sample_process_comm(s, comm);
 	p->pid = s->pid;
 	p->start_time = s->start_time;
 	p->exe_ino = s->exe_ino;
@@ -312,6 +319,20 @@ process_get(const struct parca_sample *s)
 	{
 		p = new_process(s);
 		u64map_put(&processes, s->pid, p);
+	}
+	else if (strncmp(p->comm, s->process_comm, sizeof(s->process_comm)) != 0)
+	{
+		/*
+		 * Renamed (PR_SET_NAME), or seen first within its exec, after the
+		 * new executable was mapped and before the kernel gave it its name
+		 * (perf's child, "perf-exec", labelled a whole run that way): the
+		 * label is the name it has now.
+		 */
+		char		comm[sizeof(s->process_comm) + 1];
+
+		sample_process_comm(s, comm);
+		free(p->comm);
+		p->comm = xstrdup(comm);
 	}
 	p->seen = true;
 	return p;

@@ -94,7 +94,19 @@ sys_pid=$!
 cpp_pid=$!
 "$tmp/stripped" spin 2 >/dev/null &
 stripped_pid=$!
-wait $spin_pid $sys_pid $cpp_pid $stripped_pid
+# a process that renames itself half way (PR_SET_NAME = 15), each half 1.5
+# s of CPU time (not wall time: on a loaded machine it may wait its turn)
+/usr/bin/python3 -c '
+import ctypes, time
+def burn(s):
+    end = time.process_time() + s
+    while time.process_time() < end:
+        pass
+burn(1.5)
+ctypes.CDLL(None).prctl(15, b"renamed-burn", 0, 0, 0)
+burn(1.5)' &
+rename_pid=$!
+wait $spin_pid $sys_pid $cpp_pid $stripped_pid $rename_pid
 sleep 1
 kill -INT $agent_pid
 wait $agent_pid
@@ -102,6 +114,12 @@ check_eq "the agent exits cleanly on SIGINT after flushing" 0 $?
 check "connected through the PG* variables" grep -q "connected to PostgreSQL 127.0.0.1:$port/postgres as agent_test" "$tmp/agent1.log"
 grep -o "done: [0-9]* samples.*lost in a full ring buffer" "$tmp/agent1.log" | sed 's/^/# /'
 spin_cpu=$(cat "$tmp/spin.out")
+# (19 Hz for 1.5 CPU s: about 28 samples each side of the rename; the
+# shell's between fork and exec, if any, are bash's)
+check_eq "comm: a process that renamed itself is labelled by each name in turn (the one it has when sampled)" \
+	"python3,renamed-burn" \
+	"$(q "SELECT string_agg(DISTINCT labels->>'comm', ',' ORDER BY labels->>'comm') FROM agent_stacks
+	      WHERE labels->>'pid' = '$rename_pid' AND labels->>'executable' LIKE '%/python3%'")"
 sys_cpu=$(cat "$tmp/sys.out")
 
 total=$(q "SELECT coalesce(sum(value), 0) FROM agent_stacks WHERE labels->>'pid' = '$spin_pid'")
@@ -352,14 +370,11 @@ within() {
 	awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= p / 100 * e) }'
 }
 
-# sampling LOG: wait until the agent of LOG samples (start-up takes a few
-# seconds on a loaded machine), then a second more: until its first
-# adjustment, off-CPU sampling times one wait in 64.
+# sampling LOG: wait until the agent of LOG samples (agent_sampling: it
+# says so if that takes more than a minute), then a second more: until
+# its first adjustment, off-CPU sampling times one wait in 64.
 sampling() {
-	for try in $(seq 60); do
-		grep -q "sampling [0-9]* CPUs" "$1" && break
-		sleep 0.5
-	done
+	agent_sampling "$1"
 	sleep 1
 }
 
