@@ -226,14 +226,44 @@ plan=$(qc "EXPLAIN (VERBOSE, COSTS OFF) SELECT series_id, parca_merge(stack, val
 	   WHERE series_id = ANY ('{1,2,3}') GROUP BY series_id")
 check "the merge grouped by series runs on the workers" grep -q "parca_merge" <<<"$(grep -A100 'Task Count' <<<"$plan")"
 
-# --- the metastore's garbage collection: not on Citus yet ---------------------
-# It reads each partition's references; on the coordinator a partition is
-# an empty shell, which refers to nothing: it must refuse, not collect
-# every location.
-counts="SELECT (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.locations)"
-before=$(qc "$counts")
-check "parca_metastore_gc refuses on Citus" grep -q "Citus shards" <<<"$(qc "SELECT parca_metastore_gc()" 2>&1)"
-check_eq "the metastore is kept whole" "$before" "$(qc "$counts")"
+# --- the metastore's garbage collection --------------------------------------
+# Garbage in both: a profile of another program (its own series, locations,
+# functions, mappings) stored into the default partition, which is then
+# emptied.  The collection finds the references on the workers' shards; it
+# must remove what the single node's removes, and keep what the rows
+# (and the rollups) name.
+cp "$SHARED_TESTDATA/pprof/parca/fib.pb.gz" "$work/" && chown postgres: "$work/fib.pb.gz"
+garbage="SELECT parca_ingest_pprof(pg_read_binary_file('$work/fib.pb.gz'), 'fib', '{\"job\": \"gone\"}')"
+qs "$garbage" >/dev/null
+qc "$garbage" >/dev/null
+same "the profile to collect is in the default partition" "SELECT count(*) FROM parca.samples_default"
+qs "TRUNCATE parca.samples_default" >/dev/null
+qc "TRUNCATE parca.samples_default" >/dev/null
+collected_single=$(qs "SELECT * FROM parca_metastore_gc()")
+check "the single node's collection removes series, locations, functions and mappings" \
+	awk -F'|' '{ exit !($1 > 0 && $2 > 0 && $3 > 0 && $4 > 0) }' <<<"$collected_single"
+check_eq "parca_metastore_gc on Citus removes as many" "$collected_single" "$(qc "SELECT * FROM parca_metastore_gc()" 2>&1)"
+ids_of() { echo "(SELECT count(*) || ' ' || md5(string_agg(id::text, ',' ORDER BY id)) FROM parca.$1)"; }
+same "the metastore left: the same ids" \
+	"SELECT $(ids_of series), $(ids_of locations), $(ids_of functions), $(ids_of mappings)"
+same "the series index's label values left" \
+	"SELECT count(*), md5(string_agg(concat_ws('|', profile_type, name, value), ',' ORDER BY profile_type, name, value))
+	 FROM parca.label_values"
+same "the queries after the collection" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}', $range)))"
+check_eq "every stored row resolves after the collection" "0|0|0|0" "$(metastore_resolves)"
+check_eq "a second collection finds nothing" "0|0|0|0" "$(qc "SELECT * FROM parca_metastore_gc()")"
+
+# Writers and the collection at once, as test/gc does on one server: two
+# writers (one session each, whose metastore caches live across calls)
+# store profiles into the default partition while a collector empties it
+# and collects, holding parca.samples as the collection does.  The
+# collection's lock reaches every writer through the coordinator: no
+# writer may fail, and every row stored must resolve.
+gc_under_writers "$work" "${PARCA_CITUS_GC_SECONDS:-15}" "TRUNCATE parca.samples_default" fib.pb.gz sample.cpu
+# the rest of the suite compares with the single node: the writers' rows go
+qc "TRUNCATE parca.samples_default" >/dev/null
+qc "SELECT parca_metastore_gc()" >/dev/null
 
 # --- parca's table options (parca.columnar_options) --------------------------
 # They are this node's catalog: set on the coordinator they would not
