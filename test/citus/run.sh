@@ -163,6 +163,24 @@ same "parca_profile_types, parca_labels" \
 	"SELECT (SELECT string_agg(t, ',' ORDER BY t) FROM parca_profile_types() t),
 	        (SELECT string_agg(l, ',' ORDER BY l) FROM parca_labels() l)"
 
+# Discovery over a time range (what Grafana's variables ask): on Citus the
+# series with rows in the range are found on the shards.  Ranges of each
+# fixture's day, of a day without rows, and of everything.
+days="('2017-09-29'::timestamptz, '2017-09-30'::timestamptz), ('2022-10-18', '2022-10-19'), ('2019-01-01', '2019-01-02'), ($range)"
+listed() { echo "coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM $1 x), '-')"; }
+same "parca_profile_types over time ranges" \
+	"SELECT $(listed "parca_profile_types(d.start, d.stop)") FROM (VALUES $days) d(start, stop)"
+same "parca_labels over time ranges" \
+	"SELECT $(listed "parca_labels('{}', d.start, d.stop)"),
+	        $(listed "parca_labels('cpu:samples:count:cpu:nanoseconds:delta{}', d.start, d.stop)"),
+	        $(listed "parca_labels('cpu:samples:count:cpu:nanoseconds:delta{job=~\"a|b\"}', d.start, d.stop)")
+	 FROM (VALUES $days) d(start, stop)"
+same "parca_label_values over time ranges" \
+	"SELECT $(listed "parca_label_values('job', '{}', d.start, d.stop)"),
+	        $(listed "parca_label_values('job', 'cpu:samples:count:cpu:nanoseconds:delta{x=\"1\"}', d.start, d.stop)"),
+	        $(listed "parca_label_values('x', 'cpu:samples:count:cpu:nanoseconds:delta{}', d.start, d.stop)")
+	 FROM (VALUES $days) d(start, stop)"
+
 # --- partitions, retention and rollups: the same on both --------------------
 # (qm: with the rollups on, and a retention of 5 years, 2,628,000 minutes:
 # the fixtures' 2017 day and the rows moved 6 years back are older)
