@@ -120,6 +120,40 @@ stop_cluster() {
 	fi
 }
 
+# start_citus_cluster BASE_PORT [extra postgresql.conf lines...]: three
+# servers made by start_cluster, on BASE_PORT to BASE_PORT + 2 (a Citus
+# coordinator and its two workers to be, docs/scale-out.md), each with
+# Citus loaded first (Citus requires it) and created in its database
+# postgres; parca's workers off, so that partitions and rollups are made
+# at known points.  Sets citus_dirs and citus_ports (the coordinator's
+# first) and a trap that stops them all (stop_citus_cluster); returns 1,
+# those started stopped again, if one does not start.
+start_citus_cluster() {
+	local base=$1 i
+	shift
+	citus_dirs=()
+	citus_ports=()
+	for i in 0 1 2; do
+		if ! start_cluster $((base + i)) "shared_preload_libraries = 'citus,parca'" "parca.workers = off" \
+			"max_connections = 60" "$@"; then
+			stop_citus_cluster
+			return 1
+		fi
+		citus_dirs+=("$PGDATA_DIR")
+		citus_ports+=("$PGPORT")
+		# (after start_cluster, which sets a trap for its one server)
+		trap stop_citus_cluster EXIT
+		q "CREATE EXTENSION citus" >/dev/null
+	done
+}
+
+stop_citus_cluster() {
+	local d
+	for d in "${citus_dirs[@]}"; do
+		PGDATA_DIR=$d stop_cluster
+	done
+}
+
 # kill_cluster: kill -9 of the postmaster and its children (a crash).
 kill_cluster() {
 	local pm children p

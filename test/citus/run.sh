@@ -20,31 +20,16 @@ fi
 require_fixtures
 
 # --- the cluster ------------------------------------------------------------
-# Three servers made by start_cluster, each with Citus loaded first (Citus
-# requires it); the maintenance workers stay off, so that partitions and
-# rollups are made here, by hand, at known points.
-base_port=${PARCA_CITUS_TEST_PORT:-55000}
-node_dirs=()
-node_ports=()
-stop_nodes() {
-	local d
-	for d in "${node_dirs[@]}"; do
-		PGDATA_DIR=$d stop_cluster
-	done
-}
-for i in 0 1 2; do
-	if ! start_cluster $((base_port + i)) "shared_preload_libraries = 'citus,parca'" \
-		"parca.workers = off" "max_connections = 60"; then
-		check "server $i starts with citus and parca loaded" false
-		stop_nodes
-		finish
-		exit
-	fi
-	node_dirs+=("$PGDATA_DIR")
-	node_ports+=("$PGPORT")
-	q "CREATE EXTENSION citus" >/dev/null
-done
-trap stop_nodes EXIT
+# A coordinator and two workers (test/lib.sh); the maintenance workers stay
+# off, so that partitions and rollups are made here, by hand, at known
+# points (until the section on the background workers).
+if ! start_citus_cluster "${PARCA_CITUS_TEST_PORT:-55000}"; then
+	check "the servers start with citus and parca loaded" false
+	finish
+	exit
+fi
+node_dirs=("${citus_dirs[@]}")
+node_ports=("${citus_ports[@]}")
 coordinator=${node_ports[0]}
 export PGPORT=$coordinator
 # qc SQL: on the coordinator's distributed database; qs SQL: the same SQL
