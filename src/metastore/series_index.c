@@ -623,9 +623,10 @@ series_index_readable(bool with_samples)
 	look_up_tables();
 
 	/*
-	 * On Citus the rows are written on the workers' shards, where the
-	 * columnar callback does not know them for parca.samples': this node
-	 * has no hours, and readers find them in the rows (docs/scale-out.md).
+	 * On Citus the rows are written into the workers' shards, which the
+	 * columnar callback does not take for partitions of parca.samples:
+	 * the index has no hours, readers find them in the rows
+	 * (docs/scale-out.md).
 	 */
 	return tables.present && may_read(tables.series) &&
 		(!with_samples || (may_read(tables.samples) && !citus_table(tables.samples)));
