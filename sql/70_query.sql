@@ -247,7 +247,6 @@ CREATE FUNCTION parca_query_range(selector text, start timestamptz, stop timesta
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
     sb text[];
-    selected parca.range_selected[];
     ids bigint[];
     scaled_ids bigint[];
 BEGIN
@@ -255,6 +254,7 @@ BEGIN
     sb := parca.range_arguments(step, sum_by);
     IF parca.is_citus_table('parca.samples') THEN
     DECLARE
+        selected parca.range_selected[];
         origin timestamptz;
         rolled timestamptz[];
         raw tstzmultirange;

@@ -244,7 +244,6 @@ CREATE OR REPLACE FUNCTION parca_query_range(selector text, start timestamptz, s
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
     sb text[];
-    selected parca.range_selected[];
     ids bigint[];
     scaled_ids bigint[];
 BEGIN
@@ -252,6 +251,7 @@ BEGIN
     sb := parca.range_arguments(step, sum_by);
     IF parca.is_citus_table('parca.samples') THEN
     DECLARE
+        selected parca.range_selected[];
         origin timestamptz;
         rolled timestamptz[];
         raw tstzmultirange;
