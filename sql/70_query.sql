@@ -134,13 +134,18 @@ CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text
 CREATE TYPE parca.range_selected AS (id bigint, is_delta boolean, scaled boolean, key jsonb);
 CREATE FUNCTION parca.range_select(selector text, sum_by text[]) RETURNS SETOF parca.range_selected
     LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH args AS MATERIALIZED (
+        -- sum_by checked here too (at most 64 label names): the function
+        -- is callable by itself (the step checked with it is not its own)
+        SELECT parca.range_arguments(interval '1 hour', sum_by) AS sum_by
+    )
     SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta',
            pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
            AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count',
-           CASE WHEN sum_by IS NULL THEN s.labels
+           CASE WHEN a.sum_by IS NULL THEN s.labels
                 ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                      FROM pg_catalog.unnest(sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END
-    FROM @extschema@.parca_series(selector) s
+                      FROM pg_catalog.unnest(a.sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END
+    FROM args a, @extschema@.parca_series(selector) s
 $$;
 
 -- parca_query_range's points (both of its paths end here), from the sums
