@@ -30,22 +30,9 @@ SERIES=${BENCH_CITUS_SERIES:-4}
 DAYS=${BENCH_CITUS_DAYS:-30}
 base_port=${PARCA_BENCH_CITUS_PORT:-54460}
 
-dirs=()
-ports=()
-cleanup() {
-	local d
-	for d in "${dirs[@]}"; do
-		PGDATA_DIR=$d stop_cluster
-	done
-}
-for i in 0 1 2; do
-	start_cluster $((base_port + i)) "shared_preload_libraries = 'citus,parca'" "parca.workers = off" \
-		"max_connections = 60" "shared_buffers = 256MB" "jit = off" || { cleanup; exit 1; }
-	dirs+=("$PGDATA_DIR")
-	ports+=("$PGPORT")
-	# (after start_cluster, which sets a trap for its one server)
-	trap cleanup EXIT
-done
+start_citus_cluster "$base_port" "shared_buffers = 256MB" "jit = off" || exit 1
+dirs=("${citus_dirs[@]}")
+ports=("${citus_ports[@]}")
 coordinator=${ports[0]}
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
@@ -165,3 +152,19 @@ awk '/->  Task/ { task++; first = 1; append = 1; procs[task] = 1 }
 			i, node[i], rows[i], ms[i] / 1000, procs[i], rows[i] / (ms[i] / 1000), rows[i] / (ms[i] / 1000) / procs[i], bytes[i] }' <<<"$plan"
 echo "  from the workers to the coordinator in all: $(grep -m1 'Tuple data received from nodes:' <<<"$plan" | sed 's/.*nodes: //')"
 echo "  as rows, about $(calc "%.0f MB" "$(PGDATABASE=single q "SELECT sum(pg_column_size(stack) + 32) FROM parca.samples WHERE time >= '$day0' AND time <= '$all_days' AND series_id = ANY ('$ids')") / 1e6")"
+
+echo
+# On Citus the series index has no hours (the rows are written on the
+# workers' shards): discovery over a range asks the shards for the
+# distinct series of their rows in it (docs/scale-out.md)
+echo "parca_profile_types(start, stop), best of 3:"
+for stop in "$one_day" "$all_days"; do
+	types="SELECT count(*) FROM parca_profile_types('$day0', '$stop')"
+	echo "  to $stop: single $(PGDATABASE=single best_of_3 "$types") s, Citus $(best_of_3 "$types") s"
+done
+# The collection finds the references: on one server per partition, read
+# again only when rows came to it; on Citus every shard's rows each time
+echo "parca_metastore_gc() (nothing to collect), first and second run:"
+gc="SELECT parca_metastore_gc()"
+echo "  single: $(PGDATABASE=single seconds "$gc") s, $(PGDATABASE=single seconds "$gc") s"
+echo "  Citus, coordinator + 2 workers: $(seconds "$gc") s, $(seconds "$gc") s"

@@ -58,9 +58,14 @@ DECLARE
     p record;
     kept_from timestamptz;
     hours bigint;
+    ids bigint[];
+    -- on Citus the raw rows are in shards on the workers: their references
+    -- are found there, by SQL that Citus distributes (docs/scale-out.md)
+    on_citus boolean := parca.is_citus_table('parca.samples');
 BEGIN
     -- no writer in flight from here on: a content version read now
-    -- stays true until this transaction ends
+    -- stays true until this transaction ends (Citus takes the lock on
+    -- every node with its metadata too)
     LOCK TABLE parca.samples IN SHARE MODE;
     -- the rollups' stacks and series too (sql/46_rollups.sql): they
     -- outlive the raw rows
@@ -73,7 +78,8 @@ BEGIN
             SELECT partition, false FROM parca.partition_ranges('parca.samples_daily')
             UNION ALL
             SELECT partition, false FROM parca.partition_ranges('parca.samples_weekly')) r
-        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam;
+        JOIN pg_class c ON c.oid = r.partition JOIN pg_am a ON a.oid = c.relam
+        WHERE NOT (r.raw AND on_citus);
     DELETE FROM parca.partition_references_cache c
     WHERE NOT EXISTS (SELECT FROM parca_gc_parts g WHERE g.raw AND g.partition = c.partition);
     FOR p IN SELECT g.partition, parca.partition_content_version(g.partition) AS version
@@ -94,6 +100,15 @@ BEGIN
     SELECT DISTINCT 's'::"char", unnest(c.series) FROM parca.partition_references_cache c
     UNION ALL
     SELECT DISTINCT 'l'::"char", unnest(c.locations) FROM parca.partition_references_cache c;
+    IF on_citus THEN
+        -- each shard's series, and the locations of its distinct stacks
+        -- (a group that holds series_id: each shard makes its own)
+        INSERT INTO parca_gc_refs SELECT 's', x.series_id FROM parca.samples x GROUP BY x.series_id;
+        INSERT INTO parca_gc_refs
+        SELECT DISTINCT 'l'::"char", l
+        FROM (SELECT x.stack FROM parca.samples x GROUP BY x.series_id, x.stack) x,
+             unnest(@extschema@.parca_stack_location_ids(x.stack)) l;
+    END IF;
     -- the rollups are read whole, not through the cache: their writer (the
     -- maintenance worker, parca_rollup_hours) is not held off by the lock
     -- above, so a content version read here could count rows this
@@ -113,9 +128,15 @@ BEGIN
     CREATE INDEX ON parca_gc_refs (kind, id);
     ANALYZE parca_gc_refs;
 
+    -- The ids nothing refers to are found in statements of their own, and
+    -- then deleted by id: on Citus the metastore's tables are reference
+    -- tables, and Citus does not join them with parca_gc_refs, a table of
+    -- this node.  (A writer that could name a new id waits for the lock.)
     -- (the series index's trigger drops their label values and hours)
-    DELETE FROM parca.series s
-    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 's' AND r.id = s.id);
+    ids := ARRAY(SELECT s.id FROM parca.series s);
+    ids := ARRAY(SELECT u.id FROM unnest(ids) u(id)
+                 WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 's' AND r.id = u.id));
+    DELETE FROM parca.series s USING unnest(ids) u(id) WHERE s.id = u.id;
     GET DIAGNOSTICS series = ROW_COUNT;
     -- the series index's hours before the oldest raw row kept: the
     -- partitions of their rows were dropped (sql/30_metastore.sql)
@@ -124,8 +145,10 @@ BEGIN
     DELETE FROM parca.series_hours WHERE hour < kept_from;
     GET DIAGNOSTICS hours = ROW_COUNT;
     DELETE FROM parca.label_hours WHERE hour < kept_from;
-    DELETE FROM parca.locations l
-    WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 'l' AND r.id = l.id);
+    ids := ARRAY(SELECT l.id FROM parca.locations l);
+    ids := ARRAY(SELECT u.id FROM unnest(ids) u(id)
+                 WHERE NOT EXISTS (SELECT FROM parca_gc_refs r WHERE r.kind = 'l' AND r.id = u.id));
+    DELETE FROM parca.locations l USING unnest(ids) u(id) WHERE l.id = u.id;
     GET DIAGNOSTICS locations = ROW_COUNT;
     DELETE FROM parca.functions f
     WHERE NOT EXISTS (SELECT FROM parca.locations l, unnest(l.function_ids) u(fid) WHERE u.fid = f.id);

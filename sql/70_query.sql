@@ -127,23 +127,51 @@ $$;
 CREATE FUNCTION parca.range_arguments(step interval, sum_by text[]) RETURNS text[]
     AS 'MODULE_PATHNAME', 'parca_range_arguments' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- parca_query_range's points from its sums per step and series (both
--- of its paths, below, end here): per step and label set (key), the sum
--- of the values, the rate where every series is a delta profile type with
+-- parca_query_range's series (both of its paths, below, start here): those
+-- the selector matches, whether each is of a delta type, whether its
+-- samples:count values are reported in the period unit (scaled), and the
+-- labels its points are summed by (key: all of them, or those of sum_by).
+CREATE TYPE parca.range_selected AS (id bigint, is_delta boolean, scaled boolean, key jsonb);
+CREATE FUNCTION parca.range_select(selector text, sum_by text[]) RETURNS SETOF parca.range_selected
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH args AS MATERIALIZED (
+        -- sum_by checked here too (at most 64 label names): the function
+        -- is callable by itself (the step checked with it is not its own)
+        SELECT parca.range_arguments(interval '1 hour', sum_by) AS sum_by
+    )
+    SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta',
+           pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
+           AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count',
+           CASE WHEN a.sum_by IS NULL THEN s.labels
+                ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
+                      FROM pg_catalog.unnest(a.sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END
+    FROM args a, @extschema@.parca_series(selector) s
+$$;
+
+-- parca_query_range's points (both of its paths end here), from the sums
+-- per step and series of the parts of its range (raw rows, rolled-up
+-- hours) of the series selected: per step and label set (key), the sum of
+-- the values, the rate where every series is a delta profile type with
 -- durations, and the profiles.
-CREATE TYPE parca.range_series AS (bucket timestamptz, key jsonb, value numeric, duration numeric,
-                                   is_delta boolean, profiles numeric);
-CREATE FUNCTION parca.range_points(sums parca.range_series[])
+CREATE TYPE parca.range_part AS (bucket timestamptz, series_id bigint, value numeric, duration numeric,
+                                 profiles bigint);
+CREATE FUNCTION parca.range_points(selected parca.range_selected[], parts parca.range_part[])
     RETURNS TABLE("time" timestamptz, series text, labels jsonb, value double precision,
                   per_second double precision, profiles bigint)
     LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH per_series AS (
+        SELECT p.bucket, s.key, pg_catalog.sum(p.value) AS value, pg_catalog.sum(p.duration) AS duration,
+               pg_catalog.bool_and(s.is_delta) AS is_delta, pg_catalog.sum(p.profiles) AS profiles
+        FROM pg_catalog.unnest(parts) p JOIN pg_catalog.unnest(selected) s ON s.id OPERATOR(pg_catalog.=) p.series_id
+        GROUP BY p.bucket, s.key, p.series_id
+    )
     SELECT p.bucket, @extschema@.parca_labels_text(p.key), p.key, pg_catalog.sum(p.value)::double precision,
            -- the aggregate runs whatever CASE decides: it must not divide by 0
            CASE WHEN pg_catalog.bool_and(p.is_delta AND p.duration OPERATOR(pg_catalog.>) 0)
                 THEN pg_catalog.sum(p.value::double precision OPERATOR(pg_catalog./) (p.duration OPERATOR(pg_catalog./) 1e9))
                          FILTER (WHERE p.duration OPERATOR(pg_catalog.>) 0) END,
            pg_catalog.sum(p.profiles)::bigint
-    FROM pg_catalog.unnest(sums) p
+    FROM per_series p
     GROUP BY p.bucket, p.key
     ORDER BY 1, 2
 $$;
@@ -165,13 +193,7 @@ CREATE FUNCTION parca.query_range_local(selector text, start timestamptz, stop t
         -- (sum_by read once, checked)
         SELECT parca.range_arguments(step, sum_by) AS sum_by
     ), sel AS (
-        SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
-               pg_catalog.split_part(s.profile_type, ':', 2) OPERATOR(pg_catalog.=) 'samples'
-               AND pg_catalog.split_part(s.profile_type, ':', 3) OPERATOR(pg_catalog.=) 'count' AS scaled,
-               CASE WHEN a.sum_by IS NULL THEN s.labels
-                    ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                          FROM pg_catalog.unnest(a.sum_by) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
-        FROM @extschema@.parca_series(selector) s, args a
+        SELECT s.* FROM args a, parca.range_select(selector, a.sum_by) s
     ), ids AS (
         -- (as arrays: the planner sees a few series, not a table of them)
         SELECT pg_catalog.array_agg(sel.id) AS id, pg_catalog.array_agg(sel.scaled) AS scaled FROM sel
@@ -214,13 +236,9 @@ CREATE FUNCTION parca.query_range_local(selector text, start timestamptz, stop t
         UNION ALL
         SELECT pg_catalog.date_bin(step, h.hour, (SELECT o FROM origin)), h.series_id, h.value, h.duration, h.profiles
         FROM hours h WHERE h.series_id IS NOT NULL
-    ), per_series AS (
-        SELECT p.bucket, sel.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
-               pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.sum(p.profiles) AS profiles
-        FROM per_part p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
-        GROUP BY p.bucket, sel.key, p.series_id
     )
-    SELECT r.* FROM parca.range_points(ARRAY(SELECT p::parca.range_series FROM per_series p)) r
+    SELECT r.* FROM parca.range_points(ARRAY(SELECT s::parca.range_selected FROM sel s),
+                                       ARRAY(SELECT p::parca.range_part FROM per_part p)) r
 $$;
 
 -- parca_query_range: that statement on one server; on Citus, the raw rows
@@ -241,6 +259,7 @@ BEGIN
     sb := parca.range_arguments(step, sum_by);
     IF parca.is_citus_table('parca.samples') THEN
     DECLARE
+        selected parca.range_selected[];
         origin timestamptz;
         rolled timestamptz[];
         raw tstzmultirange;
@@ -254,11 +273,10 @@ BEGIN
         -- tables) read from there, as on one server; the raw rows of the
         -- rest of the range summed per profile on the workers (the group
         -- holds series_id, the distribution column), the rest here.
-        SELECT pg_catalog.array_agg(s.id),
-               pg_catalog.array_agg(s.id) FILTER (WHERE pg_catalog.split_part(s.profile_type, ':', 2) = 'samples'
-                                                  AND pg_catalog.split_part(s.profile_type, ':', 3) = 'count')
+        selected := ARRAY(SELECT s FROM parca.range_select(selector, sb) s);
+        SELECT pg_catalog.array_agg(s.id), pg_catalog.array_agg(s.id) FILTER (WHERE s.scaled)
         INTO ids, scaled_ids
-        FROM @extschema@.parca_series(selector) s;
+        FROM pg_catalog.unnest(selected) s;
         origin := CASE WHEN pg_catalog.isfinite(start) THEN start ELSE '2000-01-01' END;
         SELECT pg_catalog.array_agg(h.hour) FILTER (WHERE h.series_id IS NULL),
                pg_catalog.array_agg(pg_catalog.date_bin(step, h.hour, origin)) FILTER (WHERE h.series_id IS NOT NULL),
@@ -272,13 +290,7 @@ BEGIN
                OPERATOR(pg_catalog.-) (SELECT coalesce(pg_catalog.range_agg(pg_catalog.tstzrange(h, h OPERATOR(pg_catalog.+) interval '1 hour')), '{}')
                                        FROM pg_catalog.unnest(rolled) h);
         RETURN QUERY
-        WITH sel AS (
-            SELECT s.id, s.profile_type OPERATOR(pg_catalog.~~) '%:delta' AS is_delta,
-                   CASE WHEN sb IS NULL THEN s.labels
-                        ELSE (SELECT coalesce(pg_catalog.jsonb_object_agg(k, s.labels OPERATOR(pg_catalog.->) k), '{}')
-                              FROM pg_catalog.unnest(sb) k WHERE s.labels OPERATOR(pg_catalog.?) k) END AS key
-            FROM @extschema@.parca_series(selector) s
-        ), per_profile AS (
+        WITH per_profile AS (
             SELECT pg_catalog.date_bin(step, x.time, origin) AS bucket, x.series_id,
                    pg_catalog.sum(CASE WHEN x.series_id OPERATOR(pg_catalog.=) ANY (scaled_ids)
                                             AND x.period OPERATOR(pg_catalog.>) 0
@@ -298,13 +310,8 @@ BEGIN
             SELECT * FROM ROWS FROM (pg_catalog.unnest(h_bucket), pg_catalog.unnest(h_series),
                                      pg_catalog.unnest(h_value), pg_catalog.unnest(h_duration),
                                      pg_catalog.unnest(h_profiles))
-        ), per_series AS (
-            SELECT p.bucket, sel.key, pg_catalog.sum(p.v) AS v, pg_catalog.sum(p.d) AS d,
-                   pg_catalog.bool_and(sel.is_delta) AS is_delta, pg_catalog.sum(p.profiles) AS profiles
-            FROM per_part p JOIN sel ON sel.id OPERATOR(pg_catalog.=) p.series_id
-            GROUP BY p.bucket, sel.key, p.series_id
         )
-        SELECT r.* FROM parca.range_points(ARRAY(SELECT p::parca.range_series FROM per_series p)) r;
+        SELECT r.* FROM parca.range_points(selected, ARRAY(SELECT p::parca.range_part FROM per_part p)) r;
         RETURN;
     END;
     END IF;

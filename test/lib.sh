@@ -123,6 +123,40 @@ stop_cluster() {
 	fi
 }
 
+# start_citus_cluster BASE_PORT [extra postgresql.conf lines...]: three
+# servers made by start_cluster, on BASE_PORT to BASE_PORT + 2 (a Citus
+# coordinator and its two workers to be, docs/scale-out.md), each with
+# Citus loaded first (Citus requires it) and created in its database
+# postgres; parca's workers off, so that partitions and rollups are made
+# at known points.  Sets citus_dirs and citus_ports (the coordinator's
+# first) and a trap that stops them all (stop_citus_cluster); returns 1,
+# those started stopped again, if one does not start.
+start_citus_cluster() {
+	local base=$1 i
+	shift
+	citus_dirs=()
+	citus_ports=()
+	for i in 0 1 2; do
+		if ! start_cluster $((base + i)) "shared_preload_libraries = 'citus,parca'" "parca.workers = off" \
+			"max_connections = 60" "$@"; then
+			stop_citus_cluster
+			return 1
+		fi
+		citus_dirs+=("$PGDATA_DIR")
+		citus_ports+=("$PGPORT")
+		# (after start_cluster, which sets a trap for its one server)
+		trap stop_citus_cluster EXIT
+		q "CREATE EXTENSION citus" >/dev/null
+	done
+}
+
+stop_citus_cluster() {
+	local d
+	for d in "${citus_dirs[@]}"; do
+		PGDATA_DIR=$d stop_cluster
+	done
+}
+
 # kill_cluster: kill -9 of the postmaster and its children (a crash).
 kill_cluster() {
 	local pm children p
@@ -196,6 +230,73 @@ check_tsv() {
 # variance below its mean, and stays within four standard deviations.
 near_expected() {
 	awk -v a="$1" -v e="$2" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= 4 * sqrt(e)) }'
+}
+
+# metastore_resolves: what the stored rows name that the metastore lacks,
+# "series|locations|functions|mappings" (0|0|0|0: every stored row
+# resolves: its series, every location of its stack, every function and
+# mapping of those locations)
+metastore_resolves() {
+	q "SELECT
+	  (SELECT count(*) FROM parca.samples s LEFT JOIN parca.series se ON se.id = s.series_id WHERE se.id IS NULL)
+	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id FROM parca.samples) u
+	             LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL)
+	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(function_ids) AS id FROM parca.locations) u
+	             LEFT JOIN parca.functions f USING (id) WHERE f.id IS NULL)
+	  || '|' || (SELECT count(*) FROM parca.locations l LEFT JOIN parca.mappings m ON m.id = l.mapping_id
+	             WHERE l.mapping_id IS NOT NULL AND m.id IS NULL)"
+}
+
+# gc_under_writers DIR SECONDS EMPTYING-SQL FIXTURE...: the metastore's
+# garbage collection while profiles are stored, for SECONDS.  Two writers
+# (one psql each, so that its backend's metastore cache lives across
+# calls) store the FIXTUREs (files in DIR) over and over; a collector
+# runs EMPTYING-SQL and parca_metastore_gc() in one transaction, again and
+# again (the writers, held off by the lock, find their cached ids gone
+# when they go on); it takes parca.samples first, as the collection takes
+# it, so that no writer holds it while waiting for what EMPTYING-SQL
+# empties.  Then checks that no writer failed, nor the collector (but for
+# its lock timeouts), that collections removed ids and writers stored
+# rows, and that every stored row resolves.
+gc_under_writers() {
+	local dir=$1 seconds=$2 emptying=$3 w1 w2 c
+	shift 3
+	rm -f "$dir/stop" "$dir"/err.* "$dir/collected"
+	gc_writer() {
+		local name=$1 n=0 f
+		shift
+		{
+			while [ ! -e "$dir/stop" ] && [ $n -lt 400 ]; do
+				for f in "$@"; do
+					echo "SELECT parca_ingest_pprof(pg_read_binary_file('$dir/$f'), 'gc', '{\"f\": \"$f\", \"w\": \"$name\", \"n\": \"$((n % 3))\"}');"
+				done
+				n=$((n + 1))
+			done
+		} | psql -X -qAt -v ON_ERROR_STOP=0 >/dev/null 2>>"$dir/err.$name" || true
+	}
+	gc_collector() {
+		local n=0
+		while [ ! -e "$dir/stop" ]; do
+			psql -X -qAt -c "BEGIN; LOCK TABLE parca.samples IN SHARE MODE; $emptying;
+				SELECT * FROM parca_metastore_gc(); COMMIT" >>"$dir/collected" 2>>"$dir/err.collector" || true
+			n=$((n + 1))
+			sleep 0.$((RANDOM % 5))
+		done
+		echo "$n" > "$dir/collections"
+	}
+	gc_writer a "$@" & w1=$!
+	gc_writer b "$@" & w2=$!
+	gc_collector & c=$!
+	sleep "$seconds"
+	touch "$dir/stop"
+	wait "$w1" "$w2" "$c" || true
+	check_eq "no writer saw an error" "" "$(cat "$dir"/err.a "$dir"/err.b 2>/dev/null | grep -E 'ERROR' | head -3)"
+	check_eq "nor the collector (but its lock timeouts)" "" \
+		"$(grep -E 'ERROR' "$dir/err.collector" 2>/dev/null | grep -v 'lock timeout' | head -3)"
+	check "collections ran ($(cat "$dir/collections") of them) and removed ids" \
+		test "$(awk -F'|' '{s += $1 + $2} END {print s + 0}' "$dir/collected")" -gt 0
+	check "writers stored profiles meanwhile" test "$(q "SELECT count(*) FROM parca.samples")" -gt 0
+	check_eq "every stored row resolves: series, locations, functions, mappings" "0|0|0|0" "$(metastore_resolves)"
 }
 
 # best_ms SQL [JIT]: the best of three runs of SQL, in milliseconds, with

@@ -24,11 +24,14 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
+#include "installation/citus.h"
 #include "installation/extension_version.h"
 #include "maintenance/partitions.h"
 #include "maintenance/maintenance_internal.h"
@@ -160,6 +163,32 @@ maintain(const char *function, const char *column, int64 *first)
 	return installed;
 }
 
+/*
+ * Whether this server is a Citus worker node (docs/scale-out.md): its
+ * parca.samples and metastore are Citus's shells and shards, kept by the
+ * coordinator's worker through Citus.  A round here would make partitions
+ * of the shells, move the default partition's rows or roll up on the
+ * coordinator's behalf, and symbolize what the coordinator symbolizes.
+ * Asked every round: a node is added to a cluster after its extension is
+ * created.
+ */
+static bool
+on_citus_worker_node(void)
+{
+	static bool said = false;
+	bool		worker;
+
+	StartTransactionCommand();
+	worker = citus_worker_node();
+	CommitTransactionCommand();
+	if (worker != said)
+		ereport(LOG,
+				(errmsg(worker ? "parca maintenance worker: this server is a Citus worker node, the coordinator keeps its tables: idle"
+						: "parca maintenance worker: this server is not a Citus worker node (any more): working")));
+	said = worker;
+	return worker;
+}
+
 void
 parca_maintenance_worker_main(Datum arg)
 {
@@ -177,6 +206,13 @@ parca_maintenance_worker_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		wait_ms = maintenance_naptime_s * 1000L;
+		if (on_citus_worker_node())
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait_ms,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
 		/* dropped: the launcher starts the worker again if it comes back */
 		if (!maintain("parca_maintain_partitions", "dropped", &dropped))
 			workers_exit(WORKER_EXIT_NO_EXTENSION);

@@ -144,7 +144,7 @@ open_columnar_table(Oid relid, bool missing_ok)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the references of \"%s\" are in its Citus shards, which are not read yet",
 						RelationGetRelationName(rel)),
-				 errhint("The metastore's garbage collection does not run on Citus yet (docs/scale-out.md).")));
+				 errhint("parca_metastore_gc() finds the references of a Citus table through Citus (docs/scale-out.md).")));
 	return rel;
 }
 

@@ -412,15 +412,25 @@ static const char add_changed_values_sql[] =
 "    AND d.value OPERATOR(pg_catalog.=) e.value LIMIT 1) IS NULL";
 
 /*
- * The values of the series in transition table "gone" that no series has
- * any more (each looked up in the GIN index by its key).
+ * The series in transition table "gone": $1 their ids, $2, $3, $4 the
+ * profile types, names and values of their labels, each once.  The
+ * statements below read these arrays, not the transition table: on Citus
+ * parca.series is a reference table, a statement reading it is planned by
+ * Citus, which cannot deparse a transition table.
  */
+static const char gone_read_sql[] =
+"SELECT ARRAY(SELECT g.id FROM gone g), "
+"  pg_catalog.array_agg(v.profile_type), pg_catalog.array_agg(v.key), pg_catalog.array_agg(v.value) "
+"FROM (SELECT DISTINCT g.profile_type, e.key, e.value FROM gone g "
+"      CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
+"        CASE WHEN pg_catalog.jsonb_typeof(g.labels) OPERATOR(pg_catalog.=) 'object' THEN g.labels END) e "
+"      WHERE e.value IS NOT NULL) v";
+
+/* The values of the series gone that no series has any more (each looked up in the GIN index by its key). */
 static const char remove_values_sql[] =
 "DELETE FROM parca.label_values d "
-"USING (SELECT DISTINCT g.profile_type, e.key, e.value FROM gone g "
-"       CROSS JOIN LATERAL pg_catalog.jsonb_each_text("
-"         CASE WHEN pg_catalog.jsonb_typeof(g.labels) OPERATOR(pg_catalog.=) 'object' THEN g.labels END) e "
-"       WHERE e.value IS NOT NULL) v "
+"USING ROWS FROM (pg_catalog.unnest($2::pg_catalog.text[]), pg_catalog.unnest($3::pg_catalog.text[]), "
+"  pg_catalog.unnest($4::pg_catalog.text[])) AS v(profile_type, key, value) "
 "WHERE d.profile_type OPERATOR(pg_catalog.=) v.profile_type AND d.name OPERATOR(pg_catalog.=) v.key "
 "  AND d.value OPERATOR(pg_catalog.=) v.value "
 "  AND (SELECT true FROM parca.series s "
@@ -430,8 +440,8 @@ static const char remove_values_sql[] =
 "      AND s.labels OPERATOR(pg_catalog.->>) v.key OPERATOR(pg_catalog.=) v.value LIMIT 1) IS NULL";
 
 static const char remove_hours_sql[] =
-"DELETE FROM parca.series_hours a USING gone g WHERE a.series_id OPERATOR(pg_catalog.=) g.id";
-
+"DELETE FROM parca.series_hours a USING pg_catalog.unnest($1::pg_catalog.int8[]) g(id) "
+"WHERE a.series_id OPERATOR(pg_catalog.=) g.id";
 
 /* Drops what this transaction noted of series: they are gone. */
 static void
@@ -487,16 +497,18 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 	{
 		static const char *const delete[] = {remove_hours_sql, remove_values_sql};
 
-		series_index_run_as_owner(delete, 2, td);
+		series_index_run_on_transition(td, gone_read_sql, delete, 2);
 		forget_committed();
 		/* other backends forget the values they remember */
 		CacheInvalidateRelcacheByRelid(tables.label_values);
 	}
 	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) && td->tg_oldtable && td->tg_newtable)
 	{
-		static const char *const update[] = {add_changed_values_sql, remove_values_sql};
+		static const char *const add[] = {add_changed_values_sql};
+		static const char *const remove[] = {remove_values_sql};
 
-		series_index_run_as_owner(update, 2, td);
+		series_index_run_as_owner(add, 1, td);
+		series_index_run_on_transition(td, gone_read_sql, remove, 1);
 		forget_committed();
 		CacheInvalidateRelcacheByRelid(tables.label_values);
 	}
@@ -609,8 +621,15 @@ series_index_readable(bool with_samples)
 	if (IsInParallelMode())
 		return false;
 	look_up_tables();
+
+	/*
+	 * On Citus the rows are written into the workers' shards, which the
+	 * columnar callback does not take for partitions of parca.samples:
+	 * the index has no hours, readers find them in the rows
+	 * (docs/scale-out.md).
+	 */
 	return tables.present && may_read(tables.series) &&
-		(!with_samples || may_read(tables.samples));
+		(!with_samples || (may_read(tables.samples) && !citus_table(tables.samples)));
 }
 
 /* --- building again ------------------------------------------------------ */

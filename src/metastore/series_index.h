@@ -41,6 +41,8 @@ extern TimestampTz series_index_hour(TimestampTz t);
  * row-level security applies to it there, so that the index tells it
  * nothing those tables would not; and the tables exist (a database not
  * yet updated lacks them).  Otherwise readers take the tables themselves.
+ * With samples also false where parca.samples is a Citus table: the index
+ * has no hours of its rows there.
  */
 extern bool series_index_readable(bool with_samples);
 

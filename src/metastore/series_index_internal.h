@@ -79,6 +79,13 @@ extern void series_index_labels_each(Jsonb *labels, LabelFn fn, void *arg);
 extern void series_index_run_as_owner(const char *const *statements, int n, TriggerData *td);
 
 /*
+ * Runs read_sql, which reads the transition tables of td and gives one
+ * row, then each of statements with that row's columns as $1, $2...
+ */
+extern void series_index_run_on_transition(TriggerData *td, const char *read_sql,
+										   const char *const *statements, int n);
+
+/*
  * The label values, and the marker of the profile type (name NULL), of
  * the (series, hour) pairs in CTE "hours", into parca.label_hours where
  * missing; prefix names the CTEs before it.

@@ -17,7 +17,9 @@
  * hours it meets (parca.series_hours).  Without the rights to have the
  * index read for it (series_index_readable), the caller's own reads of
  * parca.series and parca.samples answer, as they always did: the series
- * with sample rows within the range itself.
+ * with sample rows within the range itself.  On Citus, where the index
+ * has no hours, a time range is answered so too, each shard sending the
+ * distinct series of its rows in the range.
  *
  * People write `WHERE series_id = ANY (parca_series_ids('...'))` over the
  * samples table.  A STABLE function in a filter is evaluated for every
@@ -239,9 +241,10 @@ ids_in_range(Datum ids, Range r)
 	else
 	{
 		range_params(&q, r, false);
-		run("SELECT i.id FROM pg_catalog.unnest($1) i(id)"
-			" WHERE i.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x"
-			"   WHERE x.time OPERATOR(pg_catalog.>=) $2 AND x.time OPERATOR(pg_catalog.<=) $3)", &q);
+		/* (distinct per series: on Citus each shard sends its series, not its rows') */
+		run("SELECT DISTINCT x.series_id FROM parca.samples x"
+			" WHERE x.series_id OPERATOR(pg_catalog.=) ANY ($1)"
+			"   AND x.time OPERATOR(pg_catalog.>=) $2 AND x.time OPERATOR(pg_catalog.<=) $3", &q);
 	}
 	d = palloc(Max(SPI_processed, 1) * sizeof(Datum));
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -402,7 +405,7 @@ parca_profile_types(PG_FUNCTION_ARGS)
 	{
 		range_params(&q, r, false);
 		run("SELECT DISTINCT s.profile_type FROM parca.series s"
-			" WHERE s.id OPERATOR(pg_catalog.=) ANY (SELECT x.series_id FROM parca.samples x"
+			" WHERE s.id OPERATOR(pg_catalog.=) ANY (SELECT DISTINCT x.series_id FROM parca.samples x"
 			"   WHERE x.time OPERATOR(pg_catalog.>=) $2 AND x.time OPERATOR(pg_catalog.<=) $3)"
 			" ORDER BY 1", &q);
 	}

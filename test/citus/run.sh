@@ -20,31 +20,16 @@ fi
 require_fixtures
 
 # --- the cluster ------------------------------------------------------------
-# Three servers made by start_cluster, each with Citus loaded first (Citus
-# requires it); the maintenance workers stay off, so that partitions and
-# rollups are made here, by hand, at known points.
-base_port=${PARCA_CITUS_TEST_PORT:-55000}
-node_dirs=()
-node_ports=()
-stop_nodes() {
-	local d
-	for d in "${node_dirs[@]}"; do
-		PGDATA_DIR=$d stop_cluster
-	done
-}
-for i in 0 1 2; do
-	if ! start_cluster $((base_port + i)) "shared_preload_libraries = 'citus,parca'" \
-		"parca.workers = off" "max_connections = 60"; then
-		check "server $i starts with citus and parca loaded" false
-		stop_nodes
-		finish
-		exit
-	fi
-	node_dirs+=("$PGDATA_DIR")
-	node_ports+=("$PGPORT")
-	q "CREATE EXTENSION citus" >/dev/null
-done
-trap stop_nodes EXIT
+# A coordinator and two workers (test/lib.sh); the maintenance workers stay
+# off, so that partitions and rollups are made here, by hand, at known
+# points (until the section on the background workers).
+if ! start_citus_cluster "${PARCA_CITUS_TEST_PORT:-55000}"; then
+	check "the servers start with citus and parca loaded" false
+	finish
+	exit
+fi
+node_dirs=("${citus_dirs[@]}")
+node_ports=("${citus_ports[@]}")
 coordinator=${node_ports[0]}
 export PGPORT=$coordinator
 # qc SQL: on the coordinator's distributed database; qs SQL: the same SQL
@@ -163,6 +148,24 @@ same "parca_profile_types, parca_labels" \
 	"SELECT (SELECT string_agg(t, ',' ORDER BY t) FROM parca_profile_types() t),
 	        (SELECT string_agg(l, ',' ORDER BY l) FROM parca_labels() l)"
 
+# Discovery over a time range (what Grafana's variables ask): on Citus the
+# series with rows in the range are found on the shards.  Ranges of each
+# fixture's day, of a day without rows, and of everything.
+days="('2017-09-29'::timestamptz, '2017-09-30'::timestamptz), ('2022-10-18', '2022-10-19'), ('2019-01-01', '2019-01-02'), ($range)"
+listed() { echo "coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM $1 x), '-')"; }
+same "parca_profile_types over time ranges" \
+	"SELECT $(listed "parca_profile_types(d.start, d.stop)") FROM (VALUES $days) d(start, stop)"
+same "parca_labels over time ranges" \
+	"SELECT $(listed "parca_labels('{}', d.start, d.stop)"),
+	        $(listed "parca_labels('cpu:samples:count:cpu:nanoseconds:delta{}', d.start, d.stop)"),
+	        $(listed "parca_labels('cpu:samples:count:cpu:nanoseconds:delta{job=~\"a|b\"}', d.start, d.stop)")
+	 FROM (VALUES $days) d(start, stop)"
+same "parca_label_values over time ranges" \
+	"SELECT $(listed "parca_label_values('job', '{}', d.start, d.stop)"),
+	        $(listed "parca_label_values('job', 'cpu:samples:count:cpu:nanoseconds:delta{x=\"1\"}', d.start, d.stop)"),
+	        $(listed "parca_label_values('x', 'cpu:samples:count:cpu:nanoseconds:delta{}', d.start, d.stop)")
+	 FROM (VALUES $days) d(start, stop)"
+
 # --- partitions, retention and rollups: the same on both --------------------
 # (qm: with the rollups on, and a retention of 5 years, 2,628,000 minutes:
 # the fixtures' 2017 day and the rows moved 6 years back are older)
@@ -226,14 +229,44 @@ plan=$(qc "EXPLAIN (VERBOSE, COSTS OFF) SELECT series_id, parca_merge(stack, val
 	   WHERE series_id = ANY ('{1,2,3}') GROUP BY series_id")
 check "the merge grouped by series runs on the workers" grep -q "parca_merge" <<<"$(grep -A100 'Task Count' <<<"$plan")"
 
-# --- the metastore's garbage collection: not on Citus yet ---------------------
-# It reads each partition's references; on the coordinator a partition is
-# an empty shell, which refers to nothing: it must refuse, not collect
-# every location.
-counts="SELECT (SELECT count(*) FROM parca.series), (SELECT count(*) FROM parca.locations)"
-before=$(qc "$counts")
-check "parca_metastore_gc refuses on Citus" grep -q "Citus shards" <<<"$(qc "SELECT parca_metastore_gc()" 2>&1)"
-check_eq "the metastore is kept whole" "$before" "$(qc "$counts")"
+# --- the metastore's garbage collection --------------------------------------
+# Garbage in both: a profile of another program (its own series, locations,
+# functions, mappings) stored into the default partition, which is then
+# emptied.  The collection finds the references on the workers' shards; it
+# must remove what the single node's removes, and keep what the rows
+# (and the rollups) name.
+cp "$SHARED_TESTDATA/pprof/parca/fib.pb.gz" "$work/" && chown postgres: "$work/fib.pb.gz"
+garbage="SELECT parca_ingest_pprof(pg_read_binary_file('$work/fib.pb.gz'), 'fib', '{\"job\": \"gone\"}')"
+qs "$garbage" >/dev/null
+qc "$garbage" >/dev/null
+same "the profile to collect is in the default partition" "SELECT count(*) FROM parca.samples_default"
+qs "TRUNCATE parca.samples_default" >/dev/null
+qc "TRUNCATE parca.samples_default" >/dev/null
+collected_single=$(qs "SELECT * FROM parca_metastore_gc()")
+check "the single node's collection removes series, locations, functions and mappings" \
+	awk -F'|' '{ exit !($1 > 0 && $2 > 0 && $3 > 0 && $4 > 0) }' <<<"$collected_single"
+check_eq "parca_metastore_gc on Citus removes as many" "$collected_single" "$(qc "SELECT * FROM parca_metastore_gc()" 2>&1)"
+ids_of() { echo "(SELECT count(*) || ' ' || md5(string_agg(id::text, ',' ORDER BY id)) FROM parca.$1)"; }
+same "the metastore left: the same ids" \
+	"SELECT $(ids_of series), $(ids_of locations), $(ids_of functions), $(ids_of mappings)"
+same "the series index's label values left" \
+	"SELECT count(*), md5(string_agg(concat_ws('|', profile_type, name, value), ',' ORDER BY profile_type, name, value))
+	 FROM parca.label_values"
+same "the queries after the collection" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}', $range)))"
+check_eq "every stored row resolves after the collection" "0|0|0|0" "$(metastore_resolves)"
+check_eq "a second collection finds nothing" "0|0|0|0" "$(qc "SELECT * FROM parca_metastore_gc()")"
+
+# Writers and the collection at once, as test/gc does on one server: two
+# writers (one session each, whose metastore caches live across calls)
+# store profiles into the default partition while a collector empties it
+# and collects, holding parca.samples as the collection does.  The
+# collection's lock reaches every writer through the coordinator: no
+# writer may fail, and every row stored must resolve.
+gc_under_writers "$work" "${PARCA_CITUS_GC_SECONDS:-15}" "TRUNCATE parca.samples_default" fib.pb.gz sample.cpu
+# the rest of the suite compares with the single node: the writers' rows go
+qc "TRUNCATE parca.samples_default" >/dev/null
+qc "SELECT parca_metastore_gc()" >/dev/null
 
 # --- parca's table options (parca.columnar_options) --------------------------
 # They are this node's catalog: set on the coordinator they would not
@@ -255,18 +288,18 @@ check_eq "the coordinator's table options are unchanged" "$options_before" "$(qc
 # asked before (the sessions wait for each other: the first distributes
 # after the other's first answer, and undistributes after its second).
 q "CREATE TABLE parca_cache_check (a int); CREATE TABLE parca_cache_asked (a int)" >/dev/null
-wait_for() { echo "DO \$\$ BEGIN FOR i IN 1 .. 600 LOOP EXIT WHEN $1; PERFORM pg_sleep(0.1); END LOOP; END \$\$;"; }
+wait_in_sql() { echo "DO \$\$ BEGIN FOR i IN 1 .. 600 LOOP EXIT WHEN $1; PERFORM pg_sleep(0.1); END LOOP; END \$\$;"; }
 (echo "SELECT 'before ' || parca.is_citus_table('parca_cache_check');
        INSERT INTO parca_cache_asked VALUES (1);
-       $(wait_for "EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'parca_cache_check'::regclass)")
+       $(wait_in_sql "EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'parca_cache_check'::regclass)")
        SELECT 'after ' || parca.is_citus_table('parca_cache_check');
        INSERT INTO parca_cache_asked VALUES (2);" | psql -X -qAt >"$work/other.out" 2>&1) &
 other=$!
-cache_out=$(echo "$(wait_for "EXISTS (SELECT 1 FROM parca_cache_asked)")
+cache_out=$(echo "$(wait_in_sql "EXISTS (SELECT 1 FROM parca_cache_asked)")
 	SELECT 'before ' || parca.is_citus_table('parca_cache_check');
 	SELECT create_distributed_table('parca_cache_check', 'a') IS NULL;
 	SELECT 'distributed ' || parca.is_citus_table('parca_cache_check');
-	$(wait_for "EXISTS (SELECT 1 FROM parca_cache_asked WHERE a = 2)")
+	$(wait_in_sql "EXISTS (SELECT 1 FROM parca_cache_asked WHERE a = 2)")
 	SELECT undistribute_table('parca_cache_check') IS NULL;
 	SELECT 'undistributed ' || parca.is_citus_table('parca_cache_check');" |
 	PGOPTIONS='-c client_min_messages=warning' psql -X -qAt 2>&1)
@@ -297,6 +330,109 @@ ingest_e="SELECT parca_ingest_pprof(pg_read_binary_file('$work/large.cpu'), 'cpu
 qs "$ingest_e" >/dev/null
 qc "$ingest_e" >/dev/null
 same "sample rows after an ingest without Citus's triggers" "SELECT count(*), sum(value) FROM parca.samples"
+
+# --- the background workers -------------------------------------------------
+# With the workers on everywhere (as after CREATE EXTENSION, with no other
+# setting) the coordinator's maintenance worker moves the default
+# partition's rows and rolls new hours up, and its scrape worker stores a
+# real Go program's profiles, as the single node's do; on the worker
+# nodes parca's workers must leave the shards to the coordinator (no
+# partitions made, no rows moved, nothing rolled up there).
+# First everything rolled up by hand on both (the single node's write log
+# is emptied), then rows of the hour before last and of ten days ago (no
+# partition there: the default one) are written.
+qm qs "SELECT parca_rollup_hours('2000-01-01', now())" >/dev/null
+qm qc "SELECT parca_rollup_hours('2000-01-01', now())" >/dev/null
+recent_hour=$(qs "SELECT date_bin('1 hour', now(), '1970-01-01 00:00+00') - interval '2 hours'")
+recent="INSERT INTO parca.samples SELECT '$recent_hour'::timestamptz + (time - date_bin('1 hour', time, '1970-01-01 00:00+00')),
+	series_id, stack, value, period, duration, num_labels
+	FROM parca.samples WHERE time >= '2022-10-18' AND time < '2022-10-19'
+	UNION ALL
+	SELECT '$recent_hour'::timestamptz - interval '10 days' + (time - date_bin('1 hour', time, '1970-01-01 00:00+00')),
+	series_id, stack, value, period, duration, num_labels
+	FROM parca.samples WHERE time >= '2022-10-18' AND time < '2022-10-19'"
+qs "$recent" >/dev/null
+qc "$recent" >/dev/null
+same "rows for the maintenance worker in the default partition" "SELECT count(*), sum(value) FROM parca.samples_default"
+partitions_here="SELECT string_agg(inhrelid::regclass::text, ',' ORDER BY inhrelid::regclass::text)
+	FROM pg_inherits WHERE inhparent = 'parca.samples'::regclass"
+
+# the scrape worker's target: test/scrape's Go program, its heap profile
+# scraped into both databases
+scrape_tmp=$(mktemp -d /tmp/parca-citus-scrape.XXXXXX)
+scrape_http=$((18500 + ${PARCA_TEST_PORT_OFFSET:-0}))
+if HOME=$scrape_tmp GOCACHE=$scrape_tmp/gocache GOPATH=$scrape_tmp/gopath GOFLAGS= GO111MODULE=off \
+	go build -o "$scrape_tmp/pprof_target" "$TEST_ROOT/scrape/pprof_target.go"; then
+	"$scrape_tmp/pprof_target" -port "$scrape_http" >"$scrape_tmp/target.log" 2>&1 &
+	scrape_pid=$!
+else
+	check "test/scrape/pprof_target.go builds" false
+	scrape_pid=
+fi
+scrape_job="INSERT INTO parca.scrape_jobs (job_name, scrape_interval) VALUES ('citus', '1 s');
+	INSERT INTO parca.scrape_targets VALUES ('citus', '127.0.0.1:$scrape_http', '{\"env\": \"citus\"}');
+	UPDATE parca.scrape_profiles SET enabled = (name = 'memory') WHERE job_name = 'citus'"
+qs "$scrape_job" >/dev/null
+qc "$scrape_job" >/dev/null
+
+for i in 0 1 2; do
+	for setting in "parca.workers = on" "parca.rollups = on" "parca.maintenance_naptime = 1"; do
+		PGPORT=${node_ports[$i]} q "ALTER SYSTEM SET $setting" >/dev/null
+	done
+	PGPORT=${node_ports[$i]} q "SELECT pg_reload_conf()" >/dev/null
+done
+maintained="SELECT NOT EXISTS (SELECT 1 FROM parca.samples_default)
+	AND EXISTS (SELECT 1 FROM parca.rollup_hours WHERE start = '$recent_hour')
+	AND EXISTS (SELECT 1 FROM parca.rollup_hours WHERE start = '$recent_hour'::timestamptz - interval '10 days')"
+check "the single node's maintenance worker moves the rows and rolls the hours up" \
+	eval 'PGDATABASE=single wait_for 120 "$maintained"'
+check "the coordinator's maintenance worker does too" wait_for 120 "$maintained"
+scraped="SELECT count(*) = 4 FROM parca.series WHERE labels->>'job' = 'citus'"
+check "the single node's scrape worker stores the Go program's heap profile" \
+	eval 'PGDATABASE=single wait_for 60 "$scraped"'
+check "the coordinator's scrape worker does too" wait_for 60 "$scraped"
+idle_on_worker_nodes() {
+	local i
+	for i in 1 2; do
+		for _ in $(seq 1 100); do grep -q "is a Citus worker node" "${node_dirs[$i]}/log" && break; sleep 0.2; done
+		grep -q "is a Citus worker node" "${node_dirs[$i]}/log" || return 1
+	done
+}
+check "the worker nodes' maintenance workers say they leave the tables to the coordinator" idle_on_worker_nodes
+# (a few rounds of theirs go by)
+sleep 3
+for i in 0 1 2; do
+	PGPORT=${node_ports[$i]} q "ALTER SYSTEM SET parca.workers = off" >/dev/null
+	PGPORT=${node_ports[$i]} q "SELECT pg_reload_conf()" >/dev/null
+done
+[ -n "$scrape_pid" ] && kill "$scrape_pid" 2>/dev/null
+wait $scrape_pid 2>/dev/null
+rm -rf "$scrape_tmp"
+
+same "the partitions after the maintenance worker's rounds" \
+	"SELECT string_agg(partition::text, ',' ORDER BY partition::text) FROM parca.partition_ranges()"
+same "the rows the maintenance worker moved (none twice, none lost)" \
+	"SELECT count(*), sum(value) FROM parca.samples WHERE time >= '$recent_hour'::timestamptz - interval '10 days'
+	   AND time < '$recent_hour'::timestamptz + interval '1 hour'"
+same "the hours the maintenance worker rolled up" \
+	"SELECT string_agg(start::text, ',' ORDER BY start) FROM parca.rollup_hours WHERE start >= '$recent_hour'::timestamptz - interval '10 days'"
+same "their rollups" \
+	"SELECT count(*), sum(value) FROM parca.samples_hourly WHERE time >= '$recent_hour'::timestamptz - interval '10 days'"
+same "parca_query over the hours the worker rolled up" \
+	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}',
+	   '$recent_hour'::timestamptz - interval '10 days', '$recent_hour'::timestamptz + interval '1 hour')))"
+same "the scrape worker's series" \
+	"SELECT string_agg(profile_type || ' ' || labels::text, ',' ORDER BY profile_type) FROM parca.series
+	 WHERE labels->>'job' = 'citus'"
+check "the scraped profiles are stored in the shards, and merge" \
+	test "$(qc "SELECT parca_profile_total(parca_query('memory:inuse_space:bytes:space:bytes{job=\"citus\"}', now() - interval '1 day', now()))")" -gt 0
+# (the coordinator's partitions reach the worker nodes with Citus's metadata)
+check_eq "the worker nodes made no partitions of their own" "$(q "$partitions_here") $(q "$partitions_here")" \
+	"$(for i in 1 2; do PGPORT=${node_ports[$i]} q "$partitions_here"; done | paste -sd' ')"
+check_eq "nor rolled anything up" "0,0" \
+	"$(for i in 1 2; do PGPORT=${node_ports[$i]} q "SELECT count(*) FROM parca.rollup_hours"; done | paste -sd,)"
+check_eq "nor did their maintenance fail" "" \
+	"$(grep -h "parca maintenance worker: .* failed" "${node_dirs[1]}/log" "${node_dirs[2]}/log" | head -3)"
 
 # --- a worker stopped under queries -----------------------------------------
 # Queries run one after the other in one session while the second worker

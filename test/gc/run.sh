@@ -28,16 +28,6 @@ check "the fixtures are in several partitions" test "$(q "SELECT count(DISTINCT 
 q "SELECT * FROM parca_metastore_gc()" >/dev/null
 check_eq "a collection with nothing to collect removes nothing" "0|0|0|0" "$(q "SELECT * FROM parca_metastore_gc()")"
 
-resolves() {
-	q "SELECT
-	  (SELECT count(*) FROM parca.samples s LEFT JOIN parca.series se ON se.id = s.series_id WHERE se.id IS NULL)
-	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(parca_stack_location_ids(stack)) AS id FROM parca.samples) u
-	             LEFT JOIN parca.locations l USING (id) WHERE l.id IS NULL)
-	  || '|' || (SELECT count(*) FROM (SELECT DISTINCT unnest(function_ids) AS id FROM parca.locations) u
-	             LEFT JOIN parca.functions f USING (id) WHERE f.id IS NULL)
-	  || '|' || (SELECT count(*) FROM parca.locations l LEFT JOIN parca.mappings m ON m.id = l.mapping_id
-	             WHERE l.mapping_id IS NOT NULL AND m.id IS NULL)"
-}
 
 # The references cache: a partition is read again only when rows came to
 # it.  A collection with no new rows rewrites no cache entry.  A fixture
@@ -83,51 +73,13 @@ q "SELECT * FROM parca_metastore_gc()" >/dev/null
 check "the collection read that partition again" \
 	test "$(q "SELECT xmin FROM parca.partition_references_cache WHERE partition = '$late_part'::regclass")" \
 	!= "$(echo "$cached" | tr ',' '\n' | grep "^$late_part:" | cut -d: -f2)"
-check_eq "and every stored row resolves, the late profile's too" "0|0|0|0" "$(resolves)"
+check_eq "and every stored row resolves, the late profile's too" "0|0|0|0" "$(metastore_resolves)"
 
-# writers: one psql each, so that its backend's cache lives across calls
-writer() {
-	local n=0
-	{
-		while [ ! -e "$work/stop" ]; do
-			for f in $fixtures; do
-				echo "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f'), 'gc', '{\"f\": \"$f\", \"w\": \"$1\", \"n\": \"$((n % 3))\"}');"
-			done
-			n=$((n + 1))
-			[ $n -ge 400 ] && break
-		done
-	} | psql -X -qAt -v ON_ERROR_STOP=0 >/dev/null 2>>"$work/err.$1" || true
-}
-# the collector: a partition emptied and the garbage collected at once (the
-# writers, held off by the lock, find their cached ids gone when they go
-# on); parca.samples is taken first, as the collection takes it, so that
-# no writer holds it while waiting for the partition
-collector() {
-	local n=0
-	while [ ! -e "$work/stop" ]; do
-		psql -X -qAt -c "BEGIN; LOCK TABLE parca.samples IN SHARE MODE;
-			DO \$\$ BEGIN EXECUTE (SELECT format('TRUNCATE %s', partition) FROM parca.partitions
-				WHERE NOT is_default ORDER BY random() LIMIT 1); END \$\$;
-			SELECT * FROM parca_metastore_gc(); COMMIT" >>"$work/collected" 2>>"$work/err.collector" || true
-		n=$((n + 1))
-		sleep 0.$((RANDOM % 5))
-	done
-	echo "$n" > "$work/collections"
-}
-rm -f "$work/stop"
-writer a & w1=$!
-writer b & w2=$!
-collector & c=$!
-sleep "$SECONDS_OF_LOAD"
-touch "$work/stop"
-wait "$w1" "$w2" "$c" || true
-check_eq "no writer saw an error" "" "$(cat "$work"/err.a "$work"/err.b 2>/dev/null | grep -E 'ERROR' | head -3)"
-check_eq "nor the collector (but its lock timeouts)" "" \
-	"$(grep -E 'ERROR' "$work/err.collector" 2>/dev/null | grep -v 'lock timeout' | head -3)"
-check "collections ran ($(cat "$work/collections") of them) and removed ids" \
-	test "$(awk -F'|' '{s += $1 + $2} END {print s + 0}' "$work/collected")" -gt 0
-check "writers stored profiles meanwhile" test "$(q "SELECT count(*) FROM parca.samples")" -gt 0
-check_eq "every stored row resolves: series, locations, functions, mappings" "0|0|0|0" "$(resolves)"
+# writers and a collector at once (test/lib.sh): the collector empties a
+# partition and collects
+# shellcheck disable=SC2086
+gc_under_writers "$work" "$SECONDS_OF_LOAD" "DO \$\$ BEGIN EXECUTE (SELECT format('TRUNCATE %s', partition)
+	FROM parca.partitions WHERE NOT is_default ORDER BY random() LIMIT 1); END \$\$" $fixtures
 # the series index (sql/30_metastore.sql) followed the series the
 # collections removed: it lists exactly the label values of the series
 # left, and no hours of a series gone
@@ -170,7 +122,7 @@ f1=$(echo "$fixtures" | head -1)
 psql -X -qAt -c "SELECT parca_ingest_pprof(pg_read_binary_file('$work/$f1'), 'gc', '{}')" \
 	-c "TRUNCATE parca.samples" -c "SELECT pg_sleep(0)" >/dev/null
 psql -X -qAt -f "$work/again.sql" >/dev/null
-check_eq "a warm session's ids, collected and named again, resolve" "0|0|0|0" "$(resolves)"
+check_eq "a warm session's ids, collected and named again, resolve" "0|0|0|0" "$(metastore_resolves)"
 check "and are stored" test "$(q "SELECT count(*) FROM parca.locations")" -gt 0
 # A location registered in a session whose cache then knows it, collected
 # by another session (no row names it), and registered again by the first:
