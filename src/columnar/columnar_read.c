@@ -11,8 +11,9 @@
  * valid until the next group is decoded.  Dictionaries are decoded once
  * per stripe; of a column read by ids (columnar_read_by_ids), the ids of
  * its dictionary's entries are read instead, and the dictionary only when
- * asked (columnar_read_dictionary).  The chunks' bytes, the dictionaries and the decoded groups
- * are in buffers kept from one scan to the next (columnar_scratch.c).
+ * asked (columnar_read_dictionary).  The chunks' bytes, the dictionaries
+ * and the decoded groups are in buffers kept from one scan to the next
+ * (columnar_scratch.c).
  */
 #include "postgres.h"
 
@@ -55,8 +56,8 @@ struct ColumnarReadState
 	const uint64 **dict_ids;	/* [natts] its ids, NULL if not read */
 	StringInfoData *ids_space;	/* [natts] where they are */
 	StringInfoData *prev_ids_space; /* those of the stripe before */
-	int			asked_stripe;	/* the dictionary columnar_read_dictionary decoded */
-	int			asked_att;
+	int			asked_stripe;	/* the dictionary that columnar_read_dictionary */
+	int			asked_att;		/* decoded: its stripe and column */
 	char	  **asked_dict;
 	StringInfoData asked_space;
 	MemoryContext asked_cxt;	/* one too big for a buffer */
@@ -404,12 +405,13 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 }
 
 static pg_noinline void
-bad_dict_ids(Relation rel, ColumnarStripe *s, int att)
+bad_dict_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("columnar table \"%s\" is damaged: the dictionary ids of column %d do not match its dictionary",
-					RelationGetRelationName(rel), att + 1),
+			 errmsg("columnar table \"%s\" is damaged: the dictionary ids of column \"%s\" do not match its dictionary",
+					RelationGetRelationName(rs->rel),
+					NameStr(TupleDescAttr(rs->desc, att)->attname)),
 			 errdetail("In the stripe that starts at row number " INT64_FORMAT ".",
 					   s->first_row)));
 }
@@ -431,7 +433,7 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	ch = &s->dict_ids[att];
 	if (ch->encoding != ENC_IDS || ch->rawsize != 0 || ndict <= 0 ||
 		(uint64) ch->size != (uint64) ndict * sizeof(uint64))
-		bad_dict_ids(rs->rel, s, att);
+		bad_dict_ids(rs, s, att);
 	columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], ch->size);
 	rs->blocks_read += columnar_chunk_read_stored(rs->rel, s, ch, &rs->ids_space[att]);
 	rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
@@ -442,8 +444,8 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 /*
  * The dictionary of column attno of the stripe numbered stripe
  * (ColumnarGroup.stripe; for a column read by ids, or the integrity
- * check): decoded here, valid
- * until the next call for another stripe or column, or the scan's end.
+ * check): decoded here, valid until the next call for another stripe or
+ * column, or the scan's end.
  */
 char	  **
 columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
