@@ -104,5 +104,6 @@ md5_one=$(q "SELECT md5(parca_query('$selector', '-infinity', 'infinity')::text)
 line "DuckDB $duckdb_version, same rows" "$d1" "$d2"
 [ "$groups" = "$stacks" ] || echo "bench/merge.sh: DuckDB found $groups stack ids, parca_query $stacks stacks" >&2
 [ "$md5_one" = "$md5_days" ] || echo "bench/merge.sh: parca_query's answers differ between the two shapes" >&2
+echo "parca_query's answer (both shapes): md5 $md5_days of the encoded profile"
 echo "(median of $runs runs after a first, warm; parca_query in one session with max_parallel_workers_per_gather"
 echo " 0 and 1; DuckDB in memory with SET threads 1 and 2; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"

@@ -101,6 +101,9 @@ typedef struct ColumnarGroup
 	char	 ***dicts;			/* the stripe's dictionaries (varlena values);
 								 * valid until the next stripe's are loaded */
 	int		   *dict_sizes;
+	const uint64 **dict_ids;	/* columns read by ids (columnar_read_by_ids):
+								 * the ids of the stripe's dictionary's
+								 * entries, NULL if not read; else NULL */
 	int			stripe;			/* the dictionaries change when this does */
 	bool		all_pass;		/* min/max show that every row passes the predicates */
 } ColumnarGroup;
@@ -112,6 +115,16 @@ typedef struct ColumnarGroup
  */
 extern bool columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group);
 extern void columnar_read_end(ColumnarReadState *rs);
+
+/*
+ * Read column attno by ids: a chunk group whose dictionary has ids gives
+ * its entries' ids and indexes, not its values, and the dictionary is
+ * decoded only when asked by columnar_read_dictionary(stripe: a group's
+ * ColumnarGroup.stripe).  An id is parca_hash64 of the entry's bytes (for
+ * a stacktrace, of its location ids).  Before the first group is read.
+ */
+extern void columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno);
+extern char **columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe);
 
 /*
  * Read only a share of the rows, for processes that split a table between

@@ -69,6 +69,46 @@ corrupt(Relation rel, ColumnarStripe *s, const char *what)
 						   s->first_row) : 0));
 }
 
+/*
+ * The ids of stripe s's dictionaries (format version 3): each where a word
+ * dictionary is, one per entry, as stored, and each the id of its entry
+ * (rs reads s).
+ */
+static void
+check_dict_ids(Relation rel, ColumnarStripe *s, ColumnarReadState *rs, StringInfo stored)
+{
+	if (s->dict_ids == NULL)
+		return;
+	for (int a = 0; a < s->natts; a++)
+	{
+		ColumnarChunk *ch = &s->dict_ids[a];
+		ColumnarColumn *col = &s->columns[a];
+		int16		typlen = TupleDescAttr(RelationGetDescr(rel), a)->attlen;
+		char	  **dict;
+
+		if (ch->size == 0)
+			continue;
+		if (!col->has_dict || col->dict.encoding != ENC_WORDS || ch->encoding != ENC_IDS ||
+			ch->rawsize != 0 || col->ndict <= 0 || typlen < -1 ||
+			TupleDescAttr(RelationGetDescr(rel), a)->attbyval ||
+			(uint64) ch->size != (uint64) col->ndict * sizeof(uint64))
+			corrupt(rel, s, "dictionary ids do not match their dictionary");
+		columnar_chunk_read_stored(rel, s, ch, stored);
+		if (columnar_chunk_crc(stored->data, stored->len) != ch->crc)
+			corrupt(rel, s, "chunk checksum mismatch");
+		dict = columnar_read_dictionary(rs, a + 1, 0);
+		for (int i = 0; i < col->ndict; i++)
+		{
+			uint64		id;
+
+			memcpy(&id, stored->data + (Size) i * sizeof(uint64), sizeof(id));
+			if (id != columnar_chunk_entry_id(dict[i], typlen))
+				corrupt(rel, s, "a dictionary id is not its entry's");
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* What parca_columnar_check() counts, of one table and in all. */
 typedef struct CheckCounts
 {
@@ -82,8 +122,9 @@ typedef struct CheckCounts
  * Check one parca_columnar table, opened and locked; add what it holds to
  * *counts.  Raises an error naming the first problem: a bad metapage,
  * overlapping row numbers or pages, a stripe past the end of the relation,
- * a chunk whose CRC does not match, a chunk that does not decode, or a
- * stripe whose decoded rows do not match its count.
+ * a chunk whose CRC does not match, a chunk that does not decode, a
+ * dictionary id that is not its entry's, or a stripe whose decoded rows do
+ * not match its count.
  */
 static void
 check_table(Relation rel, CheckCounts *counts)
@@ -171,6 +212,7 @@ check_table(Relation rel, CheckCounts *counts)
 		}
 		/* every row decodes */
 		rs = columnar_read_stripes(rel, list_make1(s), attrs);
+		check_dict_ids(rel, s, rs, &stored);
 		while (columnar_read_next(rs, v, n, &rownum))
 			decoded++;
 		columnar_read_end(rs);
@@ -255,8 +297,9 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 
 /*
  * parca_columnar_chunks(regclass) -> one row per chunk: stripe, chunk group
- * (-1: the stripe dictionary), column, encoding, compression, sizes, nulls,
- * min and max.
+ * (-1: the stripe dictionary; -2: the ids of its entries), column,
+ * encoding, compression, sizes, nulls (of a dictionary and its ids: its
+ * entries), min and max.
  */
 Datum
 parca_columnar_chunks(PG_FUNCTION_ARGS)
@@ -279,16 +322,21 @@ parca_columnar_chunks(PG_FUNCTION_ARGS)
 
 			if (att->attisdropped)
 				continue;
-			for (int g = -1; g < s->ngroups; g++)
+			for (int g = -2; g < s->ngroups; g++)
 			{
-				ColumnarChunk *ch = g < 0 ? &s->columns[a].dict : COLUMNAR_CHUNK(s, a, g);
+				ColumnarChunk *ch = g == -2 ? (s->dict_ids ? &s->dict_ids[a] : NULL) :
+					g < 0 ? &s->columns[a].dict : COLUMNAR_CHUNK(s, a, g);
 				Datum		values[11];
 				bool		nulls[11] = {0};
 				const char *enc;
 
 				if (g < 0 && !s->columns[a].has_dict)
 					continue;
-				if (g < 0 && ch->encoding == ENC_WORDS)
+				if (g == -2 && (ch == NULL || ch->size == 0))
+					continue;
+				if (g == -2)
+					enc = "dictionary ids";
+				else if (g < 0 && ch->encoding == ENC_WORDS)
 					enc = "dictionary(words)";
 				else if (g < 0)
 					enc = "dictionary";

@@ -26,6 +26,12 @@
  *			table, little-endian, of 1, 2, 3 or 4 bytes as nwords needs.
  *			Whole bytes, so that zstd still finds stacks' repeated frames;
  *			the values decode straight from the table, in one pass.
+ *	The ids of a dictionary's entries (ColumnarStripe.dict_ids, format
+ *	version 3), of a word dictionary: ENC_IDS, one uint64 per entry in the
+ *	host's byte order (as the directory's fields), parca_hash64 of the
+ *	entry's bytes (those ENC_PLAIN would store); never compressed, as
+ *	hashes do not shrink.  A reader that keeps what it learnt of a value
+ *	by its id reads them instead of the dictionary.
  * The bytes are then compressed with zstd, unless that does not shrink
  * them (rawsize 0), and the CRC-32C of what is stored is kept.
  *
@@ -36,6 +42,7 @@
 #include "utils/memutils.h"
 
 #include "columnar/columnar_internal.h"
+#include "ids/ids.h"
 
 /* ---- writing ---- */
 
@@ -380,6 +387,41 @@ columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
 		chunk->encoding = ENC_PLAIN;
 	}
 	put_chunk(w, chunk);
+}
+
+/*
+ * The ids of the ndict dictionary entries dict[i] (dict_len[i] bytes
+ * each), stored as they are.
+ */
+void
+columnar_chunk_encode_ids(ColumnarChunkWriter *w, char *const *dict, const uint32 *dict_len,
+						  int ndict, ColumnarChunk *chunk)
+{
+	StringInfo	data = w->data;
+
+	memset(chunk, 0, sizeof(ColumnarChunk));
+	chunk->encoding = ENC_IDS;
+	chunk->offset = data->len;
+	enlargeStringInfo(data, (Size) ndict * sizeof(uint64));
+	for (int i = 0; i < ndict; i++)
+	{
+		uint64		id = parca_hash64(dict[i], dict_len[i]);
+
+		memcpy(data->data + data->len, &id, sizeof(id));
+		data->len += sizeof(id);
+	}
+	data->data[data->len] = '\0';
+	chunk->size = data->len - (int32) chunk->offset;
+	chunk->crc = columnar_chunk_crc(data->data + chunk->offset, chunk->size);
+}
+
+/* The id of a decoded dictionary entry of a type of length typlen (> -2). */
+uint64
+columnar_chunk_entry_id(const char *value, int16 typlen)
+{
+	if (typlen == -1)
+		return parca_hash64(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+	return parca_hash64(value, typlen);
 }
 
 /* ---- reading ---- */

@@ -7,7 +7,9 @@
  * The directory of a stripe, stored in its parca.columnar_stripes row, is
  * a ColumnarDirectoryHeader followed by the arrays of the stripe's row
  * number ranges, columns (ColumnarColumn) and chunks (ColumnarChunk,
- * column-major), as columnar_internal.h declares them.
+ * column-major), as columnar_internal.h declares them; then, when the
+ * header's flags have COLUMNAR_STRIPE_DICT_IDS (format version 3), one
+ * ColumnarChunk per column: where the ids of its dictionary's entries are.
  *
  * What changes here changes the format: see COLUMNAR_FORMAT_VERSION.
  */
@@ -28,7 +30,9 @@ columnar_directory_build(const ColumnarStripe *s)
 	hdr.ngroups = s->ngroups;
 	hdr.group_rows = s->group_rows;
 	hdr.nranges = s->nranges;
-	hdr.flags = s->flags;
+	hdr.flags = s->flags & ~COLUMNAR_STRIPE_DICT_IDS;
+	if (s->dict_ids)
+		hdr.flags |= COLUMNAR_STRIPE_DICT_IDS;
 	hdr.nrows = s->row_count;
 	initStringInfo(&dir);
 	appendStringInfoSpaces(&dir, VARHDRSZ);
@@ -37,6 +41,8 @@ columnar_directory_build(const ColumnarStripe *s)
 	appendBinaryStringInfo(&dir, (char *) s->columns, sizeof(ColumnarColumn) * s->natts);
 	appendBinaryStringInfo(&dir, (char *) s->chunks,
 						   sizeof(ColumnarChunk) * s->natts * s->ngroups);
+	if (s->dict_ids)
+		appendBinaryStringInfo(&dir, (char *) s->dict_ids, sizeof(ColumnarChunk) * s->natts);
 	SET_VARSIZE(dir.data, dir.len);
 	return (bytea *) dir.data;
 }
@@ -65,6 +71,8 @@ columnar_directory_parse(int64 first_row, int64 row_count, int64 first_block,
 	need = sizeof(hdr) + hdr.nranges * sizeof(ColumnarRowRange) +
 		hdr.natts * sizeof(ColumnarColumn) +
 		(Size) hdr.natts * hdr.ngroups * sizeof(ColumnarChunk);
+	if (hdr.flags & COLUMNAR_STRIPE_DICT_IDS)
+		need += hdr.natts * sizeof(ColumnarChunk);
 	if (len != need)
 		goto bad;
 	if (inline_data && VARSIZE_ANY_EXHDR(inline_data) != data_size)
@@ -82,10 +90,12 @@ columnar_directory_parse(int64 first_row, int64 row_count, int64 first_block,
 	s->ngroups = hdr.ngroups;
 	s->group_rows = hdr.group_rows;
 	s->nranges = hdr.nranges;
-	s->flags = hdr.flags;
+	s->flags = hdr.flags & ~COLUMNAR_STRIPE_DICT_IDS;
 	s->ranges = (ColumnarRowRange *) (body + sizeof(hdr));
 	s->columns = (ColumnarColumn *) (s->ranges + hdr.nranges);
 	s->chunks = (ColumnarChunk *) (s->columns + hdr.natts);
+	s->dict_ids = (hdr.flags & COLUMNAR_STRIPE_DICT_IDS) ?
+		s->chunks + (Size) hdr.natts * hdr.ngroups : NULL;
 	s->inline_data = NULL;
 	ItemPointerSetInvalid(&s->meta_tid);
 	if (inline_data)

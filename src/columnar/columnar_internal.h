@@ -141,10 +141,11 @@ columnar_tid_to_row(ItemPointer tid)
  * A new column encoding: see "Adding a column encoding" in
  * docs/development.md.
  */
-#define COLUMNAR_FORMAT_VERSION 2
+#define COLUMNAR_FORMAT_VERSION 3
 
 /* The first format version of each addition (older builds refuse it). */
 #define COLUMNAR_VERSION_WORD_DICTIONARY 2	/* ENC_WORDS */
+#define COLUMNAR_VERSION_DICT_IDS 3 /* ENC_IDS, COLUMNAR_STRIPE_DICT_IDS */
 
 /* Block 0: the metapage. */
 typedef struct ColumnarMetaPage
@@ -176,6 +177,8 @@ typedef enum ColumnarEncoding
 	ENC_PLAIN,					/* varlena/bytes values in the chunk */
 	ENC_WORDS,					/* a dictionary as indexes into its 8-byte
 								 * words (format version 2) */
+	ENC_IDS,					/* the 64-bit ids of a dictionary's entries
+								 * (format version 3) */
 	ENC_COUNT
 } ColumnarEncoding;
 
@@ -258,6 +261,14 @@ typedef struct ColumnarDirectoryHeader
  */
 #define COLUMNAR_STRIPE_FINAL	0x1
 
+/*
+ * The directory ends with one ColumnarChunk per column: the ids of its
+ * dictionary's entries (ENC_IDS), or an empty chunk (size 0) for a column
+ * without them (format version 3).  Set and cleared by the directory's
+ * build and parse, from ColumnarStripe.dict_ids; not in ColumnarStripe.flags.
+ */
+#define COLUMNAR_STRIPE_DICT_IDS	0x2
+
 /* A stripe as read from parca.columnar_stripes (all in one palloc). */
 typedef struct ColumnarStripe
 {
@@ -275,6 +286,9 @@ typedef struct ColumnarStripe
 	ColumnarRowRange *ranges;
 	ColumnarColumn *columns;	/* [natts] */
 	ColumnarChunk *chunks;		/* [natts * ngroups], column-major */
+	ColumnarChunk *dict_ids;	/* [natts] the ids of each dictionary's
+								 * entries (size 0: none); NULL in stripes of
+								 * older formats */
 } ColumnarStripe;
 
 #define COLUMNAR_CHUNK(stripe, att, group) \
@@ -434,6 +448,9 @@ extern void columnar_chunk_encode_plain(ColumnarChunkWriter *w, const uint32 *in
 extern void columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const *dict,
 											 const uint32 *dict_len, int ndict, int16 typlen,
 											 ColumnarChunk *chunk);
+extern void columnar_chunk_encode_ids(ColumnarChunkWriter *w, char *const *dict,
+									  const uint32 *dict_len, int ndict, ColumnarChunk *chunk);
+extern uint64 columnar_chunk_entry_id(const char *value, int16 typlen);
 
 extern pg_crc32c columnar_chunk_crc(const char *data, int len);
 extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,

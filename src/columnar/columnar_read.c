@@ -9,8 +9,11 @@
  * A scan decodes one chunk group at a time, only for the columns it
  * needs; the values it returns point into that decoded group and stay
  * valid until the next group is decoded.  Dictionaries are decoded once
- * per stripe.  The chunks' bytes, the dictionaries and the decoded groups
- * are in buffers kept from one scan to the next (columnar_scratch.c).
+ * per stripe; of a column read by ids (columnar_read_by_ids), the ids of
+ * its dictionary's entries are read instead, and the dictionary only when
+ * asked (columnar_read_dictionary).  The chunks' bytes, the dictionaries
+ * and the decoded groups are in buffers kept from one scan to the next
+ * (columnar_scratch.c).
  */
 #include "postgres.h"
 
@@ -47,6 +50,17 @@ struct ColumnarReadState
 	MemoryContext dict_cxt;		/* dictionaries too big for a buffer */
 	MemoryContext prev_dict_cxt;
 	MemoryContext group_cxt;	/* the decoded group's plain values */
+	/* columns read by ids (columnar_read_by_ids) */
+	bool	   *by_ids;			/* [natts], NULL: none */
+	int			ids_stripe;		/* the stripe of dict_ids */
+	const uint64 **dict_ids;	/* [natts] its ids, NULL if not read */
+	StringInfoData *ids_space;	/* [natts] where they are */
+	StringInfoData *prev_ids_space; /* those of the stripe before */
+	int			asked_stripe;	/* the dictionary that columnar_read_dictionary */
+	int			asked_att;		/* decoded: its stripe and column */
+	char	  **asked_dict;
+	StringInfoData asked_space;
+	MemoryContext asked_cxt;	/* one too big for a buffer */
 	StringInfoData *group_space;	/* [natts] the decoded group's columns */
 	/* position */
 	int			cur_stripe;
@@ -135,6 +149,8 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->dict_sizes = palloc0(sizeof(int) * Max(rs->natts, 1));
 	rs->dict_stripe = -1;
 	rs->loaded_stripe = -1;
+	rs->ids_stripe = -1;
+	rs->asked_stripe = -1;
 	MemoryContextSwitchTo(old);
 	columnar_read_rescan(rs);
 	return rs;
@@ -190,6 +206,8 @@ columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc)
 	rs->desc = desc;
 	rs->loaded_stripe = -1;
 	rs->dict_stripe = -1;
+	rs->ids_stripe = -1;
+	rs->asked_stripe = -1;
 }
 
 void
@@ -258,6 +276,35 @@ group_is_ours(ColumnarReadState *rs, ColumnarStripe *s)
 	if (rs->cur_group % groups_per_share == 0)
 		rs->share_ours = rs->claim(rs->claim_arg);
 	return rs->share_ours;
+}
+
+/*
+ * Read column attno (of a pass-by-reference type) by ids: of a stripe
+ * whose dictionary of it has ids (a word dictionary, format version 3), a
+ * chunk group without NULLs in it gives its dictionary indexes
+ * (ColumnarGroup.dict_index) and the ids of the dictionary's entries
+ * (ColumnarGroup.dict_ids), and neither its values nor the dictionary
+ * (ColumnarGroup.values and dicts of the column are not set):
+ * columnar_read_dictionary() decodes the dictionary when the caller meets
+ * an id it does not know.  Other groups and stripes read as without.
+ * Before the first group is read.
+ */
+void
+columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno)
+{
+	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+
+	if (attno < 1 || attno > rs->natts)
+		elog(ERROR, "columnar_read_by_ids: no column %d", attno);
+	if (rs->by_ids == NULL)
+	{
+		rs->by_ids = palloc0(sizeof(bool) * rs->natts);
+		rs->dict_ids = palloc0(sizeof(uint64 *) * rs->natts);
+		rs->ids_space = palloc0(sizeof(StringInfoData) * rs->natts);
+		rs->prev_ids_space = palloc0(sizeof(StringInfoData) * rs->natts);
+	}
+	rs->by_ids[attno - 1] = true;
+	MemoryContextSwitchTo(old);
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -358,6 +405,90 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 }
 
 static pg_noinline void
+bad_dict_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar table \"%s\" is damaged: the dictionary ids of column \"%s\" do not match its dictionary",
+					RelationGetRelationName(rs->rel),
+					NameStr(TupleDescAttr(rs->desc, att)->attname)),
+			 errdetail("In the stripe that starts at row number " INT64_FORMAT ".",
+					   s->first_row)));
+}
+
+/*
+ * The ids of the entries of stripe s's dictionary of column att into
+ * rs->dict_ids[att], once per stripe; false if the stripe has none.
+ */
+static bool
+load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
+{
+	ColumnarChunk *ch;
+	int			ndict = s->columns[att].ndict;
+
+	if (s->dict_ids == NULL || s->dict_ids[att].size == 0)
+		return false;
+	if (rs->dict_ids[att] != NULL)
+		return true;
+	ch = &s->dict_ids[att];
+	if (ch->encoding != ENC_IDS || ch->rawsize != 0 || ndict <= 0 ||
+		(uint64) ch->size != (uint64) ndict * sizeof(uint64))
+		bad_dict_ids(rs, s, att);
+	columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], ch->size);
+	rs->blocks_read += columnar_chunk_read_stored(rs->rel, s, ch, &rs->ids_space[att]);
+	rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
+	rs->dict_sizes[att] = ndict;
+	return true;
+}
+
+/*
+ * The dictionary of column attno of the stripe numbered stripe
+ * (ColumnarGroup.stripe; for a column read by ids, or the integrity
+ * check): decoded here, valid until the next call for another stripe or
+ * column, or the scan's end.
+ */
+char	  **
+columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
+{
+	ColumnarStripe *s;
+	int			att = attno - 1;
+	int			ndict;
+	int16		typlen;
+	Size		size;
+	char	   *space;
+
+	if (stripe < 0 || stripe >= rs->nstripes || att < 0 || att >= rs->natts)
+		elog(ERROR, "columnar_read_dictionary: no stripe %d column %d", stripe, attno);
+	if (rs->asked_stripe == stripe && rs->asked_att == att)
+		return rs->asked_dict;
+	s = rs->stripes[stripe];
+	if (att >= s->natts || !s->columns[att].has_dict)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk refers to a missing dictionary")));
+	ndict = s->columns[att].ndict;
+	typlen = TupleDescAttr(rs->desc, att)->attlen;
+	rs->asked_stripe = -1;
+	if (rs->asked_cxt == NULL)
+		rs->asked_cxt = AllocSetContextCreate(rs->cxt, "dictionary", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(rs->asked_cxt);
+	read_chunk(rs, s, &s->columns[att].dict);
+	size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
+										  ndict, typlen);
+	if (size < MaxAllocSize)
+	{
+		columnar_scratch_reserve(rs->scratch, &rs->asked_space, size);
+		space = rs->asked_space.data;
+	}
+	else
+		space = MemoryContextAllocHuge(rs->asked_cxt, size);
+	rs->asked_dict = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
+													  rs->raw.len, ndict, typlen, space);
+	rs->asked_stripe = stripe;
+	rs->asked_att = att;
+	return rs->asked_dict;
+}
+
+static pg_noinline void
 dict_index_out_of_range(void)
 {
 	ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
@@ -429,6 +560,14 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		int			ndict = s->columns[a].ndict;
 		char	  **dict;
 
+		if (rs->by_ids && rs->by_ids[a] && ch->nnulls == 0 && load_ids(rs, s, a))
+		{
+			for (int r = 0; r < n; r++)
+				if ((uint64) ints[r] >= (uint64) ndict)
+					dict_index_out_of_range();
+			rs->dict_index[a] = ints;
+			return;
+		}
 		load_dict(rs, s, a);
 		dict = rs->dicts[a];
 		if (ch->nnulls == 0)
@@ -481,6 +620,22 @@ decode_group(ColumnarReadState *rs, int g)
 	{
 		rs->group_nrows = n;
 		return;
+	}
+	if (rs->by_ids && rs->ids_stripe != rs->cur_stripe)
+	{
+		/* the previous stripe's ids stay valid until the next stripe's */
+		StringInfoData *older = rs->prev_ids_space;
+
+		rs->prev_ids_space = rs->ids_space;
+		rs->ids_space = older;
+		for (int a = 0; a < rs->natts; a++)
+		{
+			rs->dict_ids[a] = NULL;
+			/* not this stripe's: read by ids, or decoded below */
+			if (rs->by_ids[a] && rs->dict_stripe != rs->cur_stripe)
+				rs->dicts[a] = NULL;
+		}
+		rs->ids_stripe = rs->cur_stripe;
 	}
 	MemoryContextReset(rs->group_cxt);
 	old = MemoryContextSwitchTo(rs->group_cxt);
@@ -638,6 +793,7 @@ columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
 	group->dict_index = rs->dict_index;
 	group->dicts = rs->dicts;
 	group->dict_sizes = rs->dict_sizes;
+	group->dict_ids = rs->dict_ids;
 	group->stripe = rs->cur_stripe;
 	group->all_pass = rs->group_all_pass;
 	return true;

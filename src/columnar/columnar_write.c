@@ -574,9 +574,17 @@ encode_column(ColumnarWriteBuffer *buf, int a, int nrows, ColumnarChunkWriter *w
 			col->ndict = c->ndict;
 			columnar_chunk_encode_dictionary(w, c->dict_ptr, c->dict_len, c->ndict, c->typlen,
 											 &col->dict);
+			/*
+			 * Values of 64-bit words (stacks of location ids) get their ids
+			 * beside: a reader that knows a stack by its id (parca_query
+			 * across stripes and partitions) then skips the dictionary.
+			 */
 			if (col->dict.encoding == ENC_WORDS)
-				buf->stripe_version = Max(buf->stripe_version,
-										  COLUMNAR_VERSION_WORD_DICTIONARY);
+			{
+				columnar_chunk_encode_ids(w, c->dict_ptr, c->dict_len, c->ndict,
+										  &s->dict_ids[a]);
+				buf->stripe_version = Max(buf->stripe_version, COLUMNAR_VERSION_DICT_IDS);
+			}
 		}
 	}
 	for (int g = 0; g < s->ngroups; g++)
@@ -635,12 +643,19 @@ encode_stripe(ColumnarWriteBuffer *buf, int nrows, int level, int flags,
 	s->ngroups = (nrows + s->group_rows - 1) / s->group_rows;
 	s->columns = palloc0(sizeof(ColumnarColumn) * s->natts);
 	s->chunks = palloc0(sizeof(ColumnarChunk) * s->natts * Max(s->ngroups, 1));
+	s->dict_ids = palloc0(sizeof(ColumnarChunk) * s->natts);
 	buf->stripe_version = 1;
 	columnar_chunk_writer_begin(&w, data, level, Min(s->group_rows, nrows));
 	for (int a = 0; a < buf->natts; a++)
 		encode_column(buf, a, nrows, &w, s);
 	columnar_chunk_writer_end(&w);
 	stripe_row_ranges(buf, nrows, s);
+	/* a stripe without ids is of an older version, as older builds wrote it */
+	if (buf->stripe_version < COLUMNAR_VERSION_DICT_IDS)
+	{
+		pfree(s->dict_ids);
+		s->dict_ids = NULL;
+	}
 	*directory = columnar_directory_build(s);
 	s->data_size = data->len;
 	s->first_block = -1;
@@ -648,9 +663,12 @@ encode_stripe(ColumnarWriteBuffer *buf, int nrows, int level, int flags,
 	pfree(s->ranges);
 	pfree(s->columns);
 	pfree(s->chunks);
+	if (s->dict_ids)
+		pfree(s->dict_ids);
 	s->ranges = NULL;
 	s->columns = NULL;
 	s->chunks = NULL;
+	s->dict_ids = NULL;
 }
 
 /*

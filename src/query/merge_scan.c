@@ -9,7 +9,11 @@
  * whose min/max exclude the time range or the series are skipped), and
  * within a stripe equal stacks share one dictionary entry, so a row costs
  * an addition into an array indexed by that entry.  Each stripe's sums
- * reach the profile builder once per distinct stack.
+ * reach the profile builder once per distinct stack: by the stack's id
+ * (a 64-bit hash of its location ids, stored beside the dictionary),
+ * which maps to its number in the builder from the first stripe that had
+ * it on, for the whole merge; a stripe's dictionary is decoded only when
+ * it has a stack not yet met.
  *
  * The same rows as the SQL merge are counted: rows whose time is in
  * [start, stop] and whose series is one of those asked for; a NULL value,
@@ -117,6 +121,26 @@ typedef struct SeriesCacheSlot
 	int32		group;			/* -1: not asked for; -2: empty slot */
 } SeriesCacheSlot;
 
+/* A stack met in the merge: its id, its number in the group's builder. */
+typedef struct KnownStack
+{
+	uint64		id;
+	uint32		number;
+	char		status;
+} KnownStack;
+
+/* ids are 64-bit hashes already: their low bits pick the bucket */
+#define SH_PREFIX known_stacks
+#define SH_ELEMENT_TYPE KnownStack
+#define SH_KEY_TYPE uint64
+#define SH_KEY id
+#define SH_HASH_KEY(tb, k) ((uint32) (k))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 /* Sums of one stripe, by dictionary entry of the stack column. */
 typedef struct StripeSums
 {
@@ -125,8 +149,11 @@ typedef struct StripeSums
 	int		   *touched;		/* [cap]: those entries, in the order first seen */
 	int			ntouched;
 	int			cap;
-	char	  **dict;			/* the stripe's stacks */
+	char	  **dict;			/* the stripe's stacks, or NULL (then ids) */
 	int			ndict;
+	const uint64 *ids;			/* their ids, or NULL (a stripe without) */
+	int			stripe;			/* the stripe (ColumnarGroup.stripe) */
+	known_stacks_hash *known;	/* the stacks met, by id */
 	uint32	   *guess;			/* [cap]: the builder's number of the stack that
 								 * entry had in the stripe before (PG_UINT32_MAX:
 								 * none) */
@@ -135,25 +162,51 @@ typedef struct StripeSums
 /*
  * The stripe's sums to the builder, in the order first seen: stripes of
  * similar rows see their stacks in a similar order, and the builder then
- * reads its copies of them in the order it made them.  A stripe's
- * dictionary lists stacks in the order its rows first had them, so that
- * stripes of similar rows mostly have the same stack at the same entry:
- * each entry's stack number in the builder is kept, and the next stripe's
- * stack at that entry is first compared with it, which costs a memcmp
- * where a lookup costs a hash and reads at random.
+ * reads its copies of them in the order it made them.
+ *
+ * A stripe with ids: a stack met before (in any stripe or partition of
+ * the merge) is added by the number its id maps to; the first unknown id
+ * has the stripe's dictionary decoded (rs, column stack_att), and its
+ * stack is added by its frames.  A stripe without (of an older format):
+ * its dictionary lists stacks in the order its rows first had them, so
+ * that stripes of similar rows mostly have the same stack at the same
+ * entry: each entry's stack number in the builder is kept, and the next
+ * stripe's stack at that entry is first compared with it, which costs a
+ * memcmp where a lookup costs a hash and reads at random.
  */
 static void
-sums_flush(StripeSums *ss, ProfileBuilder *b)
+sums_flush(StripeSums *ss, ProfileBuilder *b, ColumnarReadState *rs, AttrNumber stack_att)
 {
 	for (int i = 0; i < ss->ntouched; i++)
 	{
 		int			e = ss->touched[i];
-		struct varlena *stack = (struct varlena *) ss->dict[e];
-		const char *frames = VARDATA_ANY(stack);
-		int			nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+		struct varlena *stack;
+		const char *frames;
+		int			nframes;
+		KnownStack *known = NULL;
 
-		if (ss->guess[e] == PG_UINT32_MAX ||
-			!profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
+		if (ss->ids)
+		{
+			bool		found;
+
+			known = known_stacks_insert(ss->known, ss->ids[e], &found);
+			if (found)
+			{
+				profile_builder_add_value(b, known->number, ss->sums[e]);
+				ss->sums[e] = 0;
+				ss->seen[e] = false;
+				continue;
+			}
+			if (ss->dict == NULL)
+				ss->dict = columnar_read_dictionary(rs, stack_att, ss->stripe);
+		}
+		stack = (struct varlena *) ss->dict[e];
+		frames = VARDATA_ANY(stack);
+		nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+		if (known)
+			known->number = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
+		else if (ss->guess[e] == PG_UINT32_MAX ||
+				 !profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
 			ss->guess[e] = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
 		ss->sums[e] = 0;
 		ss->seen[e] = false;
@@ -475,6 +528,9 @@ merge_scan_table(MergeScan *m, Relation rel)
 	}
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
+	/* the sink reads the stacks themselves */
+	if (!m->sink)
+		columnar_read_by_ids(rs, att[COL_STACK]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	while (columnar_read_next_group(rs, &g))
@@ -500,7 +556,7 @@ merge_scan_table(MergeScan *m, Relation rel)
 		if (g.stripe != stripe)
 		{
 			for (int k = 0; k < ngroups && !m->sink; k++)
-				sums_flush(&ss[k], m->builders[k]);
+				sums_flush(&ss[k], m->builders[k], rs, att[COL_STACK]);
 			stripe = g.stripe;
 			new_stripe = true;
 		}
@@ -510,6 +566,8 @@ merge_scan_table(MergeScan *m, Relation rel)
 			{
 				ss[k].dict = g.dicts[att[COL_STACK] - 1];
 				ss[k].ndict = g.dict_sizes[att[COL_STACK] - 1];
+				ss[k].ids = g.dict_ids ? g.dict_ids[att[COL_STACK] - 1] : NULL;
+				ss[k].stripe = g.stripe;
 			}
 		}
 
@@ -538,7 +596,7 @@ merge_scan_table(MergeScan *m, Relation rel)
 		}
 	}
 	for (int k = 0; k < ngroups && !m->sink; k++)
-		sums_flush(&ss[k], m->builders[k]);
+		sums_flush(&ss[k], m->builders[k], rs, att[COL_STACK]);
 	columnar_read_end(rs);
 }
 
@@ -571,6 +629,9 @@ merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int
 	m->scale = scale;
 	m->known_min = PG_INT64_MAX;
 	m->ss = palloc0(sizeof(StripeSums) * m->ngroups);
+	/* small at first: a group_by may have many groups of few stacks */
+	for (int k = 0; k < m->ngroups; k++)
+		m->ss[k].known = known_stacks_create(CurrentMemoryContext, 256, NULL);
 }
 
 /*

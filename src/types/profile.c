@@ -242,6 +242,14 @@ profile_builder_add_to(ProfileBuilder *b, uint32 n, const char *frames, int nfra
 }
 
 void
+profile_builder_add_value(ProfileBuilder *b, uint32 n, int64 value)
+{
+	if (n >= b->nentries)
+		elog(ERROR, "profile builder has no stack %u", n);
+	profile_value_add(&b->entries[n].value, value);
+}
+
+void
 profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile)
 {
 	ProfileReader r;

@@ -61,7 +61,8 @@ profile_sample_frame(const ProfileSample *s, int i)
  * stack's number: stacks are numbered from 0 in the order first added.
  * profile_builder_add_to adds value to stack number n if its frames are
  * these, with no hash lookup, and returns false (adding nothing) if not:
- * for callers that can guess a stack's number.
+ * for callers that can guess a stack's number.  profile_builder_add_value
+ * adds value to stack number n, for callers that know it.
  */
 typedef struct ProfileBuilder ProfileBuilder;
 
@@ -71,6 +72,7 @@ extern uint32 profile_builder_add(ProfileBuilder *b, const char *frames, int nfr
 								  int64 value, int64 value_right);
 extern bool profile_builder_add_to(ProfileBuilder *b, uint32 n, const char *frames, int nframes,
 								   int64 value);
+extern void profile_builder_add_value(ProfileBuilder *b, uint32 n, int64 value);
 extern void profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile);
 extern int64 profile_builder_nstacks(const ProfileBuilder *b);
 extern struct varlena *profile_builder_finish(ProfileBuilder *b);

@@ -132,6 +132,10 @@ CREATE TABLE col_words (LIKE col_words_heap) USING parca_columnar;
 INSERT INTO col_words SELECT * FROM col_words_heap;
 SELECT encoding, nulls AS entries, raw_bytes < 3000 * (1 + 26 * 8) / 3 AS third_of_plain
 FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+-- beside the word dictionary, the 64-bit id of each entry (format version
+-- 3), stored as they are; the plain column i has none
+SELECT attname, encoding, nulls AS entries, stored_bytes = 8 * nulls AS eight_bytes_each, compressed
+FROM parca_columnar_chunks('col_words') WHERE chunk_group = -2;
 SELECT count(*) FROM (SELECT * FROM col_words EXCEPT ALL SELECT * FROM col_words_heap) x;
 SELECT count(*) FROM (SELECT * FROM col_words_heap EXCEPT ALL SELECT * FROM col_words) x;
 SELECT stripes, rows FROM parca_columnar_check('col_words');
