@@ -54,7 +54,7 @@ typedef struct MergeWorkerResult
 /*
  * How many workers to merge with: as many as a parallel scan would get
  * (max_parallel_workers_per_gather), when the tables read hold
- * min_parallel_table_scan_size or rows for two shares (columnar tables
+ * min_parallel_table_scan_size or MERGE_PARALLEL_MIN_ROWS rows (columnar tables
  * are small for their rows: 2.45 M rows of large.cpu's take 4 MB, and the
  * rows are what a merge costs; pg_class's estimate, made by ANALYZE and
  * VACUUM), for one profile (not for groups or a sink of rows), and when
@@ -77,7 +77,7 @@ merge_scan_parallel_workers(const MergeScan *m, List *tables)
 		blocks += RelationGetNumberOfBlocks(rel);
 		rows += Max(rel->rd_rel->reltuples, 0);
 	}
-	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < 2.0 * MERGE_SHARE_ROWS)
+	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < (double) MERGE_PARALLEL_MIN_ROWS)
 		return 0;
 	return max_parallel_workers_per_gather;
 }
