@@ -62,17 +62,6 @@ typedef struct MergeScan
  */
 #define MERGE_SHARE_ROWS 1000000
 
-/*
- * The rows (pg_class.reltuples) from which a merge starts parallel
- * workers, unless its tables reach min_parallel_table_scan_size.  A worker
- * costs about 60-70 ms of the merge's time (its start, its first stripe's
- * dictionary, the backend adding the stacks of the worker's profile
- * again), while one process merges about 46 M rows/s by stack ids
- * (bench/merge.sh: 2.45 M rows took 53 ms in one process and 98 ms with a
- * worker): sharing pays from about 6 M rows.
- */
-#define MERGE_PARALLEL_MIN_ROWS 8000000
-
 /* m's series, time range and sums, for reading rows of those series. */
 extern void merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups,
 							 int nseries, TimestampTz start, TimestampTz stop, bool scale);

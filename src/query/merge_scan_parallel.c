@@ -12,7 +12,6 @@
 #include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "optimizer/paths.h"
-#include "storage/bufmgr.h"
 #include "storage/proc.h"
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
@@ -53,17 +52,22 @@ typedef struct MergeWorkerResult
 
 /*
  * How many workers to merge with: as many as a parallel scan would get
- * (max_parallel_workers_per_gather), when the tables read hold
- * min_parallel_table_scan_size or MERGE_PARALLEL_MIN_ROWS rows (columnar tables
- * are small for their rows: 2.45 M rows of large.cpu's take 4 MB, and the
- * rows are what a merge costs; pg_class's estimate, made by ANALYZE and
- * VACUUM), for one profile (not for groups or a sink of rows), and when
- * this backend may start them (not itself in a parallel operation).
+ * (max_parallel_workers_per_gather), for one profile (not for groups or a
+ * sink of rows), when this backend may start them (not itself in a
+ * parallel operation), and when the tables read hold as many rows as
+ * min_parallel_table_scan_size has bytes (8 M rows by default; pg_class's
+ * estimate, made by VACUUM and ANALYZE).  Rows, because they are what a
+ * merge costs, and a columnar table's size says little of them
+ * (bench/merge.sh's 2.45 M rows, pushed profile by profile, take 31 MB in
+ * 30 day partitions).  A worker costs the merge 60-70 ms (its
+ * start, its first stripe's dictionary, the backend adding the stacks of
+ * its profile again), while one process merges about 46 M rows/s by stack
+ * ids: bench/merge.sh's 2.45 M rows took 53 ms in one process and 98 ms
+ * with a worker, so sharing pays from about 6 M rows.
  */
 int
 merge_scan_parallel_workers(const MergeScan *m, List *tables)
 {
-	BlockNumber blocks = 0;
 	double		rows = 0;
 	ListCell   *lc;
 
@@ -71,13 +75,8 @@ merge_scan_parallel_workers(const MergeScan *m, List *tables)
 		IsInParallelMode() || !IsUnderPostmaster)
 		return 0;
 	foreach(lc, tables)
-	{
-		Relation	rel = lfirst(lc);
-
-		blocks += RelationGetNumberOfBlocks(rel);
-		rows += Max(rel->rd_rel->reltuples, 0);
-	}
-	if (blocks < (BlockNumber) min_parallel_table_scan_size && rows < (double) MERGE_PARALLEL_MIN_ROWS)
+		rows += Max(((Relation) lfirst(lc))->rd_rel->reltuples, 0);
+	if (rows < (double) min_parallel_table_scan_size * BLCKSZ)
 		return 0;
 	return max_parallel_workers_per_gather;
 }
