@@ -488,7 +488,7 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 			"TRUNCATE parca.label_values, parca.series_hours, parca.label_hours"
 		};
 
-		series_index_run_as_owner(truncate, 1, NULL);
+		series_index_run_as_owner(truncate, 1, NULL, NULL);
 		/* the rows of parca.samples noted stay */
 		forget_pending_series();
 		forget_committed();
@@ -497,7 +497,7 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 	{
 		static const char *const delete[] = {remove_hours_sql, remove_values_sql};
 
-		series_index_run_on_transition(td, gone_read_sql, delete, 2);
+		series_index_run_as_owner(delete, 2, td, gone_read_sql);
 		forget_committed();
 		/* other backends forget the values they remember */
 		CacheInvalidateRelcacheByRelid(tables.label_values);
@@ -507,8 +507,8 @@ parca_series_index_trigger(PG_FUNCTION_ARGS)
 		static const char *const add[] = {add_changed_values_sql};
 		static const char *const remove[] = {remove_values_sql};
 
-		series_index_run_as_owner(add, 1, td);
-		series_index_run_on_transition(td, gone_read_sql, remove, 1);
+		series_index_run_as_owner(add, 1, td, NULL);
+		series_index_run_as_owner(remove, 1, td, gone_read_sql);
 		forget_committed();
 		CacheInvalidateRelcacheByRelid(tables.label_values);
 	}
@@ -661,6 +661,6 @@ parca_series_index_rebuild(PG_FUNCTION_ARGS)
 	if (pending)
 		MemoryContextDelete(pending->cxt);
 	pending = NULL;
-	series_index_run_as_owner(statements, lengthof(statements), NULL);
+	series_index_run_as_owner(statements, lengthof(statements), NULL, NULL);
 	PG_RETURN_VOID();
 }

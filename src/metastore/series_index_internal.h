@@ -75,15 +75,14 @@ extern const IndexTables *series_index_tables(void);
 typedef void (*LabelFn) (void *arg, const char *name, const char *value);
 extern void series_index_labels_each(Jsonb *labels, LabelFn fn, void *arg);
 
-/* The statements, as the tables' owner; a trigger's transition tables are theirs to read. */
-extern void series_index_run_as_owner(const char *const *statements, int n, TriggerData *td);
-
 /*
- * Runs read_sql, which reads the transition tables of td and gives one
- * row, then each of statements with that row's columns as $1, $2...
+ * The statements, as the tables' owner; a trigger's transition tables
+ * (td's, if given) are theirs to read.  With read_sql, which must give one
+ * row, that row's columns are each statement's $1, $2...: on Citus a
+ * statement that writes a Citus table cannot also read a transition table.
  */
-extern void series_index_run_on_transition(TriggerData *td, const char *read_sql,
-										   const char *const *statements, int n);
+extern void series_index_run_as_owner(const char *const *statements, int n, TriggerData *td,
+									  const char *read_sql);
 
 /*
  * The label values, and the marker of the profile type (name NULL), of

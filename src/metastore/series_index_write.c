@@ -46,59 +46,43 @@ series_index_access_end(SeriesIndexAccess *access)
 }
 
 void
-series_index_run_as_owner(const char *const *statements, int n, TriggerData *td)
+series_index_run_as_owner(const char *const *statements, int n, TriggerData *td,
+						  const char *read_sql)
 {
 	SeriesIndexAccess access;
+	int			nargs = 0;
+	Oid		   *types = NULL;
+	Datum	   *values = NULL;
+	char	   *nulls = NULL;
 
 	SPI_connect();
 	if (td && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "SPI_register_trigger_data failed");
 	series_index_access_begin(&access);
-	for (int i = 0; i < n; i++)
+	if (read_sql)
 	{
-		int			rc = SPI_execute(statements[i], false, 0);
+		int			rc = SPI_execute(read_sql, true, 0);
 
-		if (rc < 0)
+		if (rc != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc),
-				 statements[i]);
-	}
-	series_index_access_end(&access);
-	SPI_finish();
-}
+				 read_sql);
+		nargs = SPI_tuptable->tupdesc->natts;
+		types = palloc(nargs * sizeof(Oid));
+		values = palloc(nargs * sizeof(Datum));
+		nulls = palloc(nargs * sizeof(char));
+		for (int i = 0; i < nargs; i++)
+		{
+			bool		isnull;
 
-void
-series_index_run_on_transition(TriggerData *td, const char *read_sql,
-							   const char *const *statements, int n)
-{
-	SeriesIndexAccess access;
-	int			rc;
-	int			nargs;
-	Oid		   *types;
-	Datum	   *values;
-	char	   *nulls;
-
-	SPI_connect();
-	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "SPI_register_trigger_data failed");
-	series_index_access_begin(&access);
-	rc = SPI_execute(read_sql, true, 0);
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc), read_sql);
-	nargs = SPI_tuptable->tupdesc->natts;
-	types = palloc(nargs * sizeof(Oid));
-	values = palloc(nargs * sizeof(Datum));
-	nulls = palloc(nargs * sizeof(char));
-	for (int i = 0; i < nargs; i++)
-	{
-		bool		isnull;
-
-		types[i] = SPI_gettypeid(SPI_tuptable->tupdesc, i + 1);
-		values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
-		nulls[i] = isnull ? 'n' : ' ';
+			types[i] = SPI_gettypeid(SPI_tuptable->tupdesc, i + 1);
+			values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+			nulls[i] = isnull ? 'n' : ' ';
+		}
 	}
 	for (int i = 0; i < n; i++)
 	{
-		rc = SPI_execute_with_args(statements[i], nargs, types, values, nulls, false, 0);
+		int			rc = SPI_execute_with_args(statements[i], nargs, types, values, nulls, false, 0);
+
 		if (rc < 0)
 			elog(ERROR, "series index statement failed (%s): %s", SPI_result_code_string(rc),
 				 statements[i]);
