@@ -1,6 +1,7 @@
 /*
  * citus.c
- *		Whether a table is distributed by Citus (docs/scale-out.md).
+ *		Whether a table is distributed by Citus, and what follows for the
+ *		roles parca's workers write as (docs/scale-out.md).
  *
  * A Citus table's rows are in shards (tables of their own on the worker
  * nodes); on the coordinator the table itself is an empty shell.  Code
@@ -18,6 +19,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_namespace.h"
 #include "commands/extension.h"
 #include "fmgr.h"
@@ -25,6 +27,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "installation/citus.h"
 
@@ -174,6 +177,27 @@ citus_worker_node(void)
 	cache.worker_node = worker;
 	cache.node_known = true;
 	return worker;
+}
+
+/*
+ * Unless the role was let log in (with the cluster's authentication
+ * between nodes for it), the worker stays its session's user, the
+ * bootstrap superuser, as Citus's own connections are.
+ */
+bool
+citus_refuses_role(Oid relid, Oid role)
+{
+	HeapTuple	tup;
+	bool		can_login;
+
+	if (!OidIsValid(relid) || !citus_table(relid))
+		return false;
+	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	can_login = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+	ReleaseSysCache(tup);
+	return !can_login;
 }
 
 PG_FUNCTION_INFO_V1(parca_is_citus_table);

@@ -23,4 +23,12 @@ extern bool citus_table(Oid relid);
  */
 extern bool citus_worker_node(void);
 
+/*
+ * Whether a background worker must write relid as its session's user, not
+ * as role: relid is a Citus table, whose rows Citus writes on the worker
+ * nodes over connections it opens as the current user, and role may not
+ * log in (docs/security.md, docs/scale-out.md).
+ */
+extern bool citus_refuses_role(Oid relid, Oid role);
+
 #endif							/* PARCA_CITUS_H */

@@ -325,9 +325,14 @@ static SavedPlan insert_locations = {
 	8, {INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, BOOLARRAYOID,
 	INT8ARRAYOID, INT8ARRAYOID}
 };
+/*
+ * (the slices are taken in a subquery: Citus 13.2's deparser crashes on a
+ * subscripted expression assigned by an UPDATE of a reference table)
+ */
 static SavedPlan symbolize_locations = {
-	"UPDATE parca.locations AS l SET function_ids = $4[u.lo:u.hi], line_numbers = $5[u.lo:u.hi] "
-	"FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, lo, hi) "
+	"UPDATE parca.locations AS l SET function_ids = u.function_ids, line_numbers = u.line_numbers "
+	"FROM (SELECT r.id, $4[r.lo:r.hi] AS function_ids, $5[r.lo:r.hi] AS line_numbers "
+	"  FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS r(id, lo, hi)) AS u "
 	"WHERE l.id OPERATOR(pg_catalog.=) u.id AND pg_catalog.cardinality(l.function_ids) OPERATOR(pg_catalog.=) 0",
 	5, {INT8ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 };

@@ -31,7 +31,6 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -47,7 +46,6 @@
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "installation/citus.h"
@@ -194,30 +192,6 @@ static Oid	session_userid = InvalidOid;
 static int	session_sec_context = 0;
 static bool in_worker_role = false;
 
-/*
- * On Citus the rows are sent to the worker nodes over connections Citus
- * opens as the current user: a role that may not log in stores nothing
- * there.  Unless it was let log in (with the cluster's authentication
- * between nodes, docs/scale-out.md), the worker stays its session's user,
- * the bootstrap superuser, as Citus's own connections are.
- */
-static bool
-stores_as_session_user(Oid role)
-{
-	HeapTuple	tup;
-	bool		can_login;
-	Oid			nsp = get_namespace_oid("parca", true);
-
-	if (!OidIsValid(nsp) || !citus_table(get_relname_relid("samples", nsp)))
-		return false;
-	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	can_login = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
-	ReleaseSysCache(tup);
-	return !can_login;
-}
-
 static void
 become_worker_role(void)
 {
@@ -228,7 +202,7 @@ become_worker_role(void)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role \"%s\" does not exist", SCRAPE_WORKER_ROLE),
 				 errhint("CREATE EXTENSION parca creates it; the scrape worker stores nothing without it.")));
-	if (stores_as_session_user(role))
+	if (citus_refuses_role(get_relname_relid("samples", get_namespace_oid("parca", true)), role))
 		return;
 	GetUserIdAndSecContext(&session_userid, &session_sec_context);
 	SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |

@@ -7,13 +7,15 @@
  *
  * It works as the NOLOGIN role parca_debuginfo, in a security-restricted
  * operation, as the scrape worker works as parca_scrape_worker (see
- * docs/security.md).  A build id is looked at again only when its count
+ * docs/security.md), and, like it, as its session's user on Citus unless
+ * that role may log in.  A build id is looked at again only when its count
  * of unnamed locations differs from what its last run left, so addresses
  * the debug information cannot name are not tried every interval.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -21,10 +23,12 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "installation/citus.h"
 #include "installation/extension_version.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
@@ -75,8 +79,10 @@ begin_work(const char *activity)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role \"%s\" does not exist", SYMBOLIZE_ROLE),
 				 errhint("CREATE EXTENSION parca creates it.")));
-	SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	/* on Citus it writes parca.locations on every node, as the scrape worker writes rows */
+	if (!citus_refuses_role(get_relname_relid("locations", get_namespace_oid("parca", true)), role))
+		SetUserIdAndSecContext(role, session_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+							   SECURITY_RESTRICTED_OPERATION);
 	return true;
 }
 

@@ -375,8 +375,27 @@ scrape_job="INSERT INTO parca.scrape_jobs (job_name, scrape_interval) VALUES ('c
 qs "$scrape_job" >/dev/null
 qc "$scrape_job" >/dev/null
 
+# the symbolizer's work: debug information uploaded into both first, then
+# a profile of its program stored without names, whose locations the
+# maintenance worker's symbolizer (the role parca_debuginfo) must name
+# (parca.locations is a reference table: Citus writes it on every node)
+sym_build=2d6912fd3dd64542f6f6294f4bf9cb6c265b3085
+cp "$SHARED_TESTDATA/pprof/parca-symbolizer/$sym_build/debuginfo" "$work/sym.debug"
+cp "$SHARED_TESTDATA/pprof/parca-symbolizer/profile.pb.gz" "$work/sym.pb.gz"
+chown postgres: "$work/sym.debug" "$work/sym.pb.gz"
+sym_store="SELECT parca_debuginfo_upload('$sym_build', pg_read_binary_file('$work/sym.debug'));
+	SELECT parca_ingest_pprof(pg_read_binary_file('$work/sym.pb.gz'), 'process_cpu', '{\"job\": \"sym\"}') IS NULL"
+qs "$sym_store" >/dev/null
+qc "$sym_store" >/dev/null
+sym_unnamed="SELECT count(*) FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id
+	WHERE m.build_id = '$sym_build' AND cardinality(l.function_ids) = 0"
+check_eq "locations for the symbolizer, unnamed in both" "$(qs "$sym_unnamed") $(qs "$sym_unnamed")" \
+	"$(qs "$sym_unnamed") $(qc "$sym_unnamed")"
+check "there are some" test "$(qs "$sym_unnamed")" -gt 0
+
 for i in 0 1 2; do
-	for setting in "parca.workers = on" "parca.rollups = on" "parca.maintenance_naptime = 1"; do
+	for setting in "parca.workers = on" "parca.rollups = on" "parca.maintenance_naptime = 1" \
+		"parca.symbolize_interval = 1"; do
 		PGPORT=${node_ports[$i]} q "ALTER SYSTEM SET $setting" >/dev/null
 	done
 	PGPORT=${node_ports[$i]} q "SELECT pg_reload_conf()" >/dev/null
@@ -391,6 +410,10 @@ scraped="SELECT count(*) = 4 FROM parca.series WHERE labels->>'job' = 'citus'"
 check "the single node's scrape worker stores the Go program's heap profile" \
 	eval 'PGDATABASE=single wait_for 60 "$scraped"'
 check "the coordinator's scrape worker does too" wait_for 60 "$scraped"
+named="SELECT NOT EXISTS ($sym_unnamed HAVING count(*) > 0)"
+check "the single node's symbolizer names the locations" eval 'PGDATABASE=single wait_for 60 "$named"'
+check "the coordinator's symbolizer does too" wait_for 60 "$named"
+check_eq "and its symbolizer logged no failure" "" "$(grep -h "parca symbolizer: " "${node_dirs[0]}/log" | head -3)"
 idle_on_worker_nodes() {
 	local i
 	for i in 1 2; do
@@ -421,6 +444,11 @@ same "their rollups" \
 same "parca_query over the hours the worker rolled up" \
 	"SELECT md5(parca_pprof(parca_query('cpu:samples:count:cpu:nanoseconds:delta{}',
 	   '$recent_hour'::timestamptz - interval '10 days', '$recent_hour'::timestamptz + interval '1 hour')))"
+same "the frames the symbolizer named" \
+	"SELECT md5(string_agg(l.address || ' ' || f.system_name || ' ' || f.filename || ' ' || l.line_numbers::text,
+	   ',' ORDER BY l.address, f.system_name))
+	 FROM parca.locations l JOIN parca.mappings m ON m.id = l.mapping_id, unnest(l.function_ids) u(fid)
+	 JOIN parca.functions f ON f.id = u.fid WHERE m.build_id = '$sym_build'"
 same "the scrape worker's series" \
 	"SELECT string_agg(profile_type || ' ' || labels::text, ',' ORDER BY profile_type) FROM parca.series
 	 WHERE labels->>'job' = 'citus'"
@@ -433,6 +461,9 @@ check_eq "nor rolled anything up" "0,0" \
 	"$(for i in 1 2; do PGPORT=${node_ports[$i]} q "SELECT count(*) FROM parca.rollup_hours"; done | paste -sd,)"
 check_eq "nor did their maintenance fail" "" \
 	"$(grep -h "parca maintenance worker: .* failed" "${node_dirs[1]}/log" "${node_dirs[2]}/log" | head -3)"
+
+check_eq "no server process crashed" "" \
+	"$(grep -h "terminated by signal" "${node_dirs[0]}/log" "${node_dirs[1]}/log" "${node_dirs[2]}/log" | head -3)"
 
 # --- a worker stopped under queries -----------------------------------------
 # Queries run one after the other in one session while the second worker
