@@ -123,14 +123,23 @@ agent_pid=$!
 agent_sampling "$tmp/agent.log"
 
 # --- the chain with a map, and without; the JVMs
-"$node" "${node_map[@]}" "$chain_js" 8 >/dev/null &
-mapped_pid=$!
-maps+=("/tmp/perf-$mapped_pid.map")
 # perf samples it too, at 499 Hz, by frame pointers, naming its JIT code
 # from the same map.  On the CPU clock, as the agent samples: a machine
 # whose virtual PMU says it has "cycles" may never deliver one of them.
-perf record -q -e cpu-clock -g -F 499 -p $mapped_pid -o "$tmp/perf.data" >/dev/null 2>"$tmp/perf.log" &
+# perf starts it (a shell that notes its pid and becomes node): perf
+# attached by pid (-p) to a running process recorded no sample at all, now
+# and then, on a loaded machine, while perf starting its command recorded
+# as always in the same minute.
+perf record -q -e cpu-clock -g -F 499 -o "$tmp/perf.data" -- \
+	sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/mapped.pid" "$node" "${node_map[@]}" "$chain_js" 8 \
+	>/dev/null 2>"$tmp/perf.log" &
 perf_pid=$!
+for i in $(seq 1 100); do
+	[ -s "$tmp/mapped.pid" ] && break
+	sleep 0.1
+done
+mapped_pid=$(cat "$tmp/mapped.pid")
+maps+=("/tmp/perf-$mapped_pid.map")
 "$node" --no-turbo-inlining "$chain_js" 8 >/dev/null &
 unmapped_pid=$!
 jvm_pids=()
@@ -154,7 +163,7 @@ if [ -n "$javac" ]; then
 fi
 as_nobody "$tmp/minijit" "$tmp/dumps" 4 >/dev/null &
 minijit_pid=$!
-wait $mapped_pid $unmapped_pid $minijit_pid $perf_pid
+wait $perf_pid $unmapped_pid $minijit_pid
 
 # --- hostile maps, each for a Node.js process of nobody's without a map of
 # its own: the test writes what the agent finds as /tmp/perf-PID.map
@@ -264,7 +273,7 @@ q "SELECT '#   hotLoop as V8 names it: ' || string_agg(DISTINCT system_name, ', 
 # a chain of the agent's that perf never saw is a wrong one.  Samples with
 # a [node JIT] frame (code the map did not name yet when the agent read
 # it) are left out: not named is not misnamed.
-perf script -i "$tmp/perf.data" -F pid,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>/dev/null
+perf script -i "$tmp/perf.data" -F pid,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>"$tmp/perf_script.log"
 q "SELECT sum(value) || E'\t' || frames FROM (
      SELECT s.value, (SELECT string_agg(CASE WHEN l.mapping_id IS NULL THEN 'J:' || f.system_name ELSE 'N' END,
                                         chr(31) ORDER BY u.pos)
@@ -279,7 +288,12 @@ read -r exact edges compared perf_total < <(python3 "$TEST_ROOT/jit/perf_compare
 	"$tmp/perf.txt" "$tmp/agent.txt" 2>"$tmp/perf_compare.err")
 echo "# perf agreement: of $compared agent samples with a named JIT leaf, $exact% have a JIT chain perf saw in its $perf_total samples, $edges% only pairs perf saw"
 sed 's/^/#   /' "$tmp/perf_compare.err" | head -5
-[ "${perf_total:-0}" -gt 0 ] || sed 's/^/#   perf record: /' "$tmp/perf.log" | head -5
+if [ "${perf_total:-0}" = 0 ]; then
+	sed 's/^/#   perf record: /' "$tmp/perf.log" | head -5
+	sed 's/^/#   perf script: /' "$tmp/perf_script.log" | head -5
+	echo "#   perf script: $(grep -c '^ *[0-9]' "$tmp/perf.txt") lines of samples; the map: $(ls -l "/tmp/perf-$mapped_pid.map" 2>&1)"
+	grep -A4 -m3 . "$tmp/perf.txt" | sed 's/^/#   perf script: /'
+fi
 check "perf agreement: >= 95 % of the JIT chains are ones perf saw" \
 	awk -v e="$exact" -v n="$compared" 'BEGIN { exit !(n > 20 && e >= 95) }'
 check "perf agreement: >= 95 % of the JIT chains have only pairs perf saw" \
