@@ -355,6 +355,32 @@ read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw, &rs->stored);
 }
 
+/*
+ * Stripe s's dictionary of column att, decoded into the buffer space, or
+ * if too big for a buffer into memory of cxt.
+ */
+static char **
+decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo space,
+				  MemoryContext cxt)
+{
+	ColumnarChunk *ch = &s->columns[att].dict;
+	int			ndict = s->columns[att].ndict;
+	int16		typlen = TupleDescAttr(rs->desc, att)->attlen;
+	Size		size;
+	char	   *dst;
+
+	read_chunk(rs, s, ch);
+	size = columnar_chunk_dictionary_size(ch, rs->raw.data, rs->raw.len, ndict, typlen);
+	if (size < MaxAllocSize)
+	{
+		columnar_scratch_reserve(rs->scratch, space, size);
+		dst = space->data;
+	}
+	else
+		dst = MemoryContextAllocHuge(cxt, size);
+	return columnar_chunk_decode_dictionary(ch, rs->raw.data, rs->raw.len, ndict, typlen, dst);
+}
+
 static void
 load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
@@ -383,24 +409,8 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	}
 	if (rs->dicts[att] == NULL)
 	{
-		int			ndict = s->columns[att].ndict;
-		int16		typlen = TupleDescAttr(rs->desc, att)->attlen;
-		Size		size;
-		char	   *space;
-
-		read_chunk(rs, s, &s->columns[att].dict);
-		size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
-											  ndict, typlen);
-		if (size < MaxAllocSize)
-		{
-			columnar_scratch_reserve(rs->scratch, &rs->dict_space[att], size);
-			space = rs->dict_space[att].data;
-		}
-		else
-			space = MemoryContextAllocHuge(rs->dict_cxt, size);
-		rs->dicts[att] = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
-														  rs->raw.len, ndict, typlen, space);
-		rs->dict_sizes[att] = ndict;
+		rs->dicts[att] = decode_dictionary(rs, s, att, &rs->dict_space[att], rs->dict_cxt);
+		rs->dict_sizes[att] = s->columns[att].ndict;
 	}
 }
 
@@ -452,10 +462,6 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
 {
 	ColumnarStripe *s;
 	int			att = attno - 1;
-	int			ndict;
-	int16		typlen;
-	Size		size;
-	char	   *space;
 
 	if (stripe < 0 || stripe >= rs->nstripes || att < 0 || att >= rs->natts)
 		elog(ERROR, "columnar_read_dictionary: no stripe %d column %d", stripe, attno);
@@ -465,24 +471,11 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
 	if (att >= s->natts || !s->columns[att].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
-	ndict = s->columns[att].ndict;
-	typlen = TupleDescAttr(rs->desc, att)->attlen;
 	rs->asked_stripe = -1;
 	if (rs->asked_cxt == NULL)
 		rs->asked_cxt = AllocSetContextCreate(rs->cxt, "dictionary", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextReset(rs->asked_cxt);
-	read_chunk(rs, s, &s->columns[att].dict);
-	size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
-										  ndict, typlen);
-	if (size < MaxAllocSize)
-	{
-		columnar_scratch_reserve(rs->scratch, &rs->asked_space, size);
-		space = rs->asked_space.data;
-	}
-	else
-		space = MemoryContextAllocHuge(rs->asked_cxt, size);
-	rs->asked_dict = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
-													  rs->raw.len, ndict, typlen, space);
+	rs->asked_dict = decode_dictionary(rs, s, att, &rs->asked_space, rs->asked_cxt);
 	rs->asked_stripe = stripe;
 	rs->asked_att = att;
 	return rs->asked_dict;
