@@ -630,7 +630,7 @@ merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int
 	m->known_min = PG_INT64_MAX;
 	m->ss = palloc0(sizeof(StripeSums) * m->ngroups);
 	/* small at first: a group_by may have many groups of few stacks */
-	for (int k = 0; k < m->ngroups; k++)
+	for (int k = 0; k < m->ngroups && !m->sink; k++)
 		m->ss[k].known = known_stacks_create(CurrentMemoryContext, 256, NULL);
 }
 
