@@ -481,13 +481,6 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
 	return rs->asked_dict;
 }
 
-static pg_noinline void
-dict_index_out_of_range(void)
-{
-	ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("columnar chunk has a dictionary index out of range")));
-}
-
 /*
  * Decode column a of chunk group g (n rows) of stripe s into rs->vals[a]
  * and rs->nulls[a], in the column's buffer (and plain values in the
@@ -541,7 +534,9 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
 	read_chunk(rs, s, ch);
-	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, nulls, ints, &values);
+	/* dictionary indexes are checked against the dictionary's size */
+	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, s->columns[a].ndict,
+						  nulls, ints, &values);
 	if (ch->encoding == ENC_PLAIN)
 	{
 		for (int r = 0; r < n; r++)
@@ -550,14 +545,10 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	}
 	if (ch->encoding == ENC_DICT)
 	{
-		int			ndict = s->columns[a].ndict;
 		char	  **dict;
 
 		if (rs->by_ids && rs->by_ids[a] && ch->nnulls == 0 && load_ids(rs, s, a))
 		{
-			for (int r = 0; r < n; r++)
-				if ((uint64) ints[r] >= (uint64) ndict)
-					dict_index_out_of_range();
 			rs->dict_index[a] = ints;
 			return;
 		}
@@ -566,25 +557,12 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		if (ch->nnulls == 0)
 		{
 			for (int r = 0; r < n; r++)
-			{
-				if ((uint64) ints[r] >= (uint64) ndict)
-					dict_index_out_of_range();
 				vals[r] = PointerGetDatum(dict[ints[r]]);
-			}
 			rs->dict_index[a] = ints;
 			return;
 		}
 		for (int r = 0; r < n; r++)
-		{
-			if (nulls[r])
-			{
-				vals[r] = (Datum) 0;
-				continue;
-			}
-			if ((uint64) ints[k] >= (uint64) ndict)
-				dict_index_out_of_range();
-			vals[r] = PointerGetDatum(dict[ints[k++]]);
-		}
+			vals[r] = nulls[r] ? (Datum) 0 : PointerGetDatum(dict[ints[k++]]);
 	}
 #ifdef USE_FLOAT8_BYVAL
 	else if (ch->nnulls == 0 && att->attlen == sizeof(int64))
