@@ -618,10 +618,12 @@ columnar_predicate_passes(ColumnarPredicate *p, Datum v)
 
 /*
  * Whether predicates rule out chunk group g of stripe s; if not, sets
- * *all_pass when min/max show that every row passes every predicate.
+ * *all_pass when min/max show that every row passes every predicate, and
+ * att_pass[a] (unless att_pass is NULL; desc->natts of them) when they
+ * show it of the predicates on column a (a column without: true).
  */
 extern bool columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g,
-									bool *all_pass);
+									bool *all_pass, bool *att_pass);
 
 /* ---- planner costs (columnar_customscan.c, columnar_agg.c) ---- */
 

@@ -42,6 +42,9 @@ struct ColumnarReadState
 	int			nstripes;
 	ColumnarStripe **stripes;
 	bool	   *needed;			/* [natts] */
+	bool	   *filter_only;	/* [natts] (columnar_read_filter_only), NULL: none */
+	bool	   *att_pass;		/* [natts] the current group's rows all pass
+								 * the predicates on that column */
 	List	   *predicates;
 	MemoryContext cxt;
 	ColumnarScratch *scratch;	/* the buffers below, given back with cxt */
@@ -75,6 +78,7 @@ struct ColumnarReadState
 	int		   *dict_sizes;		/* [natts] entries of dicts[] */
 	int			loaded_stripe;	/* stripe/group in vals, or -1 */
 	int			loaded_group;
+	bool		loaded_partial; /* of it, columns filter_only were not decoded */
 	Datum	  **vals;			/* [natts][group rows] */
 	bool	  **nulls;
 	int64	  **dict_index;		/* [natts] dictionary chunks without NULLs: indexes */
@@ -305,6 +309,20 @@ columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno)
 	}
 	rs->by_ids[attno - 1] = true;
 	MemoryContextSwitchTo(old);
+}
+
+/* Column attno only to filter: see columnar.h. */
+void
+columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno)
+{
+	if (attno < 1 || attno > rs->natts)
+		elog(ERROR, "columnar_read_filter_only: no column %d", attno);
+	if (rs->filter_only == NULL)
+	{
+		rs->filter_only = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
+		rs->att_pass = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
+	}
+	rs->filter_only[attno - 1] = true;
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -579,15 +597,19 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	}
 }
 
-/* Decode group g of the current stripe for the needed columns. */
+/*
+ * Decode group g of the current stripe for the needed columns; with
+ * att_pass, not those read only to filter whose rows all pass
+ * (columnar_read_filter_only).
+ */
 static void
-decode_group(ColumnarReadState *rs, int g)
+decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
 {
 	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
 	int			n = (int) Min((int64) s->group_rows, s->row_count - (int64) g * s->group_rows);
 	MemoryContext old;
 
-	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g)
+	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g && !rs->loaded_partial)
 	{
 		rs->group_nrows = n;
 		return;
@@ -611,9 +633,21 @@ decode_group(ColumnarReadState *rs, int g)
 	MemoryContextReset(rs->group_cxt);
 	old = MemoryContextSwitchTo(rs->group_cxt);
 	rs->loaded_stripe = -1;
+	rs->loaded_partial = false;
 	for (int a = 0; a < rs->natts; a++)
-		if (rs->needed[a])
-			decode_column(rs, s, g, a, n);
+	{
+		if (!rs->needed[a])
+			continue;
+		if (att_pass && rs->filter_only && rs->filter_only[a] && att_pass[a])
+		{
+			rs->vals[a] = NULL;
+			rs->nulls[a] = NULL;
+			rs->dict_index[a] = NULL;
+			rs->loaded_partial = true;
+			continue;
+		}
+		decode_column(rs, s, g, a, n);
+	}
 	MemoryContextSwitchTo(old);
 	rs->loaded_stripe = rs->cur_stripe;
 	rs->loaded_group = g;
@@ -691,10 +725,11 @@ emit(ColumnarReadState *rs, int r, Datum *values, bool *isnull)
 
 /*
  * Move to the next chunk group that the predicates do not rule out and
- * decode it; false at the end.
+ * decode it (with skip_passing, not the columns read only to filter whose
+ * rows all pass); false at the end.
  */
 static bool
-next_group(ColumnarReadState *rs)
+next_group(ColumnarReadState *rs, bool skip_passing)
 {
 	for (;;)
 	{
@@ -713,12 +748,12 @@ next_group(ColumnarReadState *rs)
 		if (!group_is_ours(rs, s))
 			continue;
 		if (columnar_group_excluded(rs->predicates, rs->desc, s, rs->cur_group,
-									&rs->group_all_pass))
+									&rs->group_all_pass, rs->att_pass))
 		{
 			rs->groups_skipped++;
 			continue;
 		}
-		decode_group(rs, rs->cur_group);
+		decode_group(rs, rs->cur_group, skip_passing ? rs->att_pass : NULL);
 		return true;
 	}
 }
@@ -730,7 +765,7 @@ columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *ro
 next:
 	while (rs->group_row >= rs->group_nrows)
 	{
-		if (!next_group(rs))
+		if (!next_group(rs, false))
 			return false;
 		rs->group_row = 0;
 		seek_row_number(rs, (int64) rs->cur_group * rs->stripes[rs->cur_stripe]->group_rows);
@@ -756,7 +791,7 @@ next:
 bool
 columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
 {
-	if (!next_group(rs))
+	if (!next_group(rs, true))
 		return false;
 	group->nrows = rs->group_nrows;
 	group->values = rs->vals;
@@ -815,7 +850,7 @@ load_row(ColumnarReadState *rs, int si, int64 index)
 	int			g = (int) (index / s->group_rows);
 
 	rs->cur_stripe = si;
-	decode_group(rs, g);
+	decode_group(rs, g, NULL);
 	/* the sequential position is lost */
 	rs->cur_group = g;
 	rs->group_row = rs->group_nrows;

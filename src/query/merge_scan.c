@@ -286,8 +286,8 @@ sums_prepare(StripeSums *ss)
 typedef struct GroupColumns
 {
 	int			nrows;
-	const Datum *time;
-	const Datum *series;
+	const Datum *time;			/* NULL: every row's time is in the range */
+	const Datum *series;		/* NULL: every row's series is asked for */
 	const Datum *value;
 	const Datum *period;
 	const Datum *stack;
@@ -332,6 +332,10 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 	uint64		start = (uint64) m->start;
 	uint64		range = (uint64) m->stop - start;
 
+	/* the series of the run of rows before (rows come in runs of one series) */
+	int64		run_sid = 0;
+	int32		run_grp = -2;
+
 	for (int r = 0; r < c->nrows; r++)
 	{
 		int32		grp = 0;
@@ -339,14 +343,20 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 		if (check_series)
 		{
 			int64		sid = DatumGetInt64(series[r]);
-			SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
 
-			if (unlikely(slot->group == -2 || slot->id != sid))
+			if (unlikely(run_grp == -2 || sid != run_sid))
 			{
-				slot->id = sid;
-				slot->group = series_group(m->series, m->nseries, sid);
+				SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+
+				if (slot->group == -2 || slot->id != sid)
+				{
+					slot->id = sid;
+					slot->group = series_group(m->series, m->nseries, sid);
+				}
+				run_sid = sid;
+				run_grp = slot->group;
 			}
-			grp = slot->group;
+			grp = run_grp;
 			if (grp < 0 || series_null[r])
 				continue;
 		}
@@ -365,6 +375,9 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 static int
 select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot *series_cache)
 {
+	bool		check_series;
+	bool		check_time;
+
 	if (m->sel_cap < c->nrows)
 	{
 		if (m->sel_cap > 0)
@@ -382,11 +395,15 @@ select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot 
 	}
 	if (m->start > m->stop)
 		return 0;
-	if (!all_pass)
-		return select_rows_where(m, c, series_cache, true, true);
 	/* a group that passes whole still needs each row's group */
-	if (m->ngroups > 1)
+	check_series = c->series && (!all_pass || m->ngroups > 1);
+	check_time = c->time && !all_pass;
+	if (check_series && check_time)
+		return select_rows_where(m, c, series_cache, true, true);
+	if (check_series)
 		return select_rows_where(m, c, series_cache, true, false);
+	if (check_time)
+		return select_rows_where(m, c, series_cache, false, true);
 	return select_rows_where(m, c, series_cache, false, false);
 }
 
@@ -579,9 +596,15 @@ merge_scan_table(MergeScan *m, Relation rel)
 	}
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
-	/* the sink reads the stacks themselves */
+	/* the sink reads the stacks themselves, and the times */
 	if (!m->sink)
+	{
 		columnar_read_by_ids(rs, att[COL_STACK]);
+		columnar_read_filter_only(rs, att[COL_TIME]);
+	}
+	/* several groups need each row's series */
+	if (ngroups == 1)
+		columnar_read_filter_only(rs, att[COL_SERIES]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	while (columnar_read_next_group(rs, &g))
