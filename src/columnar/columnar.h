@@ -95,7 +95,9 @@ extern bool columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnul
 typedef struct ColumnarGroup
 {
 	int			nrows;
-	Datum	  **values;			/* as columnar_read_next returns them */
+	Datum	  **values;			/* as columnar_read_next returns them; NULL for
+								 * a column read only to filter that the group
+								 * passes whole (columnar_read_filter_only) */
 	bool	  **nulls;
 	int64	  **dict_index;		/* dictionary chunks without NULLs: each row's entry; else NULL */
 	char	 ***dicts;			/* the stripe's dictionaries (varlena values);
@@ -125,6 +127,14 @@ extern void columnar_read_end(ColumnarReadState *rs);
  */
 extern void columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno);
 extern char **columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe);
+
+/*
+ * Read column attno only to test the predicates on it: a chunk group
+ * whose min/max show that every row passes them is not decoded for it
+ * (ColumnarGroup.values and nulls of the column are NULL).  For
+ * columnar_read_next_group(); before the first group is read.
+ */
+extern void columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno);
 
 /*
  * Read only a share of the rows, for processes that split a table between

@@ -526,12 +526,13 @@ values_fill(const char *raw, int rawlen, int n, int16 typlen, char *space)
  * Decode the raw bytes of a chunk of n rows (not ENC_ALL_NULL, which has
  * none), of a column of type length typlen: nulls[n], and the values of
  * the non-NULL rows in order: into ints[n] for the integer encodings and
- * ENC_DICT (the dictionary indexes), as datums palloc'd into *values for
+ * ENC_DICT (the dictionary indexes, each checked to be below ndict, the
+ * entries of the stripe's dictionary), as datums palloc'd into *values for
  * ENC_PLAIN.  Returns the number of values.
  */
 int
 columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
-					  int16 typlen, bool *nulls, int64 *ints, char ***values)
+					  int16 typlen, int ndict, bool *nulls, int64 *ints, char ***values)
 {
 	const char *p = raw;
 	int			nv;
@@ -562,8 +563,10 @@ columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int 
 													 values_size(p, len, nv, typlen)));
 		return nv;
 	}
-	columnar_decode_ints(chunk->encoding == ENC_DICT ? chunk->index_encoding : chunk->encoding,
-						 p, len, ints, nv);
+	if (chunk->encoding == ENC_DICT)
+		columnar_decode_indexes(chunk->index_encoding, p, len, ints, nv, ndict);
+	else
+		columnar_decode_ints(chunk->encoding, p, len, ints, nv);
 	return nv;
 }
 

@@ -408,6 +408,9 @@ columnar_get_varint(const char **p, const char *end)
 
 extern int	columnar_encode_ints(const int64 *values, int n, StringInfo out);
 extern void columnar_decode_ints(int encoding, const char *data, int len, int64 *values, int n);
+/* Dictionary indexes: each checked to be below ndict (data_corrupted). */
+extern void columnar_decode_indexes(int encoding, const char *data, int len, int64 *values,
+									int n, int ndict);
 extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
 extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
 
@@ -458,7 +461,8 @@ extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
 extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
 								StringInfo raw, StringInfo stored);
 extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
-								  int16 typlen, bool *nulls, int64 *ints, char ***values);
+								  int16 typlen, int ndict, bool *nulls, int64 *ints,
+								  char ***values);
 extern Size columnar_chunk_dictionary_size(const ColumnarChunk *chunk, const char *raw, int len,
 											int ndict, int16 typlen);
 extern char **columnar_chunk_decode_dictionary(const ColumnarChunk *chunk, const char *raw,
@@ -614,10 +618,12 @@ columnar_predicate_passes(ColumnarPredicate *p, Datum v)
 
 /*
  * Whether predicates rule out chunk group g of stripe s; if not, sets
- * *all_pass when min/max show that every row passes every predicate.
+ * *all_pass when min/max show that every row passes every predicate, and
+ * att_pass[a] (unless att_pass is NULL; desc->natts of them) when they
+ * show it of the predicates on column a (a column without: true).
  */
 extern bool columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g,
-									bool *all_pass);
+									bool *all_pass, bool *att_pass);
 
 /* ---- planner costs (columnar_customscan.c, columnar_agg.c) ---- */
 

@@ -77,12 +77,24 @@ columnar_predicate_set_value(ColumnarPredicate *p, Datum value, bool isnull)
 	MemoryContextSwitchTo(old);
 }
 
+/* Not every row of the group shown to pass the predicates on column a. */
+static inline void
+not_all_pass(bool *all_pass, bool *att_pass, int a)
+{
+	*all_pass = false;
+	if (att_pass)
+		att_pass[a] = false;
+}
+
 bool
-columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g, bool *all_pass)
+columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int g,
+						bool *all_pass, bool *att_pass)
 {
 	ListCell   *lc;
 
 	*all_pass = true;
+	if (att_pass)
+		memset(att_pass, true, sizeof(bool) * desc->natts);
 	foreach(lc, predicates)
 	{
 		ColumnarPredicate *p = lfirst(lc);
@@ -96,7 +108,7 @@ columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int
 			return true;		/* strict operator, NULL constant */
 		if (a >= s->natts)
 		{
-			*all_pass = false;
+			not_all_pass(all_pass, att_pass, a);
 			continue;
 		}
 		ch = COLUMNAR_CHUNK(s, a, g);
@@ -104,7 +116,7 @@ columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int
 			return true;
 		if (!ch->has_minmax)
 		{
-			*all_pass = false;
+			not_all_pass(all_pass, att_pass, a);
 			continue;
 		}
 		typlen = TupleDescAttr(desc, a)->attlen;
@@ -125,7 +137,7 @@ columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int
 				return true;
 			/* a chunk whose every value is one of the elements passes whole */
 			if (!one_element || ch->nnulls > 0)
-				*all_pass = false;
+				not_all_pass(all_pass, att_pass, a);
 			continue;
 		}
 		if (!columnar_predicate_passes(p, min) && !columnar_predicate_passes(p, max) &&
@@ -135,7 +147,7 @@ columnar_group_excluded(List *predicates, TupleDesc desc, ColumnarStripe *s, int
 			(columnar_predicate_cmp(p, min) > 0 || columnar_predicate_cmp(p, max) < 0))
 			return true;
 		if (ch->nnulls > 0 || !columnar_predicate_passes(p, min) || !columnar_predicate_passes(p, max))
-			*all_pass = false;
+			not_all_pass(all_pass, att_pass, a);
 	}
 	return false;
 }

@@ -42,6 +42,9 @@ struct ColumnarReadState
 	int			nstripes;
 	ColumnarStripe **stripes;
 	bool	   *needed;			/* [natts] */
+	bool	   *filter_only;	/* [natts] (columnar_read_filter_only), NULL: none */
+	bool	   *att_pass;		/* [natts] the current group's rows all pass
+								 * the predicates on that column */
 	List	   *predicates;
 	MemoryContext cxt;
 	ColumnarScratch *scratch;	/* the buffers below, given back with cxt */
@@ -75,6 +78,7 @@ struct ColumnarReadState
 	int		   *dict_sizes;		/* [natts] entries of dicts[] */
 	int			loaded_stripe;	/* stripe/group in vals, or -1 */
 	int			loaded_group;
+	bool		loaded_partial; /* of it, columns filter_only were not decoded */
 	Datum	  **vals;			/* [natts][group rows] */
 	bool	  **nulls;
 	int64	  **dict_index;		/* [natts] dictionary chunks without NULLs: indexes */
@@ -307,6 +311,20 @@ columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno)
 	MemoryContextSwitchTo(old);
 }
 
+/* Column attno only to filter: see columnar.h. */
+void
+columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno)
+{
+	if (attno < 1 || attno > rs->natts)
+		elog(ERROR, "columnar_read_filter_only: no column %d", attno);
+	if (rs->filter_only == NULL)
+	{
+		rs->filter_only = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
+		rs->att_pass = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
+	}
+	rs->filter_only[attno - 1] = true;
+}
+
 /* Return only the rows that pass every predicate (their columns are read). */
 void
 columnar_read_filter_rows(ColumnarReadState *rs)
@@ -355,6 +373,32 @@ read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw, &rs->stored);
 }
 
+/*
+ * Stripe s's dictionary of column att, decoded into the buffer space, or
+ * if too big for a buffer into memory of cxt.
+ */
+static char **
+decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo space,
+				  MemoryContext cxt)
+{
+	ColumnarChunk *ch = &s->columns[att].dict;
+	int			ndict = s->columns[att].ndict;
+	int16		typlen = TupleDescAttr(rs->desc, att)->attlen;
+	Size		size;
+	char	   *dst;
+
+	read_chunk(rs, s, ch);
+	size = columnar_chunk_dictionary_size(ch, rs->raw.data, rs->raw.len, ndict, typlen);
+	if (size < MaxAllocSize)
+	{
+		columnar_scratch_reserve(rs->scratch, space, size);
+		dst = space->data;
+	}
+	else
+		dst = MemoryContextAllocHuge(cxt, size);
+	return columnar_chunk_decode_dictionary(ch, rs->raw.data, rs->raw.len, ndict, typlen, dst);
+}
+
 static void
 load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
@@ -383,24 +427,8 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	}
 	if (rs->dicts[att] == NULL)
 	{
-		int			ndict = s->columns[att].ndict;
-		int16		typlen = TupleDescAttr(rs->desc, att)->attlen;
-		Size		size;
-		char	   *space;
-
-		read_chunk(rs, s, &s->columns[att].dict);
-		size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
-											  ndict, typlen);
-		if (size < MaxAllocSize)
-		{
-			columnar_scratch_reserve(rs->scratch, &rs->dict_space[att], size);
-			space = rs->dict_space[att].data;
-		}
-		else
-			space = MemoryContextAllocHuge(rs->dict_cxt, size);
-		rs->dicts[att] = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
-														  rs->raw.len, ndict, typlen, space);
-		rs->dict_sizes[att] = ndict;
+		rs->dicts[att] = decode_dictionary(rs, s, att, &rs->dict_space[att], rs->dict_cxt);
+		rs->dict_sizes[att] = s->columns[att].ndict;
 	}
 }
 
@@ -452,10 +480,6 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
 {
 	ColumnarStripe *s;
 	int			att = attno - 1;
-	int			ndict;
-	int16		typlen;
-	Size		size;
-	char	   *space;
 
 	if (stripe < 0 || stripe >= rs->nstripes || att < 0 || att >= rs->natts)
 		elog(ERROR, "columnar_read_dictionary: no stripe %d column %d", stripe, attno);
@@ -465,34 +489,14 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
 	if (att >= s->natts || !s->columns[att].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
-	ndict = s->columns[att].ndict;
-	typlen = TupleDescAttr(rs->desc, att)->attlen;
 	rs->asked_stripe = -1;
 	if (rs->asked_cxt == NULL)
 		rs->asked_cxt = AllocSetContextCreate(rs->cxt, "dictionary", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextReset(rs->asked_cxt);
-	read_chunk(rs, s, &s->columns[att].dict);
-	size = columnar_chunk_dictionary_size(&s->columns[att].dict, rs->raw.data, rs->raw.len,
-										  ndict, typlen);
-	if (size < MaxAllocSize)
-	{
-		columnar_scratch_reserve(rs->scratch, &rs->asked_space, size);
-		space = rs->asked_space.data;
-	}
-	else
-		space = MemoryContextAllocHuge(rs->asked_cxt, size);
-	rs->asked_dict = columnar_chunk_decode_dictionary(&s->columns[att].dict, rs->raw.data,
-													  rs->raw.len, ndict, typlen, space);
+	rs->asked_dict = decode_dictionary(rs, s, att, &rs->asked_space, rs->asked_cxt);
 	rs->asked_stripe = stripe;
 	rs->asked_att = att;
 	return rs->asked_dict;
-}
-
-static pg_noinline void
-dict_index_out_of_range(void)
-{
-	ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("columnar chunk has a dictionary index out of range")));
 }
 
 /*
@@ -548,7 +552,9 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
 	read_chunk(rs, s, ch);
-	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, nulls, ints, &values);
+	/* dictionary indexes are checked against the dictionary's size */
+	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, s->columns[a].ndict,
+						  nulls, ints, &values);
 	if (ch->encoding == ENC_PLAIN)
 	{
 		for (int r = 0; r < n; r++)
@@ -557,14 +563,10 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	}
 	if (ch->encoding == ENC_DICT)
 	{
-		int			ndict = s->columns[a].ndict;
 		char	  **dict;
 
 		if (rs->by_ids && rs->by_ids[a] && ch->nnulls == 0 && load_ids(rs, s, a))
 		{
-			for (int r = 0; r < n; r++)
-				if ((uint64) ints[r] >= (uint64) ndict)
-					dict_index_out_of_range();
 			rs->dict_index[a] = ints;
 			return;
 		}
@@ -573,25 +575,12 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 		if (ch->nnulls == 0)
 		{
 			for (int r = 0; r < n; r++)
-			{
-				if ((uint64) ints[r] >= (uint64) ndict)
-					dict_index_out_of_range();
 				vals[r] = PointerGetDatum(dict[ints[r]]);
-			}
 			rs->dict_index[a] = ints;
 			return;
 		}
 		for (int r = 0; r < n; r++)
-		{
-			if (nulls[r])
-			{
-				vals[r] = (Datum) 0;
-				continue;
-			}
-			if ((uint64) ints[k] >= (uint64) ndict)
-				dict_index_out_of_range();
-			vals[r] = PointerGetDatum(dict[ints[k++]]);
-		}
+			vals[r] = nulls[r] ? (Datum) 0 : PointerGetDatum(dict[ints[k++]]);
 	}
 #ifdef USE_FLOAT8_BYVAL
 	else if (ch->nnulls == 0 && att->attlen == sizeof(int64))
@@ -608,15 +597,19 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	}
 }
 
-/* Decode group g of the current stripe for the needed columns. */
+/*
+ * Decode group g of the current stripe for the needed columns; with
+ * att_pass, not those read only to filter whose rows all pass
+ * (columnar_read_filter_only).
+ */
 static void
-decode_group(ColumnarReadState *rs, int g)
+decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
 {
 	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
 	int			n = (int) Min((int64) s->group_rows, s->row_count - (int64) g * s->group_rows);
 	MemoryContext old;
 
-	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g)
+	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g && !rs->loaded_partial)
 	{
 		rs->group_nrows = n;
 		return;
@@ -640,9 +633,21 @@ decode_group(ColumnarReadState *rs, int g)
 	MemoryContextReset(rs->group_cxt);
 	old = MemoryContextSwitchTo(rs->group_cxt);
 	rs->loaded_stripe = -1;
+	rs->loaded_partial = false;
 	for (int a = 0; a < rs->natts; a++)
-		if (rs->needed[a])
-			decode_column(rs, s, g, a, n);
+	{
+		if (!rs->needed[a])
+			continue;
+		if (att_pass && rs->filter_only && rs->filter_only[a] && att_pass[a])
+		{
+			rs->vals[a] = NULL;
+			rs->nulls[a] = NULL;
+			rs->dict_index[a] = NULL;
+			rs->loaded_partial = true;
+			continue;
+		}
+		decode_column(rs, s, g, a, n);
+	}
 	MemoryContextSwitchTo(old);
 	rs->loaded_stripe = rs->cur_stripe;
 	rs->loaded_group = g;
@@ -720,10 +725,11 @@ emit(ColumnarReadState *rs, int r, Datum *values, bool *isnull)
 
 /*
  * Move to the next chunk group that the predicates do not rule out and
- * decode it; false at the end.
+ * decode it (with skip_passing, not the columns read only to filter whose
+ * rows all pass); false at the end.
  */
 static bool
-next_group(ColumnarReadState *rs)
+next_group(ColumnarReadState *rs, bool skip_passing)
 {
 	for (;;)
 	{
@@ -742,12 +748,12 @@ next_group(ColumnarReadState *rs)
 		if (!group_is_ours(rs, s))
 			continue;
 		if (columnar_group_excluded(rs->predicates, rs->desc, s, rs->cur_group,
-									&rs->group_all_pass))
+									&rs->group_all_pass, rs->att_pass))
 		{
 			rs->groups_skipped++;
 			continue;
 		}
-		decode_group(rs, rs->cur_group);
+		decode_group(rs, rs->cur_group, skip_passing ? rs->att_pass : NULL);
 		return true;
 	}
 }
@@ -759,7 +765,7 @@ columnar_read_next(ColumnarReadState *rs, Datum *values, bool *isnull, int64 *ro
 next:
 	while (rs->group_row >= rs->group_nrows)
 	{
-		if (!next_group(rs))
+		if (!next_group(rs, false))
 			return false;
 		rs->group_row = 0;
 		seek_row_number(rs, (int64) rs->cur_group * rs->stripes[rs->cur_stripe]->group_rows);
@@ -785,7 +791,7 @@ next:
 bool
 columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
 {
-	if (!next_group(rs))
+	if (!next_group(rs, true))
 		return false;
 	group->nrows = rs->group_nrows;
 	group->values = rs->vals;
@@ -844,7 +850,7 @@ load_row(ColumnarReadState *rs, int si, int64 index)
 	int			g = (int) (index / s->group_rows);
 
 	rs->cur_stripe = si;
-	decode_group(rs, g);
+	decode_group(rs, g, NULL);
 	/* the sequential position is lost */
 	rs->cur_group = g;
 	rs->group_row = rs->group_nrows;

@@ -141,6 +141,16 @@ typedef struct KnownStack
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * The stack that a dictionary entry had in the stripe before, by id: its
+ * number in the builder (PG_UINT32_MAX: none).
+ */
+typedef struct EntryGuess
+{
+	uint64		id;
+	uint32		number;
+} EntryGuess;
+
 /* Sums of one stripe, by dictionary entry of the stack column. */
 typedef struct StripeSums
 {
@@ -154,10 +164,68 @@ typedef struct StripeSums
 	const uint64 *ids;			/* their ids, or NULL (a stripe without) */
 	int			stripe;			/* the stripe (ColumnarGroup.stripe) */
 	known_stacks_hash *known;	/* the stacks met, by id */
-	uint32	   *guess;			/* [cap]: the builder's number of the stack that
-								 * entry had in the stripe before (PG_UINT32_MAX:
-								 * none) */
+	EntryGuess *id_guess;		/* [cap]: of stripes with ids */
+	uint32	   *guess;			/* [cap]: of stripes without, the builder's
+								 * number of the stack that entry had in the
+								 * stripe before (PG_UINT32_MAX: none) */
 } StripeSums;
+
+/* Entry e's stack in the stripe's dictionary, which is decoded then. */
+static inline struct varlena *
+entry_stack(StripeSums *ss, int e, ColumnarReadState *rs, AttrNumber stack_att)
+{
+	if (ss->dict == NULL)
+		ss->dict = columnar_read_dictionary(rs, stack_att, ss->stripe);
+	return (struct varlena *) ss->dict[e];
+}
+
+static inline int
+stack_nframes(const struct varlena *stack)
+{
+	return (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+}
+
+/* Entry e's sum to the builder, of a stripe with ids. */
+static inline void
+add_by_id(StripeSums *ss, int e, ProfileBuilder *b, ColumnarReadState *rs,
+		  AttrNumber stack_att)
+{
+	EntryGuess *guess = &ss->id_guess[e];
+	uint64		id = ss->ids[e];
+	KnownStack *known;
+	bool		found;
+
+	if (guess->id == id && guess->number != PG_UINT32_MAX)
+	{
+		profile_builder_add_value(b, guess->number, ss->sums[e]);
+		return;
+	}
+	known = known_stacks_insert(ss->known, id, &found);
+	if (found)
+		profile_builder_add_value(b, known->number, ss->sums[e]);
+	else
+	{
+		struct varlena *stack = entry_stack(ss, e, rs, stack_att);
+
+		known->number = profile_builder_add(b, VARDATA_ANY(stack), stack_nframes(stack),
+											ss->sums[e], 0);
+	}
+	guess->id = id;
+	guess->number = known->number;
+}
+
+/* Entry e's sum to the builder, of a stripe without ids. */
+static inline void
+add_by_frames(StripeSums *ss, int e, ProfileBuilder *b)
+{
+	struct varlena *stack = (struct varlena *) ss->dict[e];
+	const char *frames = VARDATA_ANY(stack);
+	int			nframes = stack_nframes(stack);
+
+	if (ss->guess[e] == PG_UINT32_MAX ||
+		!profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
+		ss->guess[e] = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
+}
 
 /*
  * The stripe's sums to the builder, in the order first seen: stripes of
@@ -167,12 +235,16 @@ typedef struct StripeSums
  * A stripe with ids: a stack met before (in any stripe or partition of
  * the merge) is added by the number its id maps to; the first unknown id
  * has the stripe's dictionary decoded (rs, column stack_att), and its
- * stack is added by its frames.  A stripe without (of an older format):
- * its dictionary lists stacks in the order its rows first had them, so
- * that stripes of similar rows mostly have the same stack at the same
- * entry: each entry's stack number in the builder is kept, and the next
- * stripe's stack at that entry is first compared with it, which costs a
- * memcmp where a lookup costs a hash and reads at random.
+ * stack is added by its frames.  Stripes of similar rows mostly have the
+ * same stack at the same entry (a dictionary lists stacks in the order
+ * its rows first had them), so an entry whose id is the one it had in the
+ * stripe before takes the number it had then: the table of ids, read at
+ * random (a cache miss a stack, a fifth of the CPU of a merge of
+ * bench/merge.sh's 30 partitions), is asked only when it differs.  A
+ * stripe without (of an older format) keeps each entry's stack number
+ * likewise, and the next stripe's stack at that entry is first compared
+ * with it, which costs a memcmp where a lookup costs a hash and reads at
+ * random.
  */
 static void
 sums_flush(StripeSums *ss, ProfileBuilder *b, ColumnarReadState *rs, AttrNumber stack_att)
@@ -180,34 +252,11 @@ sums_flush(StripeSums *ss, ProfileBuilder *b, ColumnarReadState *rs, AttrNumber 
 	for (int i = 0; i < ss->ntouched; i++)
 	{
 		int			e = ss->touched[i];
-		struct varlena *stack;
-		const char *frames;
-		int			nframes;
-		KnownStack *known = NULL;
 
 		if (ss->ids)
-		{
-			bool		found;
-
-			known = known_stacks_insert(ss->known, ss->ids[e], &found);
-			if (found)
-			{
-				profile_builder_add_value(b, known->number, ss->sums[e]);
-				ss->sums[e] = 0;
-				ss->seen[e] = false;
-				continue;
-			}
-			if (ss->dict == NULL)
-				ss->dict = columnar_read_dictionary(rs, stack_att, ss->stripe);
-		}
-		stack = (struct varlena *) ss->dict[e];
-		frames = VARDATA_ANY(stack);
-		nframes = (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
-		if (known)
-			known->number = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
-		else if (ss->guess[e] == PG_UINT32_MAX ||
-				 !profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
-			ss->guess[e] = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
+			add_by_id(ss, e, b, rs, stack_att);
+		else
+			add_by_frames(ss, e, b);
 		ss->sums[e] = 0;
 		ss->seen[e] = false;
 	}
@@ -228,6 +277,8 @@ sums_prepare(StripeSums *ss)
 	ss->touched = grow_array(CurrentMemoryContext, ss->touched, sizeof(int), ss->cap, n, 0);
 	/* PG_UINT32_MAX: no guess */
 	ss->guess = grow_array(CurrentMemoryContext, ss->guess, sizeof(uint32), ss->cap, n, 0xff);
+	ss->id_guess = grow_array(CurrentMemoryContext, ss->id_guess, sizeof(EntryGuess), ss->cap, n,
+							  0xff);
 	ss->cap = n;
 }
 
@@ -235,8 +286,8 @@ sums_prepare(StripeSums *ss)
 typedef struct GroupColumns
 {
 	int			nrows;
-	const Datum *time;
-	const Datum *series;
+	const Datum *time;			/* NULL: every row's time is in the range */
+	const Datum *series;		/* NULL: every row's series is asked for */
 	const Datum *value;
 	const Datum *period;
 	const Datum *stack;
@@ -281,6 +332,10 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 	uint64		start = (uint64) m->start;
 	uint64		range = (uint64) m->stop - start;
 
+	/* the series of the run of rows before (rows come in runs of one series) */
+	int64		run_sid = 0;
+	int32		run_grp = -2;
+
 	for (int r = 0; r < c->nrows; r++)
 	{
 		int32		grp = 0;
@@ -288,14 +343,20 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 		if (check_series)
 		{
 			int64		sid = DatumGetInt64(series[r]);
-			SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
 
-			if (unlikely(slot->group == -2 || slot->id != sid))
+			if (unlikely(run_grp == -2 || sid != run_sid))
 			{
-				slot->id = sid;
-				slot->group = series_group(m->series, m->nseries, sid);
+				SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+
+				if (slot->group == -2 || slot->id != sid)
+				{
+					slot->id = sid;
+					slot->group = series_group(m->series, m->nseries, sid);
+				}
+				run_sid = sid;
+				run_grp = slot->group;
 			}
-			grp = slot->group;
+			grp = run_grp;
 			if (grp < 0 || series_null[r])
 				continue;
 		}
@@ -314,6 +375,9 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 static int
 select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot *series_cache)
 {
+	bool		check_series;
+	bool		check_time;
+
 	if (m->sel_cap < c->nrows)
 	{
 		if (m->sel_cap > 0)
@@ -331,11 +395,15 @@ select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot 
 	}
 	if (m->start > m->stop)
 		return 0;
-	if (!all_pass)
-		return select_rows_where(m, c, series_cache, true, true);
 	/* a group that passes whole still needs each row's group */
-	if (m->ngroups > 1)
+	check_series = c->series && (!all_pass || m->ngroups > 1);
+	check_time = c->time && !all_pass;
+	if (check_series && check_time)
+		return select_rows_where(m, c, series_cache, true, true);
+	if (check_series)
 		return select_rows_where(m, c, series_cache, true, false);
+	if (check_time)
+		return select_rows_where(m, c, series_cache, false, true);
 	return select_rows_where(m, c, series_cache, false, false);
 }
 
@@ -528,9 +596,15 @@ merge_scan_table(MergeScan *m, Relation rel)
 	}
 
 	rs = columnar_read_begin(rel, GetActiveSnapshot(), attrs, preds);
-	/* the sink reads the stacks themselves */
+	/* the sink reads the stacks themselves, and the times */
 	if (!m->sink)
+	{
 		columnar_read_by_ids(rs, att[COL_STACK]);
+		columnar_read_filter_only(rs, att[COL_TIME]);
+	}
+	/* several groups need each row's series */
+	if (ngroups == 1)
+		columnar_read_filter_only(rs, att[COL_SERIES]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	while (columnar_read_next_group(rs, &g))
@@ -630,7 +704,7 @@ merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 *groups, int
 	m->known_min = PG_INT64_MAX;
 	m->ss = palloc0(sizeof(StripeSums) * m->ngroups);
 	/* small at first: a group_by may have many groups of few stacks */
-	for (int k = 0; k < m->ngroups; k++)
+	for (int k = 0; k < m->ngroups && !m->sink; k++)
 		m->ss[k].known = known_stacks_create(CurrentMemoryContext, 256, NULL);
 }
 

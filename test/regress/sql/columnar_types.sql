@@ -222,3 +222,54 @@ SELECT count(*), count(DISTINCT st) FROM col_words_bad;
 SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_words_bad');
 DROP TABLE col_words, col_words_heap, col_words_plain, col_words_bad;
 DROP FUNCTION col_words_stack(int8[]), col_words_damage(int, int);
+
+-- a dictionary index past the dictionary is refused, in each integer
+-- encoding the writer picks for indexes (checked as they are decoded):
+-- stripes kept inline and stored as encoded, whose index chunk follows the
+-- dictionary chunk; 'for' starts with its minimum (8 bytes), 'rle' with
+-- its first value (a zigzag varint), 'delta_rle' with its first value (8
+-- bytes), then the first run's difference (a zigzag varint)
+CREATE TEMP TABLE col_idx_stripe (tbl regclass, storage_id bigint, first_row bigint,
+                                   inline_data bytea, at int, encoding text);
+CREATE FUNCTION col_idx_made(tbl regclass) RETURNS void LANGUAGE sql AS $$
+INSERT INTO col_idx_stripe
+    SELECT tbl, storage_id, first_row, inline_data,
+           (SELECT stored_bytes FROM parca_columnar_chunks(tbl) WHERE chunk_group = -1),
+           (SELECT encoding FROM parca_columnar_chunks(tbl) WHERE chunk_group = 0)
+    FROM parca.columnar_stripes
+    WHERE storage_id = (SELECT max(storage_id) FROM parca.columnar_stripes) $$;
+CREATE FUNCTION col_idx_damage(t regclass, pos int, b int) RETURNS void LANGUAGE sql AS $$
+UPDATE parca.columnar_stripes s SET inline_data = set_byte(d.inline_data, d.at + pos, b)
+    FROM col_idx_stripe d
+    WHERE d.tbl = t AND (s.storage_id, s.first_row) = (d.storage_id, d.first_row) $$;
+CREATE TABLE col_idx_for (t text) USING parca_columnar;
+SELECT parca_columnar_set_options('col_idx_for', compression_level => 0);
+INSERT INTO col_idx_for SELECT (ARRAY['a', 'b', 'c'])[1 + i % 3] FROM generate_series(0, 29) i;
+SELECT col_idx_made('col_idx_for');
+CREATE TABLE col_idx_rle (t text) USING parca_columnar;
+SELECT parca_columnar_set_options('col_idx_rle', compression_level => 0);
+INSERT INTO col_idx_rle SELECT (ARRAY['a', 'b', 'c'])[1 + i / 10] FROM generate_series(0, 29) i;
+SELECT col_idx_made('col_idx_rle');
+CREATE TABLE col_idx_delta (t text) USING parca_columnar;
+SELECT parca_columnar_set_options('col_idx_delta', compression_level => 0);
+INSERT INTO col_idx_delta SELECT 'v' || i % 10 FROM generate_series(0, 29) i;
+SELECT col_idx_made('col_idx_delta');
+SELECT tbl, encoding, at FROM col_idx_stripe ORDER BY tbl;
+SELECT count(DISTINCT t) FROM col_idx_for;
+-- 'for': a minimum of 100
+SELECT col_idx_damage('col_idx_for', 0, 100);
+SELECT count(DISTINCT t) FROM col_idx_for;
+-- 'rle': a first value of 10
+SELECT col_idx_damage('col_idx_rle', 0, 20);
+SELECT count(DISTINCT t) FROM col_idx_rle;
+-- 'delta_rle': a first difference of 10, from 0 to 10 of 10 entries
+SELECT col_idx_damage('col_idx_delta', 8, 20);
+SELECT count(DISTINCT t) FROM col_idx_delta;
+-- undamaged, each reads
+UPDATE parca.columnar_stripes s SET inline_data = d.inline_data
+    FROM col_idx_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
+SELECT (SELECT count(DISTINCT t) FROM col_idx_for) AS for_entries,
+       (SELECT count(DISTINCT t) FROM col_idx_rle) AS rle_entries,
+       (SELECT count(DISTINCT t) FROM col_idx_delta) AS delta_entries;
+DROP TABLE col_idx_for, col_idx_rle, col_idx_delta;
+DROP FUNCTION col_idx_made(regclass), col_idx_damage(regclass, int, int);
