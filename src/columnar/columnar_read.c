@@ -49,16 +49,13 @@ struct ColumnarReadState
 	MemoryContext cxt;
 	ColumnarScratch *scratch;	/* the buffers below, given back with cxt */
 	StringInfoData *dict_space; /* [natts] dictionaries of dict_stripe */
-	StringInfoData *prev_dict_space;	/* those of the stripe before */
 	MemoryContext dict_cxt;		/* dictionaries too big for a buffer */
-	MemoryContext prev_dict_cxt;
 	MemoryContext group_cxt;	/* the decoded group's plain values */
 	/* columns read by ids (columnar_read_by_ids) */
 	bool	   *by_ids;			/* [natts], NULL: none */
 	int			ids_stripe;		/* the stripe of dict_ids */
 	const uint64 **dict_ids;	/* [natts] its ids, NULL if not read */
 	StringInfoData *ids_space;	/* [natts] where they are */
-	StringInfoData *prev_ids_space; /* those of the stripe before */
 	int			asked_stripe;	/* the dictionary that columnar_read_dictionary */
 	int			asked_att;		/* decoded: its stripe and column */
 	char	  **asked_dict;
@@ -137,10 +134,8 @@ read_state_create(Relation rel, Bitmapset *attrs)
 	rs->cxt = cxt;
 	rs->scratch = columnar_scratch_create(cxt);
 	rs->dict_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
-	rs->prev_dict_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
 	rs->group_space = palloc0(sizeof(StringInfoData) * Max(rs->natts, 1));
 	rs->dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
-	rs->prev_dict_cxt = AllocSetContextCreate(cxt, "dictionaries", ALLOCSET_DEFAULT_SIZES);
 	rs->group_cxt = AllocSetContextCreate(cxt, "chunk group", ALLOCSET_DEFAULT_SIZES);
 	rs->needed = palloc0(sizeof(bool) * Max(rs->natts, 1));
 	for (int i = 0; i < rs->natts; i++)
@@ -305,7 +300,6 @@ columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno)
 		rs->by_ids = palloc0(sizeof(bool) * rs->natts);
 		rs->dict_ids = palloc0(sizeof(uint64 *) * rs->natts);
 		rs->ids_space = palloc0(sizeof(StringInfoData) * rs->natts);
-		rs->prev_ids_space = palloc0(sizeof(StringInfoData) * rs->natts);
 	}
 	rs->by_ids[attno - 1] = true;
 	MemoryContextSwitchTo(old);
@@ -412,15 +406,7 @@ load_dict(ColumnarReadState *rs, ColumnarStripe *s, int att)
 		}
 		else
 		{
-			MemoryContext older = rs->prev_dict_cxt;
-			StringInfoData *older_space = rs->prev_dict_space;
-
-			/* the previous stripe's stay valid until the next stripe's load */
-			rs->prev_dict_cxt = rs->dict_cxt;
-			rs->dict_cxt = older;
 			MemoryContextReset(rs->dict_cxt);
-			rs->prev_dict_space = rs->dict_space;
-			rs->dict_space = older_space;
 			memset(rs->dicts, 0, sizeof(char **) * rs->natts);
 		}
 		rs->dict_stripe = rs->cur_stripe;
@@ -616,11 +602,6 @@ decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
 	}
 	if (rs->by_ids && rs->ids_stripe != rs->cur_stripe)
 	{
-		/* the previous stripe's ids stay valid until the next stripe's */
-		StringInfoData *older = rs->prev_ids_space;
-
-		rs->prev_ids_space = rs->ids_space;
-		rs->ids_space = older;
 		for (int a = 0; a < rs->natts; a++)
 		{
 			rs->dict_ids[a] = NULL;

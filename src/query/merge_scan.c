@@ -8,12 +8,13 @@
  * whole (only the time, series_id, value, period and stack columns; groups
  * whose min/max exclude the time range or the series are skipped), and
  * within a stripe equal stacks share one dictionary entry, so a row costs
- * an addition into an array indexed by that entry.  Each stripe's sums
- * reach the profile builder once per distinct stack: by the stack's id
- * (a 64-bit hash of its location ids, stored beside the dictionary),
- * which maps to its number in the builder from the first stripe that had
- * it on, for the whole merge; a stripe's dictionary is decoded only when
- * it has a stack not yet met.
+ * an addition into an array of sums indexed by the builder's number of
+ * that entry's stack.  An entry gets its number once per stripe, when a
+ * row first has it: by the stack's id (a 64-bit hash of its location ids,
+ * stored beside the dictionary), which maps to its number in the builder
+ * from the first stripe that had it on, for the whole merge; a stripe's
+ * dictionary is decoded only when it has a stack not yet met.  The sums
+ * reach the builder once per stack at the end of the merge.
  *
  * The same rows as the SQL merge are counted: rows whose time is in
  * [start, stop] and whose series is one of those asked for; a NULL value,
@@ -151,21 +152,29 @@ typedef struct EntryGuess
 	uint32		number;
 } EntryGuess;
 
-/* Sums of one stripe, by dictionary entry of the stack column. */
+/*
+ * A group's sums, and the builder's number of each dictionary entry of the
+ * current stripe.  Rows add into the sums by the builder's number of
+ * their stack, so that a stack costs one lookup per stripe that has it
+ * and one addition into the builder per merge (merge_scan_sums_to_builders),
+ * however many stripes and partitions have it.
+ */
 typedef struct StripeSums
 {
-	int64	   *sums;			/* [cap] */
-	bool	   *seen;			/* [cap]: the entries that had rows (a sum may be 0) */
-	int		   *touched;		/* [cap]: those entries, in the order first seen */
-	int			ntouched;
+	int64	   *sums;			/* [cap]: by the builder's stack number */
 	int			cap;
+	uint64	   *entry_number;	/* [ncap]: generation << 32 | the stack number
+								 * of the stripe's entry, stale when the
+								 * generation is not the current one */
+	uint32		generation;		/* of the current stripe: from 1 */
+	int			ncap;
 	char	  **dict;			/* the stripe's stacks, or NULL (then ids) */
 	int			ndict;
 	const uint64 *ids;			/* their ids, or NULL (a stripe without) */
 	int			stripe;			/* the stripe (ColumnarGroup.stripe) */
 	known_stacks_hash *known;	/* the stacks met, by id */
-	EntryGuess *id_guess;		/* [cap]: of stripes with ids */
-	uint32	   *guess;			/* [cap]: of stripes without, the builder's
+	EntryGuess *id_guess;		/* [ncap]: of stripes with ids */
+	uint32	   *guess;			/* [ncap]: of stripes without, the builder's
 								 * number of the stack that entry had in the
 								 * stripe before (PG_UINT32_MAX: none) */
 } StripeSums;
@@ -185,101 +194,156 @@ stack_nframes(const struct varlena *stack)
 	return (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
 }
 
-/* Entry e's sum to the builder, of a stripe with ids. */
-static inline void
-add_by_id(StripeSums *ss, int e, ProfileBuilder *b, ColumnarReadState *rs,
-		  AttrNumber stack_att)
+/*
+ * The builder's number of entry e's stack, the first time a row of the
+ * current stripe has it.
+ *
+ * A stripe with ids: a stack met before (in any stripe or partition of
+ * the merge) has the number its id maps to; the first unknown id has the
+ * stripe's dictionary decoded (m->rs, column m->stack_att), and its stack
+ * is added by its frames.  Stripes of similar rows mostly have the same
+ * stack at the same entry (a dictionary lists stacks in the order its
+ * rows first had them), so an entry whose id is the one it had in the
+ * stripe before takes the number it had then: the table of ids, read at
+ * random (a cache miss a stack), is asked only when it differs.  A stripe
+ * without (of an older format) keeps each entry's stack number likewise,
+ * and the next stripe's stack at that entry is first compared with it,
+ * which costs a memcmp where a lookup costs a hash and reads at random.
+ * A stack enters the builder with nothing added (a row's sum may be 0).
+ */
+static pg_noinline uint32
+entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 {
-	EntryGuess *guess = &ss->id_guess[e];
-	uint64		id = ss->ids[e];
-	KnownStack *known;
-	bool		found;
+	uint32		number;
 
-	if (guess->id == id && guess->number != PG_UINT32_MAX)
+	if (ss->ids)
 	{
-		profile_builder_add_value(b, guess->number, ss->sums[e]);
-		return;
+		EntryGuess *guess = &ss->id_guess[e];
+		uint64		id = ss->ids[e];
+
+		if (guess->id != id || guess->number == PG_UINT32_MAX)
+		{
+			bool		found;
+			KnownStack *known = known_stacks_insert(ss->known, id, &found);
+
+			if (!found)
+			{
+				struct varlena *stack = entry_stack(ss, e, m->rs, m->stack_att);
+
+				known->number = profile_builder_add(b, VARDATA_ANY(stack), stack_nframes(stack),
+													0, 0);
+			}
+			guess->id = id;
+			guess->number = known->number;
+		}
+		number = guess->number;
 	}
-	known = known_stacks_insert(ss->known, id, &found);
-	if (found)
-		profile_builder_add_value(b, known->number, ss->sums[e]);
 	else
 	{
-		struct varlena *stack = entry_stack(ss, e, rs, stack_att);
+		struct varlena *stack = (struct varlena *) ss->dict[e];
+		const char *frames = VARDATA_ANY(stack);
+		int			nframes = stack_nframes(stack);
 
-		known->number = profile_builder_add(b, VARDATA_ANY(stack), stack_nframes(stack),
-											ss->sums[e], 0);
+		if (ss->guess[e] == PG_UINT32_MAX ||
+			!profile_builder_add_to(b, ss->guess[e], frames, nframes, 0))
+			ss->guess[e] = profile_builder_add(b, frames, nframes, 0, 0);
+		number = ss->guess[e];
 	}
-	guess->id = id;
-	guess->number = known->number;
+	if (number >= (uint32) ss->cap)
+	{
+		int			cap = Max(ss->cap * 2, (int) number + 1);
+
+		ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, cap, 0);
+		ss->cap = cap;
+	}
+	ss->entry_number[e] = ((uint64) ss->generation << 32) | number;
+	return number;
 }
 
-/* Entry e's sum to the builder, of a stripe without ids. */
-static inline void
-add_by_frames(StripeSums *ss, int e, ProfileBuilder *b)
+/* The builder's number of entry e's stack, of the current stripe. */
+static pg_attribute_always_inline uint32
+entry_number_of(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int64 e)
 {
-	struct varlena *stack = (struct varlena *) ss->dict[e];
-	const char *frames = VARDATA_ANY(stack);
-	int			nframes = stack_nframes(stack);
+	uint64		known = ss->entry_number[e];
 
-	if (ss->guess[e] == PG_UINT32_MAX ||
-		!profile_builder_add_to(b, ss->guess[e], frames, nframes, ss->sums[e]))
-		ss->guess[e] = profile_builder_add(b, frames, nframes, ss->sums[e], 0);
+	if (likely((uint32) (known >> 32) == ss->generation))
+		return (uint32) known;
+	return entry_number(m, ss, b, (int) e);
+}
+
+/* A new stripe's dictionary is set in ss: every entry's number is stale. */
+static void
+sums_new_stripe(StripeSums *ss)
+{
+	if (++ss->generation == 0)
+	{
+		/* after 2^32 stripes: no entry may look current */
+		if (ss->ncap > 0)
+			memset(ss->entry_number, 0, sizeof(uint64) * ss->ncap);
+		ss->generation = 1;
+	}
 }
 
 /*
- * The stripe's sums to the builder, in the order first seen: stripes of
- * similar rows see their stacks in a similar order, and the builder then
- * reads its copies of them in the order it made them.
- *
- * A stripe with ids: a stack met before (in any stripe or partition of
- * the merge) is added by the number its id maps to; the first unknown id
- * has the stripe's dictionary decoded (rs, column stack_att), and its
- * stack is added by its frames.  Stripes of similar rows mostly have the
- * same stack at the same entry (a dictionary lists stacks in the order
- * its rows first had them), so an entry whose id is the one it had in the
- * stripe before takes the number it had then: the table of ids, read at
- * random (a cache miss a stack, a fifth of the CPU of a merge of
- * bench/merge.sh's 30 partitions), is asked only when it differs.  A
- * stripe without (of an older format) keeps each entry's stack number
- * likewise, and the next stripe's stack at that entry is first compared
- * with it, which costs a memcmp where a lookup costs a hash and reads at
- * random.
+ * The numbers of the new stripe's entries whose ids are those they had in
+ * the stripe before, in one pass over its ids (for the one group of a
+ * query, whose rows read most entries; groups of a group_by take theirs
+ * as their rows meet them).
  */
 static void
-sums_flush(StripeSums *ss, ProfileBuilder *b, ColumnarReadState *rs, AttrNumber stack_att)
+sums_take_guesses(StripeSums *ss)
 {
-	for (int i = 0; i < ss->ntouched; i++)
-	{
-		int			e = ss->touched[i];
+	uint64		generation = (uint64) ss->generation << 32;
+	int			n = Min(ss->ndict, ss->ncap);
 
-		if (ss->ids)
-			add_by_id(ss, e, b, rs, stack_att);
-		else
-			add_by_frames(ss, e, b);
-		ss->sums[e] = 0;
-		ss->seen[e] = false;
+	for (int e = 0; e < n; e++)
+	{
+		const EntryGuess *guess = &ss->id_guess[e];
+
+		if (guess->id == ss->ids[e] && guess->number != PG_UINT32_MAX)
+			ss->entry_number[e] = generation | guess->number;
 	}
-	ss->ntouched = 0;
 }
 
-/* Makes ss ready for rows of the current stripe's dictionary. */
-static void
+/*
+ * Makes ss ready for rows of the current stripe's dictionary: made when a
+ * group's first row is seen, as a group_by may have many groups of few
+ * stacks.
+ */
+static inline void
 sums_prepare(StripeSums *ss)
 {
 	int			n = ss->ndict;
 
-	if (n <= ss->cap)
+	if (likely(n <= ss->ncap))
 		return;
-	/* a group's sums are made when its first row is seen */
-	ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, n, 0);
-	ss->seen = grow_array(CurrentMemoryContext, ss->seen, sizeof(bool), ss->cap, n, 0);
-	ss->touched = grow_array(CurrentMemoryContext, ss->touched, sizeof(int), ss->cap, n, 0);
+	ss->entry_number = grow_array(CurrentMemoryContext, ss->entry_number, sizeof(uint64), ss->ncap,
+								  n, 0);
 	/* PG_UINT32_MAX: no guess */
-	ss->guess = grow_array(CurrentMemoryContext, ss->guess, sizeof(uint32), ss->cap, n, 0xff);
-	ss->id_guess = grow_array(CurrentMemoryContext, ss->id_guess, sizeof(EntryGuess), ss->cap, n,
+	ss->guess = grow_array(CurrentMemoryContext, ss->guess, sizeof(uint32), ss->ncap, n, 0xff);
+	ss->id_guess = grow_array(CurrentMemoryContext, ss->id_guess, sizeof(EntryGuess), ss->ncap, n,
 							  0xff);
-	ss->cap = n;
+	ss->ncap = n;
+}
+
+/*
+ * The sums of the merge to its builders, once each stack: the rows added
+ * them by the builders' numbers.
+ */
+void
+merge_scan_sums_to_builders(MergeScan *m)
+{
+	for (int k = 0; k < m->ngroups && !m->sink; k++)
+	{
+		StripeSums *ss = &m->ss[k];
+
+		for (int n = 0; n < ss->cap; n++)
+			if (ss->sums[n] != 0)
+			{
+				profile_builder_add_value(m->builders[k], (uint32) n, ss->sums[n]);
+				ss->sums[n] = 0;
+			}
+	}
 }
 
 /* The columns of a chunk group that merge_scan_table reads. */
@@ -372,27 +436,30 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 	return n;
 }
 
+/* Room in m->sel, m->sel_group and m->values for a chunk group's rows. */
+static void
+row_space(MergeScan *m, int nrows)
+{
+	if (m->sel_cap >= nrows)
+		return;
+	if (m->sel_cap > 0)
+	{
+		pfree(m->sel);
+		pfree(m->sel_group);
+		pfree(m->values);
+	}
+	m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * nrows);
+	m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * nrows);
+	m->values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * nrows);
+	m->sel_cap = nrows;
+}
+
 static int
 select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot *series_cache)
 {
 	bool		check_series;
 	bool		check_time;
 
-	if (m->sel_cap < c->nrows)
-	{
-		if (m->sel_cap > 0)
-		{
-			pfree(m->sel);
-			pfree(m->sel_group);
-			if (m->values)
-				pfree(m->values);
-		}
-		m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * c->nrows);
-		m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * c->nrows);
-		m->values = m->sink ?
-			MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * c->nrows) : NULL;
-		m->sel_cap = c->nrows;
-	}
 	if (m->start > m->stop)
 		return 0;
 	/* a group that passes whole still needs each row's group */
@@ -408,10 +475,10 @@ select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot 
 }
 
 /*
- * Adds n rows of a chunk group: rows sel[i] (rows 0 to n - 1 when sel is
- * NULL) of groups sel_group[i] (group 0, whose sums the caller has
- * prepared, when sel_group is NULL).  Inlined into callers whose constant
- * arguments leave a loop without their branches.
+ * Adds n rows of a chunk group: rows sel[i] of groups sel_group[i] (of
+ * group 0, rows 0 to n - 1 when sel is NULL, without a stack dictionary:
+ * add_rows_one_group() takes the others).  Inlined into callers whose
+ * constant arguments leave a loop without their branches.
  */
 static pg_attribute_always_inline void
 add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_group, int n,
@@ -421,11 +488,6 @@ add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_g
 	const Datum *period = c->period;
 	const bool *period_nulls = c->period_null;
 	const int64 *entry = c->entry;
-	StripeSums *one = &m->ss[0];
-	int64	   *sums = one->sums;
-	bool	   *seen = one->seen;
-	int		   *touched = one->touched;
-	int			ntouched = one->ntouched;
 	int64		known_min = m->known_min;
 	bool		unknown_seen = m->unknown_seen;
 
@@ -444,29 +506,14 @@ add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_g
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("bigint out of range")));
-		if (entry && sel_group)
+		if (entry)
 		{
 			StripeSums *ss = &m->ss[grp];
-			int64		e = entry[r];
+			uint32		number;
 
 			sums_prepare(ss);
-			if (!ss->seen[e])
-			{
-				ss->seen[e] = true;
-				ss->touched[ss->ntouched++] = (int) e;
-			}
-			profile_value_add(&ss->sums[e], v);
-		}
-		else if (entry)
-		{
-			int64		e = entry[r];
-
-			if (!seen[e])
-			{
-				seen[e] = true;
-				touched[ntouched++] = (int) e;
-			}
-			profile_value_add(&sums[e], v);
+			number = entry_number_of(m, ss, m->builders[grp], entry[r]);
+			profile_value_add(&ss->sums[number], v);
 		}
 		else if (!c->stack_null[r])
 		{
@@ -476,29 +523,99 @@ add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_g
 								(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
 		}
 	}
-	if (!sel_group)
-		one->ntouched = ntouched;
 	m->known_min = known_min;
 	m->unknown_seen = unknown_seen;
 }
 
 /*
- * add_rows() for the one group of a query without group_by, whose sums
- * are prepared once per chunk group, in a loop of its own for each case.
+ * The values of n rows (rows sel[i], rows 0 to n - 1 when sel is NULL)
+ * into m->values, times their periods when scaling; notes the periods
+ * met.  An overflow is raised after the loop, which then has no branch.
+ */
+static pg_attribute_always_inline void
+row_values(MergeScan *m, const GroupColumns *c, const int *sel, int n, bool scale)
+{
+	const Datum *value = c->value;
+	const Datum *period = c->period;
+	const bool *period_nulls = c->period_null;
+	int64	   *values = m->values;
+	int64		known_min = m->known_min;
+	bool		unknown_seen = m->unknown_seen;
+	bool		overflow = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			r = sel ? sel[i] : i;
+		bool		period_null = period_nulls && period_nulls[r];
+		int64		v = DatumGetInt64(value[r]);
+		int64		p = period_null ? 0 : DatumGetInt64(period[r]);
+
+		known_min = p > 0 && p < known_min ? p : known_min;
+		unknown_seen |= p <= 0 && !period_null;
+		if (scale)
+			overflow |= pg_mul_s64_overflow(v, p > 0 ? p : 1, &v);
+		values[i] = v;
+	}
+	if (unlikely(overflow))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	m->known_min = known_min;
+	m->unknown_seen = unknown_seen;
+}
+
+/*
+ * add_rows() for the one group of a query without group_by: the values
+ * first (row_values), then each added into the sum of its stack, in loops
+ * of their own for each case.
  */
 static void
 add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 {
-	if (c->entry && n > 0)
-		sums_prepare(&m->ss[0]);
+	StripeSums *ss = &m->ss[0];
+	ProfileBuilder *b = m->builders[0];
+	const int64 *values = m->values;
+	bool		overflow = false;
+
+	if (!c->entry)
+	{
+		if (sel && m->scale)
+			add_rows(m, c, sel, NULL, n, true);
+		else if (sel)
+			add_rows(m, c, sel, NULL, n, false);
+		else if (m->scale)
+			add_rows(m, c, NULL, NULL, n, true);
+		else
+			add_rows(m, c, NULL, NULL, n, false);
+		return;
+	}
+	if (n == 0)
+		return;
+	sums_prepare(ss);
 	if (sel && m->scale)
-		add_rows(m, c, sel, NULL, n, true);
+		row_values(m, c, sel, n, true);
 	else if (sel)
-		add_rows(m, c, sel, NULL, n, false);
+		row_values(m, c, sel, n, false);
 	else if (m->scale)
-		add_rows(m, c, NULL, NULL, n, true);
+		row_values(m, c, NULL, n, true);
 	else
-		add_rows(m, c, NULL, NULL, n, false);
+		row_values(m, c, NULL, n, false);
+	if (sel)
+		for (int i = 0; i < n; i++)
+		{
+			uint32		number = entry_number_of(m, ss, b, c->entry[sel[i]]);
+
+			overflow |= pg_add_s64_overflow(ss->sums[number], values[i], &ss->sums[number]);
+		}
+	else
+		for (int i = 0; i < n; i++)
+		{
+			uint32		number = entry_number_of(m, ss, b, c->entry[i]);
+
+			overflow |= pg_add_s64_overflow(ss->sums[number], values[i], &ss->sums[number]);
+		}
+	if (unlikely(overflow))
+		profile_value_overflow();
 }
 
 /*
@@ -607,6 +724,8 @@ merge_scan_table(MergeScan *m, Relation rel)
 		columnar_read_filter_only(rs, att[COL_SERIES]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
+	m->rs = rs;
+	m->stack_att = att[COL_STACK];
 	while (columnar_read_next_group(rs, &g))
 	{
 		GroupColumns c;
@@ -625,15 +744,8 @@ merge_scan_table(MergeScan *m, Relation rel)
 		c.entry = g.dict_index[att[COL_STACK] - 1];
 		if (!any_set(c.period_null, c.nrows))
 			c.period_null = NULL;
+		row_space(m, c.nrows);
 
-		/* the previous stripe's dictionaries are still valid (columnar.h) */
-		if (g.stripe != stripe)
-		{
-			for (int k = 0; k < ngroups && !m->sink; k++)
-				sums_flush(&ss[k], m->builders[k], rs, att[COL_STACK]);
-			stripe = g.stripe;
-			new_stripe = true;
-		}
 		if (c.entry)
 		{
 			for (int k = 0; k < ngroups; k++)
@@ -643,6 +755,15 @@ merge_scan_table(MergeScan *m, Relation rel)
 				ss[k].ids = g.dict_ids ? g.dict_ids[att[COL_STACK] - 1] : NULL;
 				ss[k].stripe = g.stripe;
 			}
+		}
+		if (g.stripe != stripe)
+		{
+			for (int k = 0; k < ngroups && !m->sink; k++)
+				sums_new_stripe(&ss[k]);
+			if (ngroups == 1 && !m->sink && c.entry && ss[0].ids)
+				sums_take_guesses(&ss[0]);
+			stripe = g.stripe;
+			new_stripe = true;
 		}
 
 		if (m->sink)
@@ -669,9 +790,8 @@ merge_scan_table(MergeScan *m, Relation rel)
 				add_rows(m, &c, m->sel, m->sel_group, n, m->scale);
 		}
 	}
-	for (int k = 0; k < ngroups && !m->sink; k++)
-		sums_flush(&ss[k], m->builders[k], rs, att[COL_STACK]);
 	columnar_read_end(rs);
+	m->rs = NULL;
 }
 
 /* m's series, time range and sums, for reading rows of those series. */
@@ -781,8 +901,11 @@ merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups
 	if (nworkers > 0)
 		merge_scan_parallel(m, tables, nworkers);
 	else
+	{
 		foreach(lc, tables)
 			merge_scan_table(m, lfirst(lc));
+		merge_scan_sums_to_builders(m);
+	}
 	foreach(lc, tables)
 		if (lfirst(lc) != rel)
 			table_close(lfirst(lc), NoLock);

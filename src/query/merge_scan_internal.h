@@ -35,6 +35,8 @@ typedef struct MergeScan
 	TimestampTz stop;
 	bool		scale;
 	struct StripeSums *ss;		/* per group */
+	struct ColumnarReadState *rs;	/* the table being read, and its stack */
+	AttrNumber	stack_att;		/* column (merge_scan_table) */
 	int64		known_min;
 	bool		unknown_seen;
 	int		   *sel;			/* a chunk group's rows that count */
@@ -68,6 +70,7 @@ extern void merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 
 
 /* The rows of rel that m asks for, into m's sums or sink. */
 extern void merge_scan_table(MergeScan *m, Relation rel);
+extern void merge_scan_sums_to_builders(MergeScan *m);
 
 /* ---- merge_scan_parallel.c ---- */
 

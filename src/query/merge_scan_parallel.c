@@ -117,6 +117,7 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 		merge_scan_table(&m, rel);
 		table_close(rel, AccessShareLock);
 	}
+	merge_scan_sums_to_builders(&m);
 	SPI_finish();
 	profile = profile_builder_finish(b);
 	result.known_min = m.known_min;
@@ -193,6 +194,7 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
 	foreach(lc, tables)
 		merge_scan_table(m, lfirst(lc));
+	merge_scan_sums_to_builders(m);
 
 	for (i = 0; i < nlaunched; i++)
 	{
