@@ -436,6 +436,104 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 	return n;
 }
 
+/*
+ * A parallel worker's merge, for the leader (merge_scan_add_share): each
+ * stack of its builder with its value and, when a stripe with ids had
+ * it, its id, so that the leader adds a stack it has met by one lookup of
+ * the id, and only the others by their frames.  Per stack: the id (8
+ * bytes), whether it has one (1), the value (8), the number of frames
+ * (4), the frames.  After the count of stacks (4).
+ */
+void
+merge_scan_share_out(MergeScan *m, StringInfo out)
+{
+	ProfileBuilder *b = m->builders[0];
+	uint32		nstacks = (uint32) profile_builder_nstacks(b);
+	uint64	   *ids = palloc0(sizeof(uint64) * Max(nstacks, 1));
+	bool	   *has_id = palloc0(sizeof(bool) * Max(nstacks, 1));
+	known_stacks_iterator it;
+	KnownStack *known;
+
+	merge_scan_sums_to_builders(m);
+	known_stacks_start_iterate(m->ss[0].known, &it);
+	while ((known = known_stacks_iterate(m->ss[0].known, &it)) != NULL)
+	{
+		ids[known->number] = known->id;
+		has_id[known->number] = true;
+	}
+	appendBinaryStringInfo(out, (const char *) &nstacks, sizeof(nstacks));
+	for (uint32 n = 0; n < nstacks; n++)
+	{
+		int			nframes;
+		int64		value;
+		const char *frames = profile_builder_stack(b, n, &nframes, &value);
+		uint32		nframes32 = (uint32) nframes;
+
+		appendBinaryStringInfo(out, (const char *) &ids[n], sizeof(uint64));
+		appendBinaryStringInfo(out, (const char *) &has_id[n], sizeof(bool));
+		appendBinaryStringInfo(out, (const char *) &value, sizeof(int64));
+		appendBinaryStringInfo(out, (const char *) &nframes32, sizeof(uint32));
+		appendBinaryStringInfo(out, frames, (Size) nframes32 * sizeof(uint64));
+	}
+	pfree(ids);
+	pfree(has_id);
+}
+
+static pg_noinline void
+damaged_share(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("parallel merge worker sent a damaged share")));
+}
+
+/* A worker's merge (merge_scan_share_out) added to the leader's. */
+void
+merge_scan_add_share(MergeScan *m, const char *data, Size len)
+{
+	ProfileBuilder *b = m->builders[0];
+	known_stacks_hash *known_ids = m->ss[0].known;
+	const char *end = data + len;
+	uint32		nstacks;
+
+	if (len < sizeof(nstacks))
+		damaged_share();
+	memcpy(&nstacks, data, sizeof(nstacks));
+	data += sizeof(nstacks);
+	for (uint32 n = 0; n < nstacks; n++)
+	{
+		uint64		id;
+		bool		has_id;
+		int64		value;
+		uint32		nframes;
+
+		if (end - data < (ptrdiff_t) (sizeof(id) + sizeof(has_id) + sizeof(value) + sizeof(nframes)))
+			damaged_share();
+		memcpy(&id, data, sizeof(id));
+		memcpy(&has_id, data + sizeof(id), sizeof(has_id));
+		memcpy(&value, data + sizeof(id) + sizeof(has_id), sizeof(value));
+		memcpy(&nframes, data + sizeof(id) + sizeof(has_id) + sizeof(value), sizeof(nframes));
+		data += sizeof(id) + sizeof(has_id) + sizeof(value) + sizeof(nframes);
+		if ((Size) (end - data) / sizeof(uint64) < nframes)
+			damaged_share();
+		if (has_id)
+		{
+			bool		found;
+			KnownStack *known = known_stacks_insert(known_ids, id, &found);
+
+			if (found)
+				profile_builder_add_value(b, known->number, value);
+			else
+				known->number = profile_builder_add(b, data, (int) nframes, value, 0);
+		}
+		else
+			profile_builder_add(b, data, (int) nframes, value, 0);
+		data += (Size) nframes * sizeof(uint64);
+	}
+	if (data != end)
+		damaged_share();
+}
+
 /* Room in m->sel, m->sel_group and m->values for a chunk group's rows. */
 static void
 row_space(MergeScan *m, int nrows)

@@ -9,6 +9,7 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "port/atomics.h"
 #include "utils/array.h"
@@ -71,6 +72,8 @@ extern void merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 
 /* The rows of rel that m asks for, into m's sums or sink. */
 extern void merge_scan_table(MergeScan *m, Relation rel);
 extern void merge_scan_sums_to_builders(MergeScan *m);
+extern void merge_scan_share_out(MergeScan *m, StringInfo out);
+extern void merge_scan_add_share(MergeScan *m, const char *data, Size len);
 
 /* ---- merge_scan_parallel.c ---- */
 

@@ -22,10 +22,10 @@
 /*
  * A parallel merge: the leader and its workers split the stripes of the
  * tables read between them (claim_share), each adding its share into a
- * profile of its own; the workers send theirs to the leader, which adds
- * them to its own.  A profile is its stacks sorted, so the answer is the
- * same bytes however the stripes were split.  What the leader and the
- * workers share:
+ * builder of its own; the workers send their stacks to the leader, by id
+ * where they have one (merge_scan_share_out), which adds them to its own.
+ * A profile is its stacks sorted, so the answer is the same bytes however
+ * the stripes were split.  What the leader and the workers share:
  */
 typedef struct MergeShared
 {
@@ -37,7 +37,7 @@ typedef struct MergeShared
 	int			nseries;
 } MergeShared;
 
-/* What a worker sends: this, then its profile. */
+/* What a worker sends: this, then its merge (merge_scan_share_out). */
 typedef struct MergeWorkerResult
 {
 	int64		known_min;
@@ -59,11 +59,13 @@ typedef struct MergeWorkerResult
  * estimate, made by VACUUM and ANALYZE).  Rows, because they are what a
  * merge costs, and a columnar table's size says little of them
  * (bench/merge.sh's 2.45 M rows, pushed profile by profile, take 31 MB in
- * 30 day partitions).  A worker costs the merge 60-70 ms (its
- * start, its first stripe's dictionary, the backend adding the stacks of
- * its profile again), while one process merges about 46 M rows/s by stack
- * ids: bench/merge.sh's 2.45 M rows took 53 ms in one process and 98 ms
- * with a worker, so sharing pays from about 6 M rows.
+ * 30 day partitions).  A worker costs the merge about 25 ms on those 30
+ * partitions (its start, 4 ms; its first stripe, whose dictionary it
+ * decodes and whose 20,430 stacks it adds, 11 ms; sending its stacks and
+ * the backend adding them by id, 7 ms; its exit, 2 ms), while one process
+ * merges about 70 M rows/s: their 2.45 M rows took 30-50 ms in one
+ * process and 50-65 ms with a worker, so sharing pays from several
+ * million rows.
  */
 int
 merge_scan_parallel_workers(const MergeScan *m, List *tables)
@@ -96,11 +98,13 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 	ProfileBuilder *b = profile_builder_create(CurrentMemoryContext);
 	MergeScan	m;
 	MergeWorkerResult result;
-	struct varlena *profile;
+	StringInfoData share;
 	shm_mq_iovec iov[2];
 
 	shm_mq_set_sender(mq, MyProc);
 	mqh = shm_mq_attach(mq, seg, NULL);
+	/* out of SPI's memory, which its end frees */
+	initStringInfo(&share);
 	/* the columns are found by type, which the metastore looks up in SQL */
 	SPI_connect();
 	memset(&m, 0, sizeof(m));
@@ -117,15 +121,14 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 		merge_scan_table(&m, rel);
 		table_close(rel, AccessShareLock);
 	}
-	merge_scan_sums_to_builders(&m);
+	merge_scan_share_out(&m, &share);
 	SPI_finish();
-	profile = profile_builder_finish(b);
 	result.known_min = m.known_min;
 	result.unknown_seen = m.unknown_seen;
 	iov[0].data = (const char *) &result;
 	iov[0].len = sizeof(result);
-	iov[1].data = (const char *) profile;
-	iov[1].len = VARSIZE(profile);
+	iov[1].data = share.data;
+	iov[1].len = share.len;
 	(void) shm_mq_sendv(mqh, iov, 2, false, true);
 }
 
@@ -201,10 +204,9 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 		Size		nbytes;
 		void	   *data;
 		MergeWorkerResult result;
-		struct varlena *profile;
 
 		if (shm_mq_receive(mqh[i], &nbytes, &data, false) != SHM_MQ_SUCCESS ||
-			nbytes < sizeof(result) + VARHDRSZ)
+			nbytes < sizeof(result))
 		{
 			/* its error, if it raised one, then ours */
 			WaitForParallelWorkersToFinish(pcxt);
@@ -213,14 +215,7 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 					 errmsg("parallel merge worker exited without its share")));
 		}
 		memcpy(&result, data, sizeof(result));
-		profile = MemoryContextAllocHuge(CurrentMemoryContext, nbytes - sizeof(result));
-		memcpy(profile, (char *) data + sizeof(result), nbytes - sizeof(result));
-		if (VARSIZE(profile) != nbytes - sizeof(result))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("parallel merge worker sent a damaged share")));
-		profile_builder_add_profile(m->builders[0], profile);
-		pfree(profile);
+		merge_scan_add_share(m, (const char *) data + sizeof(result), nbytes - sizeof(result));
 		m->known_min = Min(m->known_min, result.known_min);
 		m->unknown_seen |= result.unknown_seen;
 	}

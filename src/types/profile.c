@@ -272,6 +272,16 @@ profile_builder_nstacks(const ProfileBuilder *b)
 	return (int64) b->nentries;
 }
 
+const char *
+profile_builder_stack(const ProfileBuilder *b, uint32 n, int *nframes, int64 *value)
+{
+	if (n >= b->nentries)
+		elog(ERROR, "profile builder has no stack %u", n);
+	*nframes = (int) (b->entries[n].key.nbytes / sizeof(uint64));
+	*value = b->entries[n].value;
+	return b->entries[n].key.frames;
+}
+
 /*
  * Stacks are sorted in order of their frames as unsigned 64-bit numbers,
  * then of length (a stack before the stacks it is a prefix of), one depth

@@ -63,6 +63,8 @@ profile_sample_frame(const ProfileSample *s, int i)
  * these, with no hash lookup, and returns false (adding nothing) if not:
  * for callers that can guess a stack's number.  profile_builder_add_value
  * adds value to stack number n, for callers that know it.
+ * profile_builder_stack gives stack number n's frames (8-byte aligned,
+ * valid as long as the builder) and value.
  */
 typedef struct ProfileBuilder ProfileBuilder;
 
@@ -75,6 +77,8 @@ extern bool profile_builder_add_to(ProfileBuilder *b, uint32 n, const char *fram
 extern void profile_builder_add_value(ProfileBuilder *b, uint32 n, int64 value);
 extern void profile_builder_add_profile(ProfileBuilder *b, const struct varlena *profile);
 extern int64 profile_builder_nstacks(const ProfileBuilder *b);
+extern const char *profile_builder_stack(const ProfileBuilder *b, uint32 n, int *nframes,
+										 int64 *value);
 extern struct varlena *profile_builder_finish(ProfileBuilder *b);
 
 /* Reading a serialized profile (detoasted by the caller). */
