@@ -251,7 +251,8 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 	}
 	if (number >= (uint32) ss->cap)
 	{
-		int			cap = Max(ss->cap * 2, (int) number + 1);
+		/* a builder has fewer stacks than PG_INT32_MAX */
+		int			cap = (int) Min(Max((int64) ss->cap * 2, (int64) number + 1), PG_INT32_MAX);
 
 		ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, cap, 0);
 		ss->cap = cap;
@@ -344,96 +345,6 @@ merge_scan_sums_to_builders(MergeScan *m)
 				ss->sums[n] = 0;
 			}
 	}
-}
-
-/* The columns of a chunk group that merge_scan_table reads. */
-typedef struct GroupColumns
-{
-	int			nrows;
-	const Datum *time;			/* NULL: every row's time is in the range */
-	const Datum *series;		/* NULL: every row's series is asked for */
-	const Datum *value;
-	const Datum *period;
-	const Datum *stack;
-	const bool *time_null;
-	const bool *series_null;
-	const bool *value_null;
-	const bool *period_null;	/* NULL: the group has no NULL period */
-	const bool *stack_null;
-	const int64 *entry;			/* the stacks' dictionary entries, or NULL */
-} GroupColumns;
-
-/* Whether any of n flags is set. */
-static inline bool
-any_set(const bool *flags, int n)
-{
-	return memchr(flags, true, n) != NULL;
-}
-
-/*
- * The rows of a chunk group that count, into m->sel and their groups into
- * m->sel_group; returns how many.  A row counts when its series is asked
- * for (check_series), its time is in [start, stop] (check_time), its
- * value is not NULL, and, when scaling, its period is not NULL.  Inlined
- * into callers whose constant arguments leave a loop without their
- * branches.
- */
-static pg_attribute_always_inline int
-select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_cache,
-				  bool check_series, bool check_time)
-{
-	const Datum *series = c->series;
-	const Datum *time = c->time;
-	const bool *series_null = c->series_null;
-	const bool *time_null = c->time_null;
-	const bool *value_null = c->value_null;
-	const bool *period_null = m->scale ? c->period_null : NULL;
-	int		   *sel = m->sel;
-	int32	   *sel_group = m->sel_group;
-	int			n = 0;
-
-	/* start <= t <= stop as one unsigned comparison (start <= stop) */
-	uint64		start = (uint64) m->start;
-	uint64		range = (uint64) m->stop - start;
-
-	/* the series of the run of rows before (rows come in runs of one series) */
-	int64		run_sid = 0;
-	int32		run_grp = -2;
-
-	for (int r = 0; r < c->nrows; r++)
-	{
-		int32		grp = 0;
-
-		if (check_series)
-		{
-			int64		sid = DatumGetInt64(series[r]);
-
-			if (unlikely(run_grp == -2 || sid != run_sid))
-			{
-				SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
-
-				if (slot->group == -2 || slot->id != sid)
-				{
-					slot->id = sid;
-					slot->group = series_group(m->series, m->nseries, sid);
-				}
-				run_sid = sid;
-				run_grp = slot->group;
-			}
-			grp = run_grp;
-			if (grp < 0 || series_null[r])
-				continue;
-		}
-		/* after the series: in a group of several, most rows end there */
-		if (check_time &&
-			(time_null[r] || (uint64) DatumGetTimestampTz(time[r]) - start > range))
-			continue;
-		if (value_null[r] || (period_null && period_null[r]))
-			continue;
-		sel[n] = r;
-		sel_group[n++] = grp;
-	}
-	return n;
 }
 
 /*
@@ -532,6 +443,96 @@ merge_scan_add_share(MergeScan *m, const char *data, Size len)
 	}
 	if (data != end)
 		damaged_share();
+}
+
+/* The columns of a chunk group that merge_scan_table reads. */
+typedef struct GroupColumns
+{
+	int			nrows;
+	const Datum *time;			/* NULL: every row's time is in the range */
+	const Datum *series;		/* NULL: every row's series is asked for */
+	const Datum *value;
+	const Datum *period;
+	const Datum *stack;
+	const bool *time_null;
+	const bool *series_null;
+	const bool *value_null;
+	const bool *period_null;	/* NULL: the group has no NULL period */
+	const bool *stack_null;
+	const int64 *entry;			/* the stacks' dictionary entries, or NULL */
+} GroupColumns;
+
+/* Whether any of n flags is set. */
+static inline bool
+any_set(const bool *flags, int n)
+{
+	return memchr(flags, true, n) != NULL;
+}
+
+/*
+ * The rows of a chunk group that count, into m->sel and their groups into
+ * m->sel_group; returns how many.  A row counts when its series is asked
+ * for (check_series), its time is in [start, stop] (check_time), its
+ * value is not NULL, and, when scaling, its period is not NULL.  Inlined
+ * into callers whose constant arguments leave a loop without their
+ * branches.
+ */
+static pg_attribute_always_inline int
+select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_cache,
+				  bool check_series, bool check_time)
+{
+	const Datum *series = c->series;
+	const Datum *time = c->time;
+	const bool *series_null = c->series_null;
+	const bool *time_null = c->time_null;
+	const bool *value_null = c->value_null;
+	const bool *period_null = m->scale ? c->period_null : NULL;
+	int		   *sel = m->sel;
+	int32	   *sel_group = m->sel_group;
+	int			n = 0;
+
+	/* start <= t <= stop as one unsigned comparison (start <= stop) */
+	uint64		start = (uint64) m->start;
+	uint64		range = (uint64) m->stop - start;
+
+	/* the series of the run of rows before (rows come in runs of one series) */
+	int64		run_sid = 0;
+	int32		run_grp = -2;
+
+	for (int r = 0; r < c->nrows; r++)
+	{
+		int32		grp = 0;
+
+		if (check_series)
+		{
+			int64		sid = DatumGetInt64(series[r]);
+
+			if (unlikely(run_grp == -2 || sid != run_sid))
+			{
+				SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+
+				if (slot->group == -2 || slot->id != sid)
+				{
+					slot->id = sid;
+					slot->group = series_group(m->series, m->nseries, sid);
+				}
+				run_sid = sid;
+				run_grp = slot->group;
+			}
+			grp = run_grp;
+			if (grp < 0 || series_null[r])
+				continue;
+		}
+		/* after the series: in a group of several, most rows end there */
+		if (check_time &&
+			(time_null[r] || (uint64) DatumGetTimestampTz(time[r]) - start > range))
+			continue;
+		if (value_null[r] || (period_null && period_null[r]))
+			continue;
+		sel[n] = r;
+		sel_group[n++] = grp;
+	}
+	return n;
 }
 
 /* Room in m->sel, m->sel_group and m->values for a chunk group's rows. */
