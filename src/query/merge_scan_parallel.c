@@ -11,6 +11,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "storage/proc.h"
 #include "storage/shm_mq.h"
@@ -144,6 +145,7 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	shm_mq_handle **mqh;
 	int			ntables = list_length(tables);
 	int			nlaunched;
+	bool		leads;
 	ListCell   *lc;
 	int			i;
 
@@ -186,15 +188,21 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	}
 	LaunchParallelWorkers(pcxt);
 	nlaunched = pcxt->nworkers_launched;
-	elog(DEBUG1, "parallel merge of %d tables: %d of %d workers launched", ntables, nlaunched,
-		 nworkers);
+	leads = parallel_leader_participation || nlaunched == 0;
+	elog(DEBUG1, "parallel merge of %d tables: %d of %d workers launched%s", ntables, nlaunched,
+		 nworkers, leads ? "" : ", the leader reading only its own buffered rows");
 	for (i = 0; i < nlaunched; i++)
 		shm_mq_set_handle(mqh[i], pcxt->worker[i].bgwhandle);
 
-	/* the leader's share, with its own buffered rows */
+	/*
+	 * The leader's share, with its own buffered rows, which only it sees.
+	 * Without parallel_leader_participation it leaves every stripe to the
+	 * workers (a share it never reaches), as a Gather's leader does, unless
+	 * none started.
+	 */
 	m->next_share = &sh->next_share;
 	m->leader = true;
-	m->share_claimed = pg_atomic_fetch_add_u32(m->next_share, 1);
+	m->share_claimed = leads ? pg_atomic_fetch_add_u32(m->next_share, 1) : PG_UINT32_MAX;
 	foreach(lc, tables)
 		merge_scan_table(m, lfirst(lc));
 	merge_scan_sums_to_builders(m);

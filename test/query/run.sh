@@ -585,7 +585,8 @@ for c in "$frcpu{set=\"fr\"}|'-infinity'|'infinity'|SELECT 1" \
 	"$fr{set=\"fr\"}|'-infinity'|'infinity'|SELECT 1" \
 	"$frcpu{set=\"fr\"}|(SELECT min(time) FROM parca.samples) + interval '1 day'|'infinity'|SELECT 1" \
 	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$ingest_more" \
-	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$strip_ids"; do
+	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$strip_ids" \
+	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|SET LOCAL parallel_leader_participation = off; $ingest_more"; do
 	IFS='|' read -r csel cfrom cto cbefore <<<"$c"
 	one=$(merge_md5 0 "$cbefore" "$csel" "$cfrom" "$cto")
 	par=$(merge_md5 2 "$cbefore" "$csel" "$cfrom" "$cto")
@@ -594,6 +595,16 @@ for c in "$frcpu{set=\"fr\"}|'-infinity'|'infinity'|SELECT 1" \
 	check_eq "parallel merge of $csel from ${cfrom:0:20} after ${cbefore:0:20}: the same answer as one process" \
 		"$(grep -v '^launched' <<<"$one")" "$(grep -v '^launched' <<<"$par")"
 done
+# without parallel_leader_participation the workers read every stripe, the
+# backend only the rows it has buffered (counted above, in the loop)
+noleader=$(psql -X -qAt -c "SET max_parallel_workers_per_gather = 2" -c "SET min_parallel_table_scan_size = 0" \
+	-c "SET parallel_leader_participation = off" -c "SET client_min_messages = debug1" \
+	-c "SELECT md5(parca_query('$frcpu{set=\"fr\"}', '-infinity', 'infinity')::text)" 2>&1)
+check "parallel merge without parallel_leader_participation: the leader reads no stripe" \
+	grep -q "workers launched, the leader reading only its own buffered rows" <<<"$noleader"
+check_eq "parallel merge without parallel_leader_participation: the same answer as one process" \
+	"$(merge_md5 0 "SELECT 1" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')" \
+	"$(grep -E '^[0-9a-f]{32}$' <<<"$noleader")"
 check_eq "parallel merge of stripes without stack ids: the same answer as with them" \
 	"$(merge_md5 2 "SELECT 1" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')" \
 	"$(merge_md5 2 "$strip_ids" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')"
