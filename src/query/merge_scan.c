@@ -574,59 +574,6 @@ select_rows(MergeScan *m, const GroupColumns *c, bool all_pass, SeriesCacheSlot 
 }
 
 /*
- * Adds n rows of a chunk group: rows sel[i] of groups sel_group[i] (of
- * group 0, rows 0 to n - 1 when sel is NULL, without a stack dictionary:
- * add_rows_one_group() takes the others).  Inlined into callers whose
- * constant arguments leave a loop without their branches.
- */
-static pg_attribute_always_inline void
-add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_group, int n,
-		 bool scale)
-{
-	const Datum *value = c->value;
-	const Datum *period = c->period;
-	const bool *period_nulls = c->period_null;
-	const int64 *entry = c->entry;
-	int64		known_min = m->known_min;
-	bool		unknown_seen = m->unknown_seen;
-
-	for (int i = 0; i < n; i++)
-	{
-		int			r = sel ? sel[i] : i;
-		int32		grp = sel_group ? sel_group[i] : 0;
-		bool		period_null = period_nulls && period_nulls[r];
-		int64		v = DatumGetInt64(value[r]);
-		int64		p = period_null ? 0 : DatumGetInt64(period[r]);
-
-		/* without a branch per row */
-		known_min = p > 0 && p < known_min ? p : known_min;
-		unknown_seen |= p <= 0 && !period_null;
-		if (scale && unlikely(pg_mul_s64_overflow(v, p > 0 ? p : 1, &v)))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("bigint out of range")));
-		if (entry)
-		{
-			StripeSums *ss = &m->ss[grp];
-			uint32		number;
-
-			sums_prepare(ss);
-			number = entry_number_of(m, ss, m->builders[grp], entry[r]);
-			profile_value_add(&ss->sums[number], v);
-		}
-		else if (!c->stack_null[r])
-		{
-			struct varlena *st = (struct varlena *) DatumGetPointer(c->stack[r]);
-
-			profile_builder_add(m->builders[grp], VARDATA_ANY(st),
-								(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), v, 0);
-		}
-	}
-	m->known_min = known_min;
-	m->unknown_seen = unknown_seen;
-}
-
-/*
  * The values of n rows (rows sel[i], rows 0 to n - 1 when sel is NULL)
  * into m->values, times their periods when scaling; notes the periods
  * met.  An overflow is raised after the loop, which then has no branch.
@@ -663,6 +610,53 @@ row_values(MergeScan *m, const GroupColumns *c, const int *sel, int n, bool scal
 	m->unknown_seen = unknown_seen;
 }
 
+/* row_values() in a loop of its own for each case. */
+static void
+rows_values(MergeScan *m, const GroupColumns *c, const int *sel, int n)
+{
+	if (sel && m->scale)
+		row_values(m, c, sel, n, true);
+	else if (sel)
+		row_values(m, c, sel, n, false);
+	else if (m->scale)
+		row_values(m, c, NULL, n, true);
+	else
+		row_values(m, c, NULL, n, false);
+}
+
+/*
+ * Adds n rows of a chunk group: rows sel[i] of groups sel_group[i] (of
+ * group 0, rows 0 to n - 1 when sel is NULL, without a stack dictionary:
+ * add_rows_one_group() takes the others).
+ */
+static void
+add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_group, int n)
+{
+	rows_values(m, c, sel, n);
+	for (int i = 0; i < n; i++)
+	{
+		int			r = sel ? sel[i] : i;
+		int32		grp = sel_group ? sel_group[i] : 0;
+
+		if (c->entry)
+		{
+			StripeSums *ss = &m->ss[grp];
+			uint32		number;
+
+			sums_prepare(ss);
+			number = entry_number_of(m, ss, m->builders[grp], c->entry[r]);
+			profile_value_add(&ss->sums[number], m->values[i]);
+		}
+		else if (!c->stack_null[r])
+		{
+			struct varlena *st = (struct varlena *) DatumGetPointer(c->stack[r]);
+
+			profile_builder_add(m->builders[grp], VARDATA_ANY(st),
+								(int) (VARSIZE_ANY_EXHDR(st) / sizeof(uint64)), m->values[i], 0);
+		}
+	}
+}
+
 /*
  * add_rows() for the one group of a query without group_by: the values
  * first (row_values), then each added into the sum of its stack, in loops
@@ -678,27 +672,13 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 
 	if (!c->entry)
 	{
-		if (sel && m->scale)
-			add_rows(m, c, sel, NULL, n, true);
-		else if (sel)
-			add_rows(m, c, sel, NULL, n, false);
-		else if (m->scale)
-			add_rows(m, c, NULL, NULL, n, true);
-		else
-			add_rows(m, c, NULL, NULL, n, false);
+		add_rows(m, c, sel, NULL, n);
 		return;
 	}
 	if (n == 0)
 		return;
 	sums_prepare(ss);
-	if (sel && m->scale)
-		row_values(m, c, sel, n, true);
-	else if (sel)
-		row_values(m, c, sel, n, false);
-	else if (m->scale)
-		row_values(m, c, NULL, n, true);
-	else
-		row_values(m, c, NULL, n, false);
+	rows_values(m, c, sel, n);
 	if (sel)
 		for (int i = 0; i < n; i++)
 		{
@@ -724,26 +704,7 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 static void
 sink_rows(MergeScan *m, const GroupColumns *c, bool new_stripe, char **dict, int ndict, int n)
 {
-	int64		known_min = m->known_min;
-	bool		unknown_seen = m->unknown_seen;
-
-	for (int i = 0; i < n; i++)
-	{
-		int			r = m->sel[i];
-		bool		period_null = c->period_null && c->period_null[r];
-		int64		v = DatumGetInt64(c->value[r]);
-		int64		p = period_null ? 0 : DatumGetInt64(c->period[r]);
-
-		known_min = p > 0 && p < known_min ? p : known_min;
-		unknown_seen |= p <= 0 && !period_null;
-		if (m->scale && unlikely(pg_mul_s64_overflow(v, p > 0 ? p : 1, &v)))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("bigint out of range")));
-		m->values[i] = v;
-	}
-	m->known_min = known_min;
-	m->unknown_seen = unknown_seen;
+	rows_values(m, c, m->sel, n);
 	if (!c->entry)
 	{
 		/* rows whose stack is NULL add nothing, as in SQL */
@@ -886,7 +847,7 @@ merge_scan_table(MergeScan *m, Relation rel)
 			if (ngroups == 1)
 				add_rows_one_group(m, &c, m->sel, n);
 			else
-				add_rows(m, &c, m->sel, m->sel_group, n, m->scale);
+				add_rows(m, &c, m->sel, m->sel_group, n);
 		}
 	}
 	columnar_read_end(rs);
