@@ -38,7 +38,9 @@ def perf_chains(path):
 
     with open(path, errors='replace') as f:
         for line in f:
-            if line.startswith(('\t', ' ')) and frames is not None:
+            # a frame's line starts with a tab; a sample's with its pid,
+            # padded to five columns ("  4403")
+            if line.startswith('\t') and frames is not None:
                 m = re.match(r'\s*[0-9a-f]+ (.*) \((.*)\)$', line.rstrip('\n'))
                 if not m:
                     continue
