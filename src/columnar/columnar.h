@@ -126,7 +126,8 @@ extern void columnar_read_end(ColumnarReadState *rs);
  * a stacktrace, of its location ids).  Before the first group is read.
  */
 extern void columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno);
-extern char **columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe);
+extern char **columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe,
+									   int *nentries);
 
 /*
  * Read column attno only to test the predicates on it: a chunk group

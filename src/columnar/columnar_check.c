@@ -96,7 +96,7 @@ check_dict_ids(Relation rel, ColumnarStripe *s, ColumnarReadState *rs, StringInf
 		columnar_chunk_read_stored(rel, s, ch, stored);
 		if (columnar_chunk_crc(stored->data, stored->len) != ch->crc)
 			corrupt(rel, s, "chunk checksum mismatch");
-		dict = columnar_read_dictionary(rs, a + 1, 0);
+		dict = columnar_read_dictionary(rs, a + 1, 0, NULL);
 		for (int i = 0; i < col->ndict; i++)
 		{
 			uint64		id;

@@ -459,22 +459,25 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
  * The dictionary of column attno of the stripe numbered stripe
  * (ColumnarGroup.stripe; for a column read by ids, or the integrity
  * check): decoded here, valid until the next call for another stripe or
- * column, or the scan's end.
+ * column, or the scan's end.  Its number of entries in *nentries, unless
+ * NULL.
  */
 char	  **
-columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe)
+columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe, int *nentries)
 {
 	ColumnarStripe *s;
 	int			att = attno - 1;
 
 	if (stripe < 0 || stripe >= rs->nstripes || att < 0 || att >= rs->natts)
 		elog(ERROR, "columnar_read_dictionary: no stripe %d column %d", stripe, attno);
-	if (rs->asked_stripe == stripe && rs->asked_att == att)
-		return rs->asked_dict;
 	s = rs->stripes[stripe];
 	if (att >= s->natts || !s->columns[att].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
+	if (nentries)
+		*nentries = s->columns[att].ndict;
+	if (rs->asked_stripe == stripe && rs->asked_att == att)
+		return rs->asked_dict;
 	rs->asked_stripe = -1;
 	if (rs->asked_cxt == NULL)
 		rs->asked_cxt = AllocSetContextCreate(rs->cxt, "dictionary", ALLOCSET_DEFAULT_SIZES);

@@ -45,6 +45,7 @@
 
 #include "installation/citus.h"
 #include "columnar/columnar.h"
+#include "ids/ids.h"
 #include "query/grow_array.h"
 #include "query/merge_scan_internal.h"
 #include "metastore/samples_table.h"
@@ -153,6 +154,32 @@ typedef struct EntryGuess
 } EntryGuess;
 
 /*
+ * A stack a parallel worker met, by the number its rows add into.  Of a
+ * stripe with ids: its id and where its frames are, which the worker
+ * leaves unread, as the leader has mostly met the same stacks in its own
+ * stripes (merge_scan_add_share); of a stripe without: its number in the
+ * worker's builder, which has its frames.
+ */
+typedef struct WorkerStack
+{
+	uint64		id;
+	uint32		builder;		/* PG_UINT32_MAX: by id */
+	uint32		table;			/* MergeScan.table */
+	uint32		stripe;			/* ColumnarGroup.stripe */
+	uint32		entry;			/* of its dictionary */
+} WorkerStack;
+
+/* A stack a worker sends by id (SHARE_BY_ID), where its frames are. */
+typedef struct StackById
+{
+	uint64		id;
+	int64		value;
+	uint32		table;
+	uint32		stripe;
+	uint32		entry;
+} StackById;
+
+/*
  * A group's sums, and the builder's number of each dictionary entry of the
  * current stripe.  Rows add into the sums by the builder's number of
  * their stack, so that a stack costs one lookup per stripe that has it
@@ -184,7 +211,7 @@ static inline struct varlena *
 entry_stack(StripeSums *ss, int e, ColumnarReadState *rs, AttrNumber stack_att)
 {
 	if (ss->dict == NULL)
-		ss->dict = columnar_read_dictionary(rs, stack_att, ss->stripe);
+		ss->dict = columnar_read_dictionary(rs, stack_att, ss->stripe, NULL);
 	return (struct varlena *) ss->dict[e];
 }
 
@@ -192,6 +219,51 @@ static inline int
 stack_nframes(const struct varlena *stack)
 {
 	return (int) (VARSIZE_ANY_EXHDR(stack) / sizeof(uint64));
+}
+
+/* A new number of a worker's, for a stack by id or by the builder's number. */
+static uint32
+worker_stack(MergeScan *m, uint64 id, uint32 builder, uint32 stripe, uint32 entry)
+{
+	WorkerStack *w;
+
+	if (m->nwstacks == m->wstacks_cap)
+	{
+		/* fewer stacks than rows, and a stripe has fewer than PG_INT32_MAX */
+		int			cap = (int) Min(Max((int64) m->wstacks_cap * 2, 1024), PG_INT32_MAX);
+
+		if (cap == m->wstacks_cap)
+			elog(ERROR, "parallel merge worker met too many stacks");
+		m->wstacks = grow_array(CurrentMemoryContext, m->wstacks, sizeof(WorkerStack),
+								m->wstacks_cap, cap, 0);
+		m->wstacks_cap = cap;
+	}
+	w = &m->wstacks[m->nwstacks];
+	w->id = id;
+	w->builder = builder;
+	w->table = (uint32) m->table;
+	w->stripe = stripe;
+	w->entry = entry;
+	return (uint32) m->nwstacks++;
+}
+
+/* A worker's number of the stack its builder numbers builder. */
+static uint32
+worker_number_of_builder(MergeScan *m, uint32 builder)
+{
+	if (builder >= (uint32) m->wnumber_cap)
+	{
+		int			cap = (int) Min(Max((int64) m->wnumber_cap * 2, (int64) builder + 1),
+									PG_INT32_MAX);
+
+		/* PG_UINT32_MAX: none yet */
+		m->wnumber = grow_array(CurrentMemoryContext, m->wnumber, sizeof(uint32),
+								m->wnumber_cap, cap, 0xff);
+		m->wnumber_cap = cap;
+	}
+	if (m->wnumber[builder] == PG_UINT32_MAX)
+		m->wnumber[builder] = worker_stack(m, 0, builder, 0, 0);
+	return m->wnumber[builder];
 }
 
 /*
@@ -210,6 +282,8 @@ stack_nframes(const struct varlena *stack)
  * and the next stripe's stack at that entry is first compared with it,
  * which costs a memcmp where a lookup costs a hash and reads at random.
  * A stack enters the builder with nothing added (a row's sum may be 0).
+ * A parallel worker numbers stacks itself (worker_stack): one of a stripe
+ * with ids is not read at all.
  */
 static pg_noinline uint32
 entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
@@ -226,7 +300,9 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 			bool		found;
 			KnownStack *known = known_stacks_insert(ss->known, id, &found);
 
-			if (!found)
+			if (!found && m->worker)
+				known->number = worker_stack(m, id, PG_UINT32_MAX, (uint32) ss->stripe, (uint32) e);
+			else if (!found)
 			{
 				struct varlena *stack = entry_stack(ss, e, m->rs, m->stack_att);
 
@@ -247,7 +323,7 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 		if (ss->guess[e] == PG_UINT32_MAX ||
 			!profile_builder_add_to(b, ss->guess[e], frames, nframes, 0))
 			ss->guess[e] = profile_builder_add(b, frames, nframes, 0, 0);
-		number = ss->guess[e];
+		number = m->worker ? worker_number_of_builder(m, ss->guess[e]) : ss->guess[e];
 	}
 	if (number >= (uint32) ss->cap)
 	{
@@ -347,47 +423,53 @@ merge_scan_sums_to_builders(MergeScan *m)
 	}
 }
 
+/* How a worker sends a stack (merge_scan_share_out). */
+enum
+{
+	SHARE_BY_ID, SHARE_BY_FRAMES
+};
+
 /*
  * A parallel worker's merge, for the leader (merge_scan_add_share): each
- * stack of its builder with its value and, when a stripe with ids had
- * it, its id, so that the leader adds a stack it has met by one lookup of
- * the id, and only the others by their frames.  Per stack: the id (8
- * bytes), whether it has one (1), the value (8), the number of frames
- * (4), the frames.  After the count of stacks (4).
+ * stack it numbered with its value, by id (a StackById) when a stripe
+ * with ids had it, else by its frames (the value, the number of frames,
+ * the frames), each after a byte saying which.  After the count of
+ * stacks.
  */
 void
 merge_scan_share_out(MergeScan *m, StringInfo out)
 {
+	StripeSums *ss = &m->ss[0];
 	ProfileBuilder *b = m->builders[0];
-	uint32		nstacks = (uint32) profile_builder_nstacks(b);
-	uint64	   *ids = palloc0(sizeof(uint64) * Max(nstacks, 1));
-	bool	   *has_id = palloc0(sizeof(bool) * Max(nstacks, 1));
-	known_stacks_iterator it;
-	KnownStack *known;
+	uint32		nstacks = (uint32) m->nwstacks;
 
-	merge_scan_sums_to_builders(m);
-	known_stacks_start_iterate(m->ss[0].known, &it);
-	while ((known = known_stacks_iterate(m->ss[0].known, &it)) != NULL)
-	{
-		ids[known->number] = known->id;
-		has_id[known->number] = true;
-	}
+	Assert(m->worker && m->ngroups == 1 && !m->sink);
 	appendBinaryStringInfo(out, (const char *) &nstacks, sizeof(nstacks));
 	for (uint32 n = 0; n < nstacks; n++)
 	{
-		int			nframes;
-		int64		value;
-		const char *frames = profile_builder_stack(b, n, &nframes, &value);
-		uint32		nframes32 = (uint32) nframes;
+		const WorkerStack *w = &m->wstacks[n];
+		int64		value = n < (uint32) ss->cap ? ss->sums[n] : 0;
 
-		appendBinaryStringInfo(out, (const char *) &ids[n], sizeof(uint64));
-		appendBinaryStringInfo(out, (const char *) &has_id[n], sizeof(bool));
-		appendBinaryStringInfo(out, (const char *) &value, sizeof(int64));
-		appendBinaryStringInfo(out, (const char *) &nframes32, sizeof(uint32));
-		appendBinaryStringInfo(out, frames, (Size) nframes32 * sizeof(uint64));
+		if (w->builder == PG_UINT32_MAX)
+		{
+			StackById	s = {w->id, value, w->table, w->stripe, w->entry};
+
+			appendStringInfoChar(out, SHARE_BY_ID);
+			appendBinaryStringInfo(out, (const char *) &s, sizeof(s));
+		}
+		else
+		{
+			int			nframes;
+			int64		unused;
+			const char *frames = profile_builder_stack(b, w->builder, &nframes, &unused);
+			uint32		nframes32 = (uint32) nframes;
+
+			appendStringInfoChar(out, SHARE_BY_FRAMES);
+			appendBinaryStringInfo(out, (const char *) &value, sizeof(value));
+			appendBinaryStringInfo(out, (const char *) &nframes32, sizeof(nframes32));
+			appendBinaryStringInfo(out, frames, (Size) nframes32 * sizeof(uint64));
+		}
 	}
-	pfree(ids);
-	pfree(has_id);
 }
 
 static pg_noinline void
@@ -398,7 +480,11 @@ damaged_share(void)
 			 errmsg("parallel merge worker sent a damaged share")));
 }
 
-/* A worker's merge (merge_scan_share_out) added to the leader's. */
+/*
+ * A worker's merge (merge_scan_share_out) added to the leader's: a stack
+ * by id that the leader has met by one lookup, one by frames by them.
+ * Those by id it has not met wait for merge_scan_add_unmet.
+ */
 void
 merge_scan_add_share(MergeScan *m, const char *data, Size len)
 {
@@ -413,36 +499,135 @@ merge_scan_add_share(MergeScan *m, const char *data, Size len)
 	data += sizeof(nstacks);
 	for (uint32 n = 0; n < nstacks; n++)
 	{
-		uint64		id;
-		bool		has_id;
-		int64		value;
-		uint32		nframes;
+		char		kind;
 
-		if (end - data < (ptrdiff_t) (sizeof(id) + sizeof(has_id) + sizeof(value) + sizeof(nframes)))
+		if (end - data < 1)
 			damaged_share();
-		memcpy(&id, data, sizeof(id));
-		memcpy(&has_id, data + sizeof(id), sizeof(has_id));
-		memcpy(&value, data + sizeof(id) + sizeof(has_id), sizeof(value));
-		memcpy(&nframes, data + sizeof(id) + sizeof(has_id) + sizeof(value), sizeof(nframes));
-		data += sizeof(id) + sizeof(has_id) + sizeof(value) + sizeof(nframes);
-		if ((Size) (end - data) / sizeof(uint64) < nframes)
-			damaged_share();
-		if (has_id)
+		kind = *data++;
+		if (kind == SHARE_BY_ID)
 		{
-			bool		found;
-			KnownStack *known = known_stacks_insert(known_ids, id, &found);
+			StackById	s;
+			KnownStack *known;
 
-			if (found)
-				profile_builder_add_value(b, known->number, value);
+			if ((Size) (end - data) < sizeof(s))
+				damaged_share();
+			memcpy(&s, data, sizeof(s));
+			data += sizeof(s);
+			known = known_stacks_lookup(known_ids, s.id);
+			if (known)
+				profile_builder_add_value(b, known->number, s.value);
 			else
-				known->number = profile_builder_add(b, data, (int) nframes, value, 0);
+			{
+				if (m->nunmet == m->unmet_cap)
+				{
+					int			cap = (int) Min(Max((int64) m->unmet_cap * 2, 256), PG_INT32_MAX);
+
+					if (cap == m->unmet_cap)
+						damaged_share();
+					m->unmet = grow_array(CurrentMemoryContext, m->unmet, sizeof(StackById),
+										  m->unmet_cap, cap, 0);
+					m->unmet_cap = cap;
+				}
+				m->unmet[m->nunmet++] = s;
+			}
+		}
+		else if (kind == SHARE_BY_FRAMES)
+		{
+			int64		value;
+			uint32		nframes;
+
+			if ((Size) (end - data) < sizeof(value) + sizeof(nframes))
+				damaged_share();
+			memcpy(&value, data, sizeof(value));
+			memcpy(&nframes, data + sizeof(value), sizeof(nframes));
+			data += sizeof(value) + sizeof(nframes);
+			if ((Size) (end - data) / sizeof(uint64) < nframes)
+				damaged_share();
+			profile_builder_add(b, data, (int) nframes, value, 0);
+			data += (Size) nframes * sizeof(uint64);
 		}
 		else
-			profile_builder_add(b, data, (int) nframes, value, 0);
-		data += (Size) nframes * sizeof(uint64);
+			damaged_share();
 	}
 	if (data != end)
 		damaged_share();
+}
+
+static int
+stack_by_id_cmp(const void *a, const void *b)
+{
+	const StackById *x = a;
+	const StackById *y = b;
+
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->stripe != y->stripe)
+		return x->stripe < y->stripe ? -1 : 1;
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The stacks workers sent by id that the leader had not met: their frames
+ * read from the dictionaries of the stripes that had them (tables: the
+ * merge's, in the order its processes read them), each decoded once.  The
+ * leader's snapshot is the workers', so its stripes are theirs, in the
+ * same order; an entry whose bytes do not hash to the id sent is a damaged
+ * share, not a wrong answer.
+ */
+void
+merge_scan_add_unmet(MergeScan *m, List *tables)
+{
+	ProfileBuilder *b = m->builders[0];
+	known_stacks_hash *known_ids = m->ss[0].known;
+	int			i = 0;
+
+	elog(DEBUG1, "parallel merge: %d stacks the workers sent by id read by the leader", m->nunmet);
+	if (m->nunmet == 0)
+		return;
+	qsort(m->unmet, m->nunmet, sizeof(StackById), stack_by_id_cmp);
+	while (i < m->nunmet)
+	{
+		uint32		table = m->unmet[i].table;
+		Relation	rel;
+		AttrNumber	att[NCOLS];
+		ColumnarReadState *rs;
+
+		if (table >= (uint32) list_length(tables))
+			damaged_share();
+		rel = list_nth(tables, (int) table);
+		if (!find_columns(rel, att))
+			damaged_share();
+		rs = columnar_read_begin(rel, GetActiveSnapshot(), bms_make_singleton(att[COL_STACK]), NIL);
+		for (; i < m->nunmet && m->unmet[i].table == table; i++)
+		{
+			const StackById *s = &m->unmet[i];
+			int			ndict;
+			char	  **dict;
+			struct varlena *stack;
+			bool		found;
+			KnownStack *known;
+
+			CHECK_FOR_INTERRUPTS();
+			if (s->stripe > (uint32) PG_INT32_MAX)
+				damaged_share();
+			dict = columnar_read_dictionary(rs, att[COL_STACK], (int) s->stripe, &ndict);
+			if (s->entry >= (uint32) ndict)
+				damaged_share();
+			stack = (struct varlena *) dict[s->entry];
+			if (parca_hash64(VARDATA_ANY(stack), VARSIZE_ANY_EXHDR(stack)) != s->id)
+				damaged_share();
+			known = known_stacks_insert(known_ids, s->id, &found);
+			if (found)
+				profile_builder_add_value(b, known->number, s->value);
+			else
+				known->number = profile_builder_add(b, VARDATA_ANY(stack), stack_nframes(stack),
+													s->value, 0);
+		}
+		columnar_read_end(rs);
+	}
+	m->nunmet = 0;
 }
 
 /* The columns of a chunk group that merge_scan_table reads. */

@@ -50,6 +50,19 @@ typedef struct MergeScan
 	uint32		share_seen;		/* ordinal of the next share met */
 	uint32		share_claimed;	/* the ordinal of the share claimed next */
 	bool		leader;			/* reads its own buffered rows */
+	/* a worker numbers its stacks itself (merge_scan.c, WorkerStack) */
+	bool		worker;
+	int			table;			/* the position in the merge of the table read */
+	struct WorkerStack *wstacks;	/* [nwstacks]: by the numbers rows add into */
+	int			nwstacks;
+	int			wstacks_cap;
+	uint32	   *wnumber;		/* [wnumber_cap]: those numbers, by the
+								 * builder's */
+	int			wnumber_cap;
+	/* the leader: stacks workers sent by id that it had not met */
+	struct StackById *unmet;	/* [nunmet] */
+	int			nunmet;
+	int			unmet_cap;
 } MergeScan;
 
 /*
@@ -74,6 +87,7 @@ extern void merge_scan_table(MergeScan *m, Relation rel);
 extern void merge_scan_sums_to_builders(MergeScan *m);
 extern void merge_scan_share_out(MergeScan *m, StringInfo out);
 extern void merge_scan_add_share(MergeScan *m, const char *data, Size len);
+extern void merge_scan_add_unmet(MergeScan *m, List *tables);
 
 /* ---- merge_scan_parallel.c ---- */
 

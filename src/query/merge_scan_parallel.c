@@ -22,9 +22,12 @@
 
 /*
  * A parallel merge: the leader and its workers split the stripes of the
- * tables read between them (claim_share), each adding its share into a
- * builder of its own; the workers send their stacks to the leader, by id
- * where they have one (merge_scan_share_out), which adds them to its own.
+ * tables read between them (claim_share), each adding its share into
+ * sums of its own; the workers send their stacks to the leader, by id and
+ * where their frames are when a stripe with ids had them, without reading
+ * those frames (merge_scan_share_out), and the leader adds them to its
+ * own, reading the frames of only the ids it has not met itself
+ * (merge_scan_add_unmet).
  * A profile is its stacks sorted, so the answer is the same bytes however
  * the stripes were split.  What the leader and the workers share:
  */
@@ -111,6 +114,7 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 	memset(&m, 0, sizeof(m));
 	m.builders = &b;
 	m.ngroups = 1;
+	m.worker = true;
 	merge_scan_setup(&m, series_ids, NULL, sh->nseries, sh->start, sh->stop, sh->scale);
 	m.next_share = &sh->next_share;
 	m.share_claimed = pg_atomic_fetch_add_u32(m.next_share, 1);
@@ -119,6 +123,7 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 		/* locked by the leader, whose locks a worker shares */
 		Relation	rel = table_open(relids[i], AccessShareLock);
 
+		m.table = i;
 		merge_scan_table(&m, rel);
 		table_close(rel, AccessShareLock);
 	}
@@ -227,6 +232,7 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 		m->known_min = Min(m->known_min, result.known_min);
 		m->unknown_seen |= result.unknown_seen;
 	}
+	merge_scan_add_unmet(m, tables);
 	WaitForParallelWorkersToFinish(pcxt);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();

@@ -580,12 +580,18 @@ q "CREATE FUNCTION strip_ids(d bytea) RETURNS bytea LANGUAGE sql IMMUTABLE AS
 	'SELECT substr(set_byte(d, 20, get_byte(d, 20) - (get_byte(d, 20) & 2)), 1,
 	               length(d) - (get_byte(d, 4) + get_byte(d, 5) * 256) * 48)'"
 strip_ids="UPDATE parca.columnar_stripes SET directory = strip_ids(directory) WHERE (get_byte(directory, 20) & 2) = 2"
+# half of them: a worker sends some stacks by id, others by frames
+# (one line: the loop below reads its cases by line)
+strip_half="$strip_ids AND (storage_id, first_row) IN (SELECT storage_id, first_row FROM ("
+strip_half+="SELECT storage_id, first_row, row_number() OVER (ORDER BY storage_id, first_row) AS n"
+strip_half+=" FROM parca.columnar_stripes WHERE (get_byte(directory, 20) & 2) = 2) x WHERE n % 2 = 1)"
 for c in "$frcpu{set=\"fr\"}|'-infinity'|'infinity'|SELECT 1" \
 	"$frcpu{instance=\"c\"}|'-infinity'|'infinity'|SELECT 1" \
 	"$fr{set=\"fr\"}|'-infinity'|'infinity'|SELECT 1" \
 	"$frcpu{set=\"fr\"}|(SELECT min(time) FROM parca.samples) + interval '1 day'|'infinity'|SELECT 1" \
 	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$ingest_more" \
 	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$strip_ids" \
+	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|$strip_half" \
 	"$frcpu{set=\"fr\"}|'-infinity'|'infinity'|SET LOCAL parallel_leader_participation = off; $ingest_more"; do
 	IFS='|' read -r csel cfrom cto cbefore <<<"$c"
 	one=$(merge_md5 0 "$cbefore" "$csel" "$cfrom" "$cto")
@@ -602,6 +608,9 @@ noleader=$(psql -X -qAt -c "SET max_parallel_workers_per_gather = 2" -c "SET min
 	-c "SELECT md5(parca_query('$frcpu{set=\"fr\"}', '-infinity', 'infinity')::text)" 2>&1)
 check "parallel merge without parallel_leader_participation: the leader reads no stripe" \
 	grep -q "workers launched, the leader reading only its own buffered rows" <<<"$noleader"
+# the leader met no stack of the workers' stripes: it read them by their ids
+check "parallel merge without parallel_leader_participation: the leader read the stacks sent by id" \
+	grep -q "parallel merge: [1-9][0-9]* stacks the workers sent by id read by the leader" <<<"$noleader"
 check_eq "parallel merge without parallel_leader_participation: the same answer as one process" \
 	"$(merge_md5 0 "SELECT 1" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')" \
 	"$(grep -E '^[0-9a-f]{32}$' <<<"$noleader")"
@@ -610,6 +619,9 @@ check_eq "parallel merge of stripes without stack ids: the same answer as with t
 	"$(merge_md5 2 "$strip_ids" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')"
 check_eq "parallel merge of stripes without stack ids: no stripe had ids in that transaction" "0" \
 	"$(psql -X -qAt -c "BEGIN" -c "$strip_ids" -c "SELECT count(*) FROM parca.columnar_stripes WHERE (get_byte(directory, 20) & 2) = 2" -c "ROLLBACK")"
+check_eq "parallel merge of half the stripes without stack ids: some stripes had ids in that transaction, some not" "t" \
+	"$(psql -X -qAt -c "BEGIN" -c "$strip_half" -c "SELECT count(*) FILTER (WHERE (get_byte(directory, 20) & 2) = 2) > 0
+	    AND count(*) FILTER (WHERE (get_byte(directory, 20) & 2) = 0) > 0 FROM parca.columnar_stripes" -c "ROLLBACK" | grep -E '^[tf]$')"
 # (the md5 lines: the NOTICE about period 0 comes first)
 check "parallel merge: the rows ingested in the transaction counted" \
 	test "$(merge_md5 0 "$ingest_more" "$frcpu{set=\"fr\"}" "'-infinity'" "'infinity'" | grep -E '^[0-9a-f]{32}$')" != \
