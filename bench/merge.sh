@@ -18,7 +18,8 @@
 #
 # Every figure is the median of BENCH_MERGE_RUNS (default 7) runs after a
 # first one, warm: parca_query in one session, with
-# max_parallel_workers_per_gather = 0 (1 thread) and 1 (2 threads).
+# max_parallel_workers_per_gather = 0 (1 thread) and 1 (2 threads), and 1
+# with min_parallel_table_scan_size = 0 (a worker whatever the rows).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../test/lib.sh"
@@ -62,21 +63,27 @@ rows=$(q "SELECT count(*) FROM parca.samples WHERE series_id = ANY ('$ids')")
 query="SELECT parca_profile_stacks(parca_query('$selector', '-infinity', 'infinity'))"
 stacks=$(q "$query")
 
-# median_ms SQL WORKERS: the median of $runs runs of SQL in one session
-# after a first one, with max_parallel_workers_per_gather = WORKERS
+# median_ms SQL WORKERS [SETTING]: the median of $runs runs of SQL in one
+# session after a first one, with max_parallel_workers_per_gather = WORKERS
+# (and SETTING, an SQL SET)
 median_ms() {
-	{ echo "SET max_parallel_workers_per_gather = $2;"; echo '\timing on'
+	{ echo "SET max_parallel_workers_per_gather = $2;"; echo "${3:-}"; echo '\timing on'
 	  for _ in $(seq 0 "$runs"); do echo "$1;"; done; } |
 		psql -X -qAt | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n "$runs" | sort -g |
 		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 per_second() { awk -v n="$rows" -v ms="$1" 'BEGIN { printf "%.1f", n / ms / 1000 }'; }
 line() { printf '%-34s %9s ms %7s M rows/s %9s ms %7s M rows/s\n' "$1" "$2" "$(per_second "$2")" "$3" "$(per_second "$3")"; }
+# below 8 M rows (min_parallel_table_scan_size) the merge starts no
+# worker: "2 threads" is then one process, and the line after has the
+# merge with a worker at any size
 parca_line() {
-	local one two
+	local one two forced
 	one=$(median_ms "$query" 0)
 	two=$(median_ms "$query" 1)
 	line "$1" "$one" "$two"
+	forced=$(median_ms "$query" 1 "SET min_parallel_table_scan_size = 0;")
+	printf '%-34s %30s %9s ms %7s M rows/s\n' "  with a worker at any size" "" "$forced" "$(per_second "$forced")"
 }
 partitions() { q "SELECT count(*) FROM parca.partition_ranges() p WHERE (SELECT count(*) > 0 FROM parca.samples s WHERE s.tableoid = p.partition::regclass)"; }
 

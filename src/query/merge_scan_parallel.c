@@ -63,12 +63,12 @@ typedef struct MergeWorkerResult
  * estimate, made by VACUUM and ANALYZE).  Rows, because they are what a
  * merge costs, and a columnar table's size says little of them
  * (bench/merge.sh's 2.45 M rows, pushed profile by profile, take 31 MB in
- * 30 day partitions).  A worker costs the merge about 25 ms on those 30
- * partitions (its start, 4 ms; its first stripe, whose dictionary it
- * decodes and whose 20,430 stacks it adds, 11 ms; sending its stacks and
- * the backend adding them by id, 7 ms; its exit, 2 ms), while one process
- * merges about 70 M rows/s: their 2.45 M rows took 30-50 ms in one
- * process and 50-65 ms with a worker, so sharing pays from several
+ * 30 day partitions).  On those 30 partitions a worker starts reading at
+ * 3-6 ms, sending its 20,430 stacks by id takes it 1-2 ms and adding them
+ * the backend under 1 ms, and the merge took a tenth less wall time with
+ * it (medians 38-42 ms against 43-45 in one process); on the same rows in
+ * one partition, of five stripes with the other sample type's rows, it
+ * took longer (64-78 ms against 55-65).  So sharing pays only from several
  * million rows.
  */
 int
