@@ -65,11 +65,10 @@ typedef struct MergeWorkerResult
  * (bench/merge.sh's 2.45 M rows, pushed profile by profile, take 31 MB in
  * 30 day partitions).  On those 30 partitions a worker starts reading at
  * 3-6 ms, sending its 20,430 stacks by id takes it 1-2 ms and adding them
- * the backend under 1 ms, and the merge took a tenth less wall time with
- * it (medians 38-42 ms against 43-45 in one process); on the same rows in
- * one partition, of five stripes with the other sample type's rows, it
- * took longer (64-78 ms against 55-65).  So sharing pays only from several
- * million rows.
+ * the backend under 1 ms, and the merge took less wall time with it in
+ * most runs (medians 38-42 ms against 43-45 in one process); on the same
+ * rows in one partition it was faster in some runs and slower in others.
+ * So sharing pays only from several million rows.
  */
 int
 merge_scan_parallel_workers(const MergeScan *m, List *tables)
