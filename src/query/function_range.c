@@ -149,7 +149,7 @@ wanted_index(FunctionRange *fr, int name)
 {
 	if (name >= fr->wanted_of_name_cap)
 	{
-		int			n = Max(name + 1, fr->wanted_of_name_cap * 2);
+		int			n = grow_cap(fr->wanted_of_name_cap, (int64) name + 1, 0);
 
 		fr->wanted_of_name = repalloc_huge(fr->wanted_of_name, sizeof(int) * n);
 		for (int i = fr->wanted_of_name_cap; i < n; i++)
@@ -290,7 +290,7 @@ bucket_add(FunctionRange *fr, Bucket *k, int info, int64 v)
 		return;
 	if (k->cap < fr->nwanted)
 	{
-		int			n = Max(fr->nwanted, k->cap * 2);
+		int			n = grow_cap(k->cap, fr->nwanted, 0);
 
 		k->flat = grow_array(fr->cxt, k->flat, sizeof(int64), k->cap, n, 0);
 		k->cum = grow_array(fr->cxt, k->cum, sizeof(int64), k->cap, n, 0);
@@ -389,7 +389,7 @@ add_rows(MergeRowSink *sink, const Datum *time, const int *sel, const int64 *val
 		/* a new dictionary: its entries are looked up as rows use them */
 		if (ndict > fr->entry_stack_cap)
 		{
-			fr->entry_stack_cap = Max(ndict, fr->entry_stack_cap * 2);
+			fr->entry_stack_cap = grow_cap(fr->entry_stack_cap, ndict, 0);
 			fr->entry_stack = repalloc_huge(fr->entry_stack, sizeof(int) * fr->entry_stack_cap);
 		}
 		for (int i = 0; i < ndict; i++)

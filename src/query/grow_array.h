@@ -18,4 +18,11 @@
 extern void *grow_array(MemoryContext cxt, void *array, Size elem_size, int cap,
 						int new_cap, int fill);
 
+/*
+ * The number of elements to grow an array of cap elements to, so that it
+ * holds need (> cap): twice cap, at least least, at most PG_INT32_MAX, as
+ * an int indexes it.  An error if need is more.
+ */
+extern int	grow_cap(int cap, int64 need, int least);
+
 #endif							/* PARCA_QUERY_GROW_ARRAY_H */

@@ -229,11 +229,8 @@ worker_stack(MergeScan *m, uint64 id, uint32 builder, uint32 stripe, uint32 entr
 
 	if (m->nwstacks == m->wstacks_cap)
 	{
-		/* fewer stacks than rows, and a stripe has fewer than PG_INT32_MAX */
-		int			cap = (int) Min(Max((int64) m->wstacks_cap * 2, 1024), PG_INT32_MAX);
+		int			cap = grow_cap(m->wstacks_cap, (int64) m->nwstacks + 1, 1024);
 
-		if (cap == m->wstacks_cap)
-			elog(ERROR, "parallel merge worker met too many stacks");
 		m->wstacks = grow_array(CurrentMemoryContext, m->wstacks, sizeof(WorkerStack),
 								m->wstacks_cap, cap, 0);
 		m->wstacks_cap = cap;
@@ -253,8 +250,7 @@ worker_number_of_builder(MergeScan *m, uint32 builder)
 {
 	if (builder >= (uint32) m->wnumber_cap)
 	{
-		int			cap = (int) Min(Max((int64) m->wnumber_cap * 2, (int64) builder + 1),
-									PG_INT32_MAX);
+		int			cap = grow_cap(m->wnumber_cap, (int64) builder + 1, 0);
 
 		/* PG_UINT32_MAX: none yet */
 		m->wnumber = grow_array(CurrentMemoryContext, m->wnumber, sizeof(uint32),
@@ -327,8 +323,7 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 	}
 	if (number >= (uint32) ss->cap)
 	{
-		/* a builder has fewer stacks than PG_INT32_MAX */
-		int			cap = (int) Min(Max((int64) ss->cap * 2, (int64) number + 1), PG_INT32_MAX);
+		int			cap = grow_cap(ss->cap, (int64) number + 1, 0);
 
 		ss->sums = grow_array(CurrentMemoryContext, ss->sums, sizeof(int64), ss->cap, cap, 0);
 		ss->cap = cap;
@@ -452,8 +447,15 @@ merge_scan_share_out(MergeScan *m, StringInfo out)
 
 		if (w->builder == PG_UINT32_MAX)
 		{
-			StackById	s = {w->id, value, w->table, w->stripe, w->entry};
+			StackById	s;
 
+			/* its padding too: no byte sent is left unset */
+			memset(&s, 0, sizeof(s));
+			s.id = w->id;
+			s.value = value;
+			s.table = w->table;
+			s.stripe = w->stripe;
+			s.entry = w->entry;
 			appendStringInfoChar(out, SHARE_BY_ID);
 			appendBinaryStringInfo(out, (const char *) &s, sizeof(s));
 		}
@@ -520,10 +522,8 @@ merge_scan_add_share(MergeScan *m, const char *data, Size len)
 			{
 				if (m->nunmet == m->unmet_cap)
 				{
-					int			cap = (int) Min(Max((int64) m->unmet_cap * 2, 256), PG_INT32_MAX);
+					int			cap = grow_cap(m->unmet_cap, (int64) m->nunmet + 1, 256);
 
-					if (cap == m->unmet_cap)
-						damaged_share();
 					m->unmet = grow_array(CurrentMemoryContext, m->unmet, sizeof(StackById),
 										  m->unmet_cap, cap, 0);
 					m->unmet_cap = cap;

@@ -7,6 +7,7 @@
 #include "utils/memutils.h"
 
 #include "metastore/metastore_read.h"
+#include "query/grow_array.h"
 #include "query/name_filter.h"
 #include "types/valid_text.h"
 
@@ -69,15 +70,9 @@ name_filter_wants(NameFilter *f, const Symbols *syms, int name)
 {
 	if (name >= f->ndecided)
 	{
-		int			n = Max(name + 1, f->ndecided * 2);
+		int			n = grow_cap(f->ndecided, (int64) name + 1, 0);
 
-		if (f->ndecided == 0)
-			f->decided = MemoryContextAllocZero(GetMemoryChunkContext(f), n);
-		else
-		{
-			f->decided = repalloc(f->decided, n);
-			memset(f->decided + f->ndecided, 0, n - f->ndecided);
-		}
+		f->decided = grow_array(GetMemoryChunkContext(f), f->decided, 1, f->ndecided, n, 0);
 		f->ndecided = n;
 	}
 	if (f->decided[name] == 0)

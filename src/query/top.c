@@ -21,9 +21,10 @@
 #include "utils/tuplestore.h"
 
 #include "metastore/metastore_read.h"
-#include "types/profile.h"
+#include "query/grow_array.h"
 #include "query/name_filter.h"
 #include "query/symbols.h"
+#include "types/profile.h"
 #include "types/valid_text.h"
 
 typedef struct TopRow
@@ -120,7 +121,7 @@ top_rows(Symbols *syms, struct varlena *profile, NameFilter *filter, int *nrows_
 				{
 					int			old = maxrows;
 
-					maxrows = Max(name + 1, maxrows * 2);
+					maxrows = grow_cap(maxrows, (int64) name + 1, 0);
 					rows = repalloc(rows, sizeof(TopRow) * maxrows);
 					memset(rows + old, 0, sizeof(TopRow) * (maxrows - old));
 					for (int j = old; j < maxrows; j++)
