@@ -43,6 +43,7 @@
 
 #include "columnar/columnar_internal.h"
 #include "ids/ids.h"
+#include "keyed_hash/keyed_hash.h"
 
 /* ---- writing ---- */
 
@@ -224,12 +225,8 @@ typedef struct WordEntry
 #define SH_ELEMENT_TYPE WordEntry
 #define SH_KEY_TYPE uint64
 #define SH_KEY word
-/*
- * Fibonacci hashing: words are mostly location ids, 64-bit hashes already;
- * the multiply spreads the others (its high half feeds the low bits that
- * simplehash takes).
- */
-#define SH_HASH_KEY(tb, k) ((uint32) (((k) * UINT64CONST(0x9e3779b97f4a7c15)) >> 32))
+/* keyed: words are mostly location ids, which ingesting roles choose */
+#define SH_HASH_KEY(tb, k) keyed_hash_u64(k)
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE

@@ -21,6 +21,7 @@
 #include "utils/typcache.h"
 
 #include "columnar/columnar_internal.h"
+#include "keyed_hash/keyed_hash.h"
 
 typedef struct DictKey
 {
@@ -36,37 +37,12 @@ typedef struct DictEntry
 	char		status;
 } DictEntry;
 
-/*
- * Hash of a value's bytes, eight at a time (stacks are long: the generic
- * hash_bytes() was a tenth of a COPY in bench/columnar.sh).
- */
-static inline uint32
-value_hash(const char *p, uint32 len)
-{
-	uint64		h = 0x9e3779b97f4a7c15ULL ^ len;
-	uint32		i = 0;
-
-	for (; i + 8 <= len; i += 8)
-	{
-		uint64		w;
-
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	for (; i < len; i++)
-		h = (h ^ (uint8) p[i]) * 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
-	return (uint32) h;
-}
-
+/* keyed: values are what ingesting roles send (keyed_hash.h) */
 #define SH_PREFIX dict
 #define SH_ELEMENT_TYPE DictEntry
 #define SH_KEY_TYPE DictKey
 #define SH_KEY key
-#define SH_HASH_KEY(tb, k) value_hash((k).ptr, (k).len)
+#define SH_HASH_KEY(tb, k) keyed_hash_bytes((k).ptr, (k).len)
 #define SH_EQUAL(tb, a, b) ((a).len == (b).len && memcmp((a).ptr, (b).ptr, (a).len) == 0)
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a) ((a)->hash)

@@ -39,6 +39,7 @@
 #include "types/profile_type.h"
 #include "ingest/samples_insert.h"
 #include "types/stacktrace.h"
+#include "types/keyed_table.h"
 
 int			parca_max_profile_size = 64 * 1024 * 1024;
 
@@ -407,7 +408,6 @@ parca_ingest_pprof(PG_FUNCTION_ARGS)
 	MemoryContext work,
 				old;
 	IngestState st;
-	HASHCTL		ctl;
 	uint64	   *location_ids;
 	int64		nrows;
 
@@ -430,14 +430,10 @@ parca_ingest_pprof(PG_FUNCTION_ARGS)
 	st.profile_types = palloc(Max(st.p->msg->n_sample_type, 1) * sizeof(char *));
 	for (size_t t = 0; t < st.p->msg->n_sample_type; t++)
 		st.profile_types[t] = profile_type_of(st.p, name, t);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(LabelSetEntry);
-	ctl.hcxt = work;
-	st.series_sets = hash_create("parca ingest series", 64, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	st.num_label_sets = hash_create("parca ingest numeric labels", 64, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	st.series_sets = keyed_table_create("parca ingest series", 64, sizeof(uint64),
+									   sizeof(LabelSetEntry), work);
+	st.num_label_sets = keyed_table_create("parca ingest numeric labels", 64, sizeof(uint64),
+										  sizeof(LabelSetEntry), work);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

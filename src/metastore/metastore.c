@@ -21,6 +21,7 @@
 #include "metastore/metastore.h"
 #include "metastore/metastore_internal.h"
 #include "metastore/samples_table.h"
+#include "types/keyed_table.h"
 #include "types/valid_text.h"
 
 /*
@@ -121,15 +122,9 @@ static HTAB *
 find_stored(SavedPlan *sp, const uint64 *ids, int n)
 {
 	Datum		arg = metastore_id_array(ids, n);
-	HASHCTL		ctl;
-	HTAB	   *found;
+	HTAB	   *found = keyed_table_create("parca stored ids", Max(n, 16), sizeof(uint64),
+											  sizeof(FoundId), CurrentMemoryContext);
 
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(FoundId);
-	ctl.hcxt = CurrentMemoryContext;
-	found = hash_create("parca stored ids", Max(n, 16), &ctl,
-						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	run_plan(sp, &arg, NULL, SPI_OK_SELECT);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{

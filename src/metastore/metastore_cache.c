@@ -25,6 +25,7 @@
 
 #include "installation/extension_version.h"
 #include "metastore/metastore_internal.h"
+#include "types/keyed_table.h"
 
 /* Beyond this many cached ids the cache starts over. */
 #define ID_CACHE_MAX_ENTRIES	(1024 * 1024)
@@ -233,13 +234,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 static HTAB *
 id_keyed_table(const char *name, Size entrysize, long nelem)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = entrysize;
-	ctl.hcxt = cache_cxt;
-	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return keyed_table_create(name, nelem, sizeof(uint64), entrysize, cache_cxt);
 }
 
 void

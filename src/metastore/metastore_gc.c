@@ -34,6 +34,7 @@
 #include "installation/citus.h"
 #include "columnar/columnar.h"
 #include "metastore/samples_table.h"
+#include "types/keyed_table.h"
 
 PG_FUNCTION_INFO_V1(parca_partition_references);
 PG_FUNCTION_INFO_V1(parca_partition_content_version);
@@ -57,13 +58,7 @@ typedef struct References
 static HTAB *
 keyed_set(const char *name, Size entrysize)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = entrysize;
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create(name, 4096, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return keyed_table_create(name, 4096, sizeof(uint64), entrysize, CurrentMemoryContext);
 }
 
 static void

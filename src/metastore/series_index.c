@@ -66,6 +66,7 @@
 #include "ids/ids.h"
 #include "metastore/series_index.h"
 #include "metastore/series_index_internal.h"
+#include "types/keyed_table.h"
 
 PG_FUNCTION_INFO_V1(parca_series_index_trigger);
 PG_FUNCTION_INFO_V1(parca_series_index_rebuild);
@@ -103,13 +104,7 @@ static SamplesRel last_rel;
 static HTAB *
 new_table(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = keysize;
-	ctl.entrysize = entrysize;
-	ctl.hcxt = cxt;
-	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return keyed_table_create(name, 256, keysize, entrysize, cxt);
 }
 
 static void

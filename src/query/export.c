@@ -21,6 +21,7 @@
 #include "types/profile.h"
 #include "types/profile_type.h"
 #include "query/string_table.h"
+#include "types/keyed_table.h"
 
 PG_FUNCTION_INFO_V1(parca_pprof);
 
@@ -50,13 +51,7 @@ typedef struct Exporter
 static HTAB *
 id_map(const char *name)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(IdEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return keyed_table_create(name, 1024, sizeof(uint64), sizeof(IdEntry), CurrentMemoryContext);
 }
 
 static int64

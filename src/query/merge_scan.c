@@ -49,6 +49,7 @@
 #include "query/grow_array.h"
 #include "query/merge_scan_internal.h"
 #include "metastore/samples_table.h"
+#include "keyed_hash/keyed_hash.h"
 
 /* The columns read, in this order. */
 enum
@@ -136,7 +137,8 @@ typedef struct KnownStack
 #define SH_ELEMENT_TYPE KnownStack
 #define SH_KEY_TYPE uint64
 #define SH_KEY id
-#define SH_HASH_KEY(tb, k) ((uint32) (k))
+/* keyed: stack ids are chosen by ingesting roles (keyed_hash.h) */
+#define SH_HASH_KEY(tb, k) keyed_hash_u64(k)
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE

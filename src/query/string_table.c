@@ -4,10 +4,10 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include "utils/memutils.h"
 
 #include "query/string_table.h"
+#include "keyed_hash/keyed_hash.h"
 
 typedef struct StringEntry
 {
@@ -20,7 +20,8 @@ string_pointer_hash(const void *key, Size keysize)
 {
 	const char *s = *(const char *const *) key;
 
-	return hash_bytes((const unsigned char *) s, (int) strlen(s));
+	/* keyed: names are what ingesting roles send (keyed_hash.h) */
+	return keyed_hash_bytes(s, strlen(s));
 }
 
 static int

@@ -15,16 +15,19 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "keyed_hash/keyed_hash.h"
 #include "metastore/metastore_read.h"
 #include "types/profile.h"
 #include "query/symbols.h"
+#include "types/keyed_table.h"
 
 /* id -> SymLocation: probed once per frame, so a simplehash, not dynahash */
 #define SH_PREFIX locmap
 #define SH_ELEMENT_TYPE SymLocation
 #define SH_KEY_TYPE uint64
 #define SH_KEY id
-#define SH_HASH_KEY(tb, key) ((uint32) ((key) ^ ((key) >> 32)) * 0x9E3779B1U)
+/* keyed: location ids are chosen by ingesting roles (keyed_hash.h) */
+#define SH_HASH_KEY(tb, key) keyed_hash_u64(key)
 #define SH_EQUAL(tb, a, b) ((a) == (b))
 #define SH_SCOPE static inline
 #define SH_DECLARE
@@ -238,6 +241,9 @@ add_locations(Symbols *syms, const uint64 *ids, int nids)
 		CHECK_FOR_INTERRUPTS();
 		name_location(syms, loc, &locs[i], fns, nfns, maps, nmaps);
 	}
+	/* how evenly the ids spread, for test/security's crafted ids (at LOG) */
+	if (message_level_is_interesting(DEBUG2))
+		locmap_stat(syms->locations);
 	SPI_finish();
 	MemoryContextSwitchTo(caller);
 }
@@ -301,14 +307,8 @@ symbols_name_frame(uint64 id, const char *name)
 	bool		found;
 
 	if (named_frames == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(NamedFrame);
-		named_frames = hash_create("parca named frames", 64, &ctl,
-								   HASH_ELEM | HASH_BLOBS);
-	}
+		named_frames = keyed_table_create("parca named frames", 64, sizeof(uint64),
+										 sizeof(NamedFrame), TopMemoryContext);
 	f = hash_search(named_frames, &id, HASH_ENTER, &found);
 	if (!found)
 		f->name = MemoryContextStrdup(TopMemoryContext, name);

@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 
 #include "types/profile.h"
+#include "keyed_hash/keyed_hash.h"
 
 /*
  * A stack: its frames (unaligned as given; in the arena, 8-byte aligned)
@@ -61,37 +62,6 @@ load_frame(const char *p)
 	return v;
 }
 
-/*
- * The table's hash of a stack.  Frames are location ids, themselves 64-bit
- * content hashes (ids.h), so folding each in with a multiply is enough
- * within a table; two lanes halve the chain of multiplies, and the final
- * mix spreads every bit into the 32 that simplehash uses.  Not
- * parca_hash64: that hash defines stored ids and assembles bytes one by one;
- * this one lives only in memory and may change.
- */
-static inline uint32
-stack_hash(const StackKey *key)
-{
-	const char *p = key->frames;
-	uint32		nwords = key->nbytes / sizeof(uint64);
-	uint64		a = UINT64CONST(0x9e3779b97f4a7c15) ^ key->nbytes;
-	uint64		b = UINT64CONST(0xc2b2ae3d27d4eb4f);
-	uint32		i = 0;
-
-	for (; i + 2 <= nwords; i += 2)
-	{
-		a = (a ^ load_frame(p + i * sizeof(uint64))) * UINT64CONST(0xbf58476d1ce4e5b9);
-		b = (b ^ load_frame(p + (i + 1) * sizeof(uint64))) * UINT64CONST(0x94d049bb133111eb);
-	}
-	if (i < nwords)
-		a = (a ^ load_frame(p + i * sizeof(uint64))) * UINT64CONST(0xbf58476d1ce4e5b9);
-	a ^= (b << 31) | (b >> 33);
-	a ^= a >> 32;
-	a *= UINT64CONST(0xd6e8feb86659fd93);
-	a ^= a >> 32;
-	return (uint32) a;
-}
-
 struct ProfileBuilder
 {
 	MemoryContext cxt;
@@ -110,6 +80,13 @@ static inline const StackKey *
 bucket_key(const ProfileBuilder *b, uint32 entry)
 {
 	return entry == PROBE_ENTRY ? &b->probe : &b->entries[entry].key;
+}
+
+/* Keyed: frames are location ids, which ingesting roles choose (keyed_hash.h). */
+static inline uint32
+stack_hash(const StackKey *key)
+{
+	return keyed_hash_bytes(key->frames, key->nbytes);
 }
 
 static inline bool

@@ -5,9 +5,10 @@
 
 KIND is one of the profiles below; SIZE is the size in bytes the encoded
 (plain) profile should come close to without passing (ignored by
-hostile_strings); OUT ends in .gz for a gzipped file.  The encoding is written by hand (protobuf wire format,
-profile.proto's field numbers) so that it can hold what a real encoder never
-writes.
+hostile_strings and colliding_locations); OUT ends in .gz for a gzipped
+file.  The encoding is written by hand (protobuf wire format,
+profile.proto's field numbers) so that it can hold what a real encoder
+never writes.
 """
 import gzip
 import sys
@@ -144,6 +145,19 @@ def hostile_strings(size):
     return strings_profile(HOSTILE_NAMES, num_label=(10, 11))
 
 
+def colliding_locations(size):
+    # a sample for each address read from stdin (colliding_ids' output),
+    # each at its own location of no mapping and no lines; SIZE is unused
+    addresses = [int(line) for line in sys.stdin if line.strip()]
+    out = field(6, b"") + field(6, b"cpu") + field(6, b"nanoseconds")
+    out += field(1, vfield(1, 1) + vfield(2, 2))
+    for i, address in enumerate(addresses):
+        out += field(4, vfield(1, i + 1) + vfield(3, address))
+    for i in range(len(addresses)):
+        out += field(2, vfield(1, i + 1) + vfield(2, 1))
+    return out
+
+
 KINDS = {
     "empty_samples": empty_samples,
     "one_value_samples": one_value_samples,
@@ -153,6 +167,7 @@ KINDS = {
     "many_lines": many_lines,
     "nested": nested,
     "hostile_strings": hostile_strings,
+    "colliding_locations": colliding_locations,
 }
 
 

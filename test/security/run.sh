@@ -13,6 +13,8 @@
 #  - profiles under every size limit that decode to gigabytes (empty
 #    samples, long repeated fields, unknown fields, deep nesting): the
 #    backend's peak memory must follow from parca.max_profile_size;
+#  - locations whose ids were ground to share a hash bucket under a fixed
+#    hash of 64-bit keys: a query's tables must still spread them;
 #  - names with invalid UTF-8, NULs, control characters and 1 MB lengths:
 #    stored repaired, and pg_dump + pg_restore round-trips them; INSERT and
 #    COPY of such names (parca-agent's way) are refused by the server;
@@ -55,6 +57,8 @@ done
 # at the default limit (64 MB) too: 16 KB of gzip
 python3 "$here/hostile_pprof.py" empty_samples $((64 * 1024 * 1024)) "$tmp/empty_samples_64.pb.gz"
 python3 "$here/hostile_pprof.py" hostile_strings 0 "$tmp/hostile_strings.pb.gz"
+cc -O2 -I "$REPO_ROOT/common" -o "$tmp/colliding_ids" "$here/colliding_ids.c" "$REPO_ROOT/common/ids/ids.c"
+"$tmp/colliding_ids" 2000 14 | python3 "$here/hostile_pprof.py" colliding_locations 0 "$tmp/colliding.pb.gz"
 cp "$fixture" "$tmp/good.pb.gz"
 chmod 644 "$tmp"/*.pb.gz
 
@@ -416,6 +420,35 @@ check_eq "merged directly from the rollups" "" \
 	       WHERE userid = 'restricted'::regrole AND query ~ 'parca_merge\(.* FROM parca\.samples_(hourly|daily|weekly)'")"
 check "(statements of the reader's are seen)" test "$(qr "SELECT count(*) FROM pg_stat_statements
 	                                                      WHERE userid = 'restricted'::regrole")" -gt 0
+
+# --- Ids crafted to share a hash bucket ---------------------------------------
+# A role allowed to ingest computes ids as the extension does (common/ids),
+# so it can send locations whose ids agree in the low bits that a fixed hash
+# of 64-bit keys buckets them by; every query that names them would then
+# probe one chain as long as the table.  The tables are keyed by a random
+# key per process (src/types/table_hash.h): the symbol table's own
+# statistics (simplehash's, written at LOG when DEBUG2 is wanted) give the
+# most ids that share a bucket.  2,000 ids in its 8,192 buckets: a bucket
+# holds Poisson(0.24) of them, and one with 12 or more has a probability
+# under 1e-12; the fixed hash put all 2,000 in one.
+q "CREATE DATABASE flood"
+psql -X -qAt -v ON_ERROR_STOP=1 -d flood -c "CREATE EXTENSION parca"
+qf() {
+	psql -X -v ON_ERROR_STOP=1 -qAt -d flood -c "$1"
+}
+check_eq "2,000 locations crafted to share a bucket are stored" "2000" \
+	"$(qf "SELECT parca_ingest_pprof(pg_read_binary_file('$tmp/colliding.pb.gz'), 'flood')")"
+check_eq "(their ids agree in the low 14 bits of id ^ id >> 32)" "2000 1" \
+	"$(qf "SELECT count(*) || ' ' || count(DISTINCT (id # (id >> 32)) & 16383) FROM parca.locations")"
+stat=$(psql -X -qAt -d flood 2>&1 <<'EOF'
+SET client_min_messages = debug2;
+SELECT count(*) FROM parca_top((SELECT parca_merge(stack, value) FROM parca.samples));
+EOF
+)
+members=$(sed -n 's/.*members: \([0-9]*\),.*max_collisions: \([0-9]*\),.*/\1 \2/p' <<<"$stat" | tail -1)
+check_eq "a query's symbol table holds them" "2000" "${members% *}"
+echo "# the most of them in one bucket: $((${members#* } + 1))"
+check "at most 11 of them share a bucket" test "${members#* }" -le 10
 
 # --- Names that are not text ------------------------------------------------
 q "CREATE DATABASE strings"
