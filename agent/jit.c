@@ -44,9 +44,11 @@
 #define JITDUMP_SEARCH_NS (10 * 1000000000ull)
 /*
  * A JVM is asked for its map again (Compiler.perfmap rewrites it whole)
- * when its code was missing from the map: a second after the first time
- * (a JVM compiles most in its first seconds), then twice as long after
- * each time, up to a minute.
+ * when its code was missing from the map, a second after it was last
+ * asked.  An ask whose map still lacks the code that missed (code the map
+ * never names, or freed since) makes the next wait twice as long, up to a
+ * minute; one whose map names it (the JVM compiled it since: at any time,
+ * not only in its first seconds) brings the wait back to a second.
  */
 #define JAVA_ASK_FIRST_NS 1000000000ull
 #define JAVA_ASK_MAX_NS (60 * 1000000000ull)
@@ -112,6 +114,9 @@ typedef struct ProcessJit
 	bool		asking;			/* a request is with the attach thread */
 	bool		answered;		/* an answer was logged */
 	bool		missed;			/* code not in the map since it was asked */
+	uint64_t	missed_pc;		/* the last pc the map lacked */
+	uint64_t	asked_pc;		/* missed_pc when last asked */
+	bool		judge_answer;	/* the map written on request is to be read */
 	uint64_t	asked_ns;		/* 0: never */
 	uint64_t	ask_wait_ns;	/* until it may be asked again after a miss */
 } ProcessJit;
@@ -329,6 +334,26 @@ read_jitdump(Process *p, ProcessJit *j)
 	close(fd);
 }
 
+/* The wait before asking a JVM again, after an ask that named nothing new. */
+static void
+lengthen_ask_wait(ProcessJit *j)
+{
+	j->ask_wait_ns = j->ask_wait_ns * 2 < JAVA_ASK_MAX_NS ? j->ask_wait_ns * 2 : JAVA_ASK_MAX_NS;
+}
+
+/* The map a JVM wrote on request is read: did it name the code that missed? */
+static void
+judge_answer(ProcessJit *j)
+{
+	JitFrame	f;
+
+	j->judge_answer = false;
+	if (jit_table_lookup(&j->table, j->asked_pc, &f))
+		j->ask_wait_ns = JAVA_ASK_FIRST_NS;
+	else
+		lengthen_ask_wait(j);
+}
+
 /* Read what the process's perf map and jitdump file gained. */
 static void
 read_map(Process *p, ProcessJit *j)
@@ -353,6 +378,8 @@ read_map(Process *p, ProcessJit *j)
 	{
 		perf_map_read(&j->reader, fd, &j->table, JIT_READ_MAX);
 		close(fd);
+		if (j->judge_answer)
+			judge_answer(j);
 		if (!j->map_seen)
 		{
 			j->map_seen = true;
@@ -435,6 +462,7 @@ new_jit(const Process *p)
 	j->pid = p->pid;
 	j->runtime = runtime_of(p);
 	j->read_wait_ns = JIT_RELOAD_NS;
+	j->ask_wait_ns = JAVA_ASK_FIRST_NS;
 	j->table.max_bytes = JIT_TABLE_MAX_BYTES;
 	j->dump_table.max_bytes = JIT_TABLE_MAX_BYTES;
 	j->frame_pointers = -1;
@@ -471,7 +499,10 @@ take_java_answers(void)
 		{
 			j->read_ns = 0;		/* read it at the next miss */
 			j->missed = false;
+			j->judge_answer = true;
 		}
+		else
+			lengthen_ask_wait(j);
 		if (!j->answered || !res.perf_map)
 			log_msg(LOG_INFO, "pid %u: JVM: %s%s%s", res.pid,
 					res.perf_map ? "perf map written on request (Compiler.perfmap)" :
@@ -483,7 +514,7 @@ take_java_answers(void)
 	}
 }
 
-/* Ask the JVM for its map: at first, then when code was missing, bounded. */
+/* Ask the JVM for its map: at first, then when code was missing, bounded (ask_wait_ns). */
 static void
 ask_jvm(const Process *p, ProcessJit *j)
 {
@@ -503,9 +534,8 @@ ask_jvm(const Process *p, ProcessJit *j)
 	{
 		j->asking = true;
 		j->asked_ns = now;
+		j->asked_pc = j->missed_pc;
 		j->missed = false;
-		j->ask_wait_ns = j->ask_wait_ns == 0 ? JAVA_ASK_FIRST_NS :
-			j->ask_wait_ns * 2 < JAVA_ASK_MAX_NS ? j->ask_wait_ns * 2 : JAVA_ASK_MAX_NS;
 	}
 }
 
@@ -541,7 +571,11 @@ jit_location(Process *p, const ExecMapping *m, uint64_t pc, uint64_t *location_i
 	}
 	if (j->jvm)
 	{
-		j->missed |= !found;
+		if (!found)
+		{
+			j->missed = true;
+			j->missed_pc = pc;
+		}
 		ask_jvm(p, j);
 	}
 	if (found)
