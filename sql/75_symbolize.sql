@@ -10,7 +10,7 @@ CREATE TABLE parca.debuginfo (
     elf           bytea NOT NULL,
     source        text NOT NULL CHECK (source OPERATOR(pg_catalog.=) ANY (ARRAY['upload', 'debuginfod'])),
     stored_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    symbolized_at timestamptz,          -- the last run over its locations
+    symbolized_at timestamptz,          -- the last run over its locations; 'infinity': not read again (src/symbolize/guard.c)
     unnamed       bigint                -- locations that run left unnamed
 );
 -- Already compressed or not worth it: stored out of line as they are.

@@ -25,6 +25,18 @@ extern int64 symbolize_store(const char *build_id, bytea *elf, const char *sourc
 /* symbolize.c: the first column of the last SPI result, as strings in cxt. */
 extern List *symbolize_first_column(MemoryContext cxt);
 
+/*
+ * guard.c: the worker notes the build id whose file it reads (fetch: one
+ * fetched from debuginfod, else a stored one) until it is done with it;
+ * symbolize_guard_recover, at the start of a pass, in a transaction
+ * connected to SPI, stops reading a build id whose file was being read
+ * when the server went down twice in a row.
+ */
+extern void symbolize_guard_begin(const char *build_id, bool fetch);
+extern void symbolize_guard_end(void);
+extern bool symbolize_guard_noted(void);	/* a note is there */
+extern void symbolize_guard_recover(void);
+
 /* worker.c: settings, from symbolize_init. */
 extern void symbolize_worker_init(void);
 

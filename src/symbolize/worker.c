@@ -10,7 +10,9 @@
  * docs/security.md), and, like it, as its session's user on Citus unless
  * that role may log in.  A build id is looked at again only when its count
  * of unnamed locations differs from what its last run left, so addresses
- * the debug information cannot name are not tried every interval.
+ * the debug information cannot name are not tried every interval.  A file
+ * the server went down on twice while it was read is read no more
+ * (guard.c).
  */
 #include "postgres.h"
 
@@ -121,7 +123,8 @@ due_build_ids(MemoryContext cxt)
 					 " JOIN parca.locations l ON l.mapping_id OPERATOR(pg_catalog.=) m.id"
 					 " WHERE m.build_id OPERATOR(pg_catalog.=) d.build_id"
 					 " AND pg_catalog.cardinality(l.function_ids) OPERATOR(pg_catalog.=) 0"
-					 " AND l.address OPERATOR(pg_catalog.<>) 0)",
+					 " AND l.address OPERATOR(pg_catalog.<>) 0)"
+					 " AND d.symbolized_at IS DISTINCT FROM 'infinity'",
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read parca.debuginfo: %s", SPI_result_code_string(rc));
@@ -167,6 +170,7 @@ symbolize_pass(MemoryContext cxt)
 		{
 			int64		named = 0;
 
+			symbolize_guard_begin(build_id, false);
 			if (begin_work("parca: naming locations"))
 			{
 				named = symbolize_build_id(build_id);
@@ -182,6 +186,7 @@ symbolize_pass(MemoryContext cxt)
 			abort_work(cxt, what);
 		}
 		PG_END_TRY();
+		symbolize_guard_end();
 	}
 }
 
@@ -228,6 +233,8 @@ fetch_pass(MemoryContext cxt)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		PG_TRY();
 		{
+			if (elf != NULL)
+				symbolize_guard_begin(build_id, true);
 			if (begin_work("parca: storing fetched debug information"))
 			{
 				if (elf != NULL)
@@ -246,7 +253,10 @@ fetch_pass(MemoryContext cxt)
 		}
 		PG_END_TRY();
 		if (elf != NULL)
+		{
+			symbolize_guard_end();
 			pfree(elf);
+		}
 		/* a file refused (not ELF, too large when inflated) is not asked for again soon */
 		if (failure != NULL)
 		{
@@ -265,6 +275,27 @@ fetch_pass(MemoryContext cxt)
 			PG_END_TRY();
 		}
 	}
+}
+
+/* What the last file read left behind, if the server went down meanwhile. */
+static void
+guard_pass(MemoryContext cxt)
+{
+	if (!symbolize_guard_noted())
+		return;
+	PG_TRY();
+	{
+		if (begin_work("parca: checking the last debug information read"))
+		{
+			symbolize_guard_recover();
+			end_work();
+		}
+	}
+	PG_CATCH();
+	{
+		abort_work(cxt, "could not check the last debug information read");
+	}
+	PG_END_TRY();
 }
 
 void
@@ -288,6 +319,7 @@ symbolize_while_waiting(long wait_ms)
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(pass_cxt);
 
+			guard_pass(pass_cxt);
 			fetch_pass(pass_cxt);
 			symbolize_pass(pass_cxt);
 			MemoryContextSwitchTo(oldcxt);

@@ -21,8 +21,11 @@
 #  - the role, the size limit, build ids and files that are not ELF;
 #  - hostile ELF files (truncated, extreme headers, decompression bombs,
 #    random bytes), a C++ program's and a Go program's (its .gopclntab),
-#    each give a clean error or a result, never a crash.
-# About a minute and a half.
+#    each give a clean error or a result, never a crash;
+#  - the server going down twice while the worker reads a file (a SIGKILL
+#    of the worker, as a crash of libdw would be): the worker reads that
+#    file no more, and goes on with the others.
+# About two minutes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
@@ -373,5 +376,94 @@ check "hostile Go programs: only clean errors or a result" \
 check "the server is up, no backend crashed" \
 	bash -c "[ \"\$(psql -X -qAt -c 'SELECT 1')\" = 1 ] && ! grep -q 'terminated by signal' '$PGDATA_DIR/log'"
 grep -B3 'terminated by signal' "$PGDATA_DIR/log" | sed 's/^/# /' | cut -c1-300
+
+# --- the server going down while the worker reads a file -------------------
+# A file that crashes libelf or libdw takes the whole server down, and the
+# worker, started again, would read it at once: a crash loop.  The worker
+# notes the build id it reads (src/symbolize/guard.c); the second time in a
+# row that the server went down meanwhile, it reads that file no more.
+# The crash here is a SIGKILL of the worker while it waits for the build
+# id's row, which a session holds as an upload does: the postmaster restarts
+# every process as for a crash.  parca.symbolize_interval = 0 keeps the
+# worker from starting a pass while the test sets the next round up.
+db_oid=$(q "SELECT oid FROM pg_database WHERE datname = current_database()")
+guard=$PGDATA_DIR/data/pg_parca/symbolizer.$db_oid
+set_interval() {
+	q "ALTER SYSTEM SET parca.symbolize_interval = $1" >/dev/null
+	q "SELECT pg_reload_conf()" >/dev/null
+}
+unname() {
+	q "UPDATE parca.locations l SET function_ids = '{}', line_numbers = '{}' FROM parca.mappings m
+	   WHERE m.id = l.mapping_id AND m.build_id = '$1'" >/dev/null
+}
+# hold_row: a session holds the C++ program's row until the server goes down
+hold_row() {
+	psql -X -qAt -c "BEGIN" -c "SELECT 1 FROM parca.debuginfo WHERE build_id = '$cpp' FOR UPDATE" \
+		-c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
+	for i in $(seq 1 100); do
+		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)'")" = 1 ] && return
+		sleep 0.1
+	done
+}
+# blocked_worker: the worker's pid once it waits for that row, reading $cpp
+blocked_worker() {
+	local pid=
+	for i in $(seq 1 120); do
+		pid=$(q "SELECT pid FROM pg_stat_activity
+		         WHERE query = 'parca: naming locations' AND wait_event_type = 'Lock'")
+		[ -n "$pid" ] && break
+		sleep 0.5
+	done
+	echo "$pid"
+}
+# crash PID: the worker killed; until the server takes connections again
+crash() {
+	kill -9 "$1"
+	sleep 1
+	for i in $(seq 1 120); do
+		[ "$(psql -X -qAt -c 'SELECT 1' 2>/dev/null)" = 1 ] && return
+		sleep 0.5
+	done
+}
+set_interval 0
+unname "$cpp"
+all_cpp=$(unnamed "$cpp")
+for round in 0 1; do
+	hold_row
+	set_interval 1
+	pid=$(blocked_worker)
+	check "round $round: the worker reads the build id, noted in $(basename "$guard")" \
+		test -n "$pid" -a "$(cat "$guard" 2>/dev/null)" = "$cpp stored $round"
+	set_interval 0
+	crash "$pid"
+done
+check "after the first time, the worker logs it and reads the file once more" \
+	grep -q "parca symbolizer: the server went down while build id $cpp was read; it is read once more" \
+	"$PGDATA_DIR/log"
+set_interval 1
+for i in $(seq 1 60); do
+	grep -q "parca symbolizer: build id $cpp: the server went down twice" "$PGDATA_DIR/log" && break
+	sleep 1
+done
+check "after the second time, the worker says it reads the file no more" \
+	grep -q "WARNING:  parca symbolizer: build id $cpp: the server went down twice while the symbolizer read it; not read again" \
+	"$PGDATA_DIR/log"
+check_eq "the file is marked" "infinity" \
+	"$(q "SELECT symbolized_at FROM parca.debuginfo WHERE build_id = '$cpp'")"
+check "and the note is gone" test ! -e "$guard"
+# the worker goes on with the others, and leaves that one alone
+unname "$b2"
+for i in $(seq 1 60); do
+	[ "$(unnamed "$b2")" = 0 ] && break
+	sleep 1
+done
+check_eq "the worker names the others' locations still" 0 "$(unnamed "$b2")"
+check_eq "and not those of the file marked" "$all_cpp" "$(unnamed "$cpp")"
+check_eq "the server went down twice, no more" 2 \
+	"$(grep -c 'terminating any other active server processes' "$PGDATA_DIR/log")"
+q "SELECT parca_debuginfo_upload('$cpp', pg_read_binary_file('$copies/basic-cpp-no-fp-with-debuginfo'))" >/dev/null
+check "stored again, the file is read again" \
+	test "$(q "SELECT symbolized_at <> 'infinity' FROM parca.debuginfo WHERE build_id = '$cpp'")" = t \
+	-a "$(unnamed "$cpp")" -lt "$all_cpp"
 
 finish
