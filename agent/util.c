@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ids/ids.h"
+#include "keyed_hash/keyed_hash.h"
 
 static int	log_level = LOG_INFO;
 
@@ -276,8 +277,16 @@ buf_free(Buf *b)
 /*
  * U64Map: linear probing; a slot is empty when its value is NULL, so
  * values must not be NULL.  Removal shifts later entries of the probe run
- * back, so no tombstones are needed.
+ * back, so no tombstones are needed.  A key's first slot is its keyed hash:
+ * keys are ids and hashes of what processes run (addresses, names in a
+ * perf map), which a process of any user could choose to share low bits.
  */
+static inline size_t
+home_slot(uint64_t key, size_t mask)
+{
+	return keyed_hash_u64(key) & mask;
+}
+
 void *
 u64map_get(const U64Map *m, uint64_t key)
 {
@@ -285,7 +294,7 @@ u64map_get(const U64Map *m, uint64_t key)
 
 	if (m->cap == 0)
 		return NULL;
-	for (size_t i = key & mask;; i = (i + 1) & mask)
+	for (size_t i = home_slot(key, mask);; i = (i + 1) & mask)
 	{
 		if (m->values[i] == NULL)
 			return NULL;
@@ -318,7 +327,7 @@ u64map_put(U64Map *m, uint64_t key, void *value)
 	if ((m->count + 1) * 4 > m->cap * 3)
 		u64map_grow(m);
 	mask = m->cap - 1;
-	for (size_t i = key & mask;; i = (i + 1) & mask)
+	for (size_t i = home_slot(key, mask);; i = (i + 1) & mask)
 	{
 		if (m->values[i] == NULL)
 		{
@@ -346,7 +355,7 @@ u64map_remove(U64Map *m, uint64_t key)
 
 	if (m->cap == 0)
 		return NULL;
-	for (i = key & mask;; i = (i + 1) & mask)
+	for (i = home_slot(key, mask);; i = (i + 1) & mask)
 	{
 		if (m->values[i] == NULL)
 			return NULL;
@@ -359,7 +368,7 @@ u64map_remove(U64Map *m, uint64_t key)
 	/* Move back entries whose probe run passed through slot i. */
 	for (size_t j = (i + 1) & mask; m->values[j] != NULL; j = (j + 1) & mask)
 	{
-		size_t		home = m->keys[j] & mask;
+		size_t		home = home_slot(m->keys[j], mask);
 
 		if (((j - home) & mask) >= ((j - i) & mask))
 		{

@@ -69,8 +69,9 @@ extern void buf_json_escape(Buf *b, const char *s);
 extern void buf_free(Buf *b);
 
 /*
- * A hash map from 64-bit keys to pointers (open addressing).  Keys are
- * already well-mixed hashes or ids, so they are used as they are.
+ * A hash map from 64-bit keys to pointers (open addressing), hashed with a
+ * key random per process (keyed_hash.h): its order of iteration differs
+ * from run to run.
  */
 typedef struct U64Map
 {

@@ -9,8 +9,10 @@
  * would read the same file at once.  So before the worker reads a build
  * id's file it notes the build id in a file of the data directory
  * (pg_parca/symbolizer.<database oid>), and removes the note when it is
- * done, whatever the outcome.  A note found at the start of a pass means
- * the server went down while that file was read.  The second time in a row
+ * done, whatever the outcome, or exits (an error, SIGTERM).  A note found
+ * at the start of a pass means the worker ended without exiting (a signal,
+ * or the postmaster's SIGQUIT to every process after any crash) while that
+ * file was read.  The second time in a row
  * for the same build id, the worker stops reading it: a stored file is
  * marked (parca.debuginfo.symbolized_at = 'infinity', until debug
  * information is stored for it again), and one fetched from debuginfod is
@@ -25,6 +27,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "storage/ipc.h"
 #include "utils/builtins.h"
 
 #include "symbolize/debuginfod.h"
@@ -44,14 +47,27 @@ guard_path(void)
 	return psprintf("%s/symbolizer.%u", GUARD_DIR, MyDatabaseId);
 }
 
+/* An exit that runs its callbacks (an error, SIGTERM) is no crash. */
+static void
+remove_at_exit(int code, Datum arg)
+{
+	symbolize_guard_end();
+}
+
 void
 symbolize_guard_begin(const char *build_id, bool fetch)
 {
+	static bool exit_callback = false;
 	char	   *path = guard_path();
 	int			before = strcmp(build_id, interrupted_build_id) == 0 &&
 		fetch == interrupted_fetch ? interrupted_times : 0;
 	FILE	   *f;
 
+	if (!exit_callback)
+	{
+		before_shmem_exit(remove_at_exit, (Datum) 0);
+		exit_callback = true;
+	}
 	if (MakePGDirectory(GUARD_DIR) < 0 && errno != EEXIST)
 		ereport(ERROR,
 				(errcode_for_file_access(),
