@@ -12,12 +12,12 @@
  * done, whatever the outcome, or exits (an error, SIGTERM).  A note found
  * at the start of a pass means the worker ended without exiting (a signal,
  * or the postmaster's SIGQUIT to every process after any crash) while that
- * file was read.  The second time in a row
- * for the same build id, the worker stops reading it: a stored file is
- * marked (parca.debuginfo.symbolized_at = 'infinity', until debug
- * information is stored for it again), and one fetched from debuginfod is
- * noted missing (not fetched again before parca.debuginfod_retry).  Once is
- * forgiven: a crash of any other process takes the worker down too.
+ * file was read.  The second time in a row for the same build id, the
+ * worker stops reading it: a stored file is marked
+ * (parca.debuginfo.symbolized_at = 'infinity', until debug information is
+ * stored for it again), and one fetched from debuginfod is noted missing
+ * (not fetched again before parca.debuginfod_retry).  Once is forgiven: a
+ * crash of any other process takes the worker down too.
  */
 #include "postgres.h"
 
