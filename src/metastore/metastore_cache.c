@@ -230,13 +230,6 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		promote_pending(level);
 }
 
-/* A hash table in the cache context keyed by a leading uint64. */
-static HTAB *
-id_keyed_table(const char *name, Size entrysize, long nelem)
-{
-	return keyed_table_create(name, nelem, sizeof(uint64), entrysize, cache_cxt);
-}
-
 void
 metastore_cache_begin(void)
 {
@@ -253,13 +246,17 @@ metastore_cache_begin(void)
 		RegisterSubXactCallback(subxact_callback, NULL);
 	}
 	if (id_cache == NULL || hash_get_num_entries(id_cache) >= ID_CACHE_MAX_ENTRIES)
-		id_cache = id_keyed_table("parca id cache", sizeof(IdCacheEntry), 4096);
+		id_cache = keyed_table_create("parca id cache", 4096, sizeof(uint64),
+									  sizeof(IdCacheEntry), cache_cxt);
 	if (series_cache == NULL)
-		series_cache = id_keyed_table("parca series cache", sizeof(SeriesCacheEntry), 256);
+		series_cache = keyed_table_create("parca series cache", 256, sizeof(uint64),
+										  sizeof(SeriesCacheEntry), cache_cxt);
 	if (pending_ids == NULL)
-		pending_ids = id_keyed_table("parca pending ids", sizeof(PendingId), 4096);
+		pending_ids = keyed_table_create("parca pending ids", 4096, sizeof(uint64),
+										 sizeof(PendingId), cache_cxt);
 	if (pending_series == NULL)
-		pending_series = id_keyed_table("parca pending series", sizeof(PendingSeries), 64);
+		pending_series = keyed_table_create("parca pending series", 64, sizeof(uint64),
+											sizeof(PendingSeries), cache_cxt);
 }
 
 void

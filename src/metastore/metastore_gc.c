@@ -55,12 +55,6 @@ typedef struct References
 	HTAB	   *stacks;
 } References;
 
-static HTAB *
-keyed_set(const char *name, Size entrysize)
-{
-	return keyed_table_create(name, 4096, sizeof(uint64), entrysize, CurrentMemoryContext);
-}
-
 static void
 add_stack(References *refs, const char *stack)
 {
@@ -229,9 +223,12 @@ parca_partition_references(PG_FUNCTION_ARGS)
 		elog(ERROR, "expected an array of regclass");
 	deconstruct_array(partitions, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
 					  &relids, &nulls, &n);
-	refs.series = keyed_set("parca series references", sizeof(int64));
-	refs.locations = keyed_set("parca location references", sizeof(int64));
-	refs.stacks = keyed_set("parca stacks read", sizeof(SeenStack));
+	refs.series = keyed_table_create("parca series references", 4096, sizeof(uint64),
+									 sizeof(int64), CurrentMemoryContext);
+	refs.locations = keyed_table_create("parca location references", 4096, sizeof(uint64),
+										sizeof(int64), CurrentMemoryContext);
+	refs.stacks = keyed_table_create("parca stacks read", 4096, sizeof(uint64),
+									 sizeof(SeenStack), CurrentMemoryContext);
 	for (int i = 0; i < n; i++)
 		if (!nulls[i])
 			read_references(&refs, DatumGetObjectId(relids[i]));

@@ -101,12 +101,6 @@ static bool caches_stale = false;
 /* The relation the columnar callback met last (InvalidOid: none, or changed since). */
 static SamplesRel last_rel;
 
-static HTAB *
-new_table(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
-{
-	return keyed_table_create(name, 256, keysize, entrysize, cxt);
-}
-
 static void
 forget_committed(void)
 {
@@ -114,10 +108,10 @@ forget_committed(void)
 		hash_destroy(committed_pairs);
 	if (committed_values)
 		hash_destroy(committed_values);
-	committed_pairs = new_table("parca series hours seen", sizeof(HourSeries),
-								sizeof(HourSeries), cache_cxt);
-	committed_values = new_table("parca label values seen", sizeof(int64),
-								 sizeof(int64), cache_cxt);
+	committed_pairs = keyed_table_create("parca series hours seen", 256, sizeof(HourSeries),
+										 sizeof(HourSeries), cache_cxt);
+	committed_values = keyed_table_create("parca label values seen", 256, sizeof(int64),
+										  sizeof(int64), cache_cxt);
 }
 
 /*
@@ -146,8 +140,8 @@ ensure_caches(void)
 	caches_stale = false;
 	tables.looked_up = false;
 	hash_destroy(samples_rels);
-	samples_rels = new_table("parca samples partitions", sizeof(Oid), sizeof(SamplesRel),
-							 cache_cxt);
+	samples_rels = keyed_table_create("parca samples partitions", 256, sizeof(Oid), sizeof(SamplesRel),
+									  cache_cxt);
 	forget_committed();
 }
 
@@ -206,12 +200,12 @@ get_pending(void)
 
 		pending = MemoryContextAllocZero(cxt, sizeof(Pending));
 		pending->cxt = cxt;
-		pending->pairs = new_table("parca pending hours", sizeof(HourSeries),
-								   sizeof(PendingPair), cxt);
-		pending->values = new_table("parca pending values", sizeof(int64),
-									sizeof(PendingValue), cxt);
-		pending->series = new_table("parca pending series", sizeof(int64),
-									sizeof(PendingSeries), cxt);
+		pending->pairs = keyed_table_create("parca pending hours", 256, sizeof(HourSeries),
+											sizeof(PendingPair), cxt);
+		pending->values = keyed_table_create("parca pending values", 256, sizeof(int64),
+											 sizeof(PendingValue), cxt);
+		pending->series = keyed_table_create("parca pending series", 256, sizeof(int64),
+											 sizeof(PendingSeries), cxt);
 	}
 	return pending;
 }
@@ -446,10 +440,10 @@ forget_pending_series(void)
 		return;
 	hash_destroy(pending->values);
 	hash_destroy(pending->series);
-	pending->values = new_table("parca pending values", sizeof(int64),
-								sizeof(PendingValue), pending->cxt);
-	pending->series = new_table("parca pending series", sizeof(int64),
-								sizeof(PendingSeries), pending->cxt);
+	pending->values = keyed_table_create("parca pending values", 256, sizeof(int64),
+										 sizeof(PendingValue), pending->cxt);
+	pending->series = keyed_table_create("parca pending series", 256, sizeof(int64),
+										 sizeof(PendingSeries), pending->cxt);
 }
 
 Datum
@@ -591,8 +585,8 @@ series_index_init(void)
 {
 	cache_cxt = AllocSetContextCreate(TopMemoryContext, "parca series index",
 									  ALLOCSET_DEFAULT_SIZES);
-	samples_rels = new_table("parca samples partitions", sizeof(Oid), sizeof(SamplesRel),
-							 cache_cxt);
+	samples_rels = keyed_table_create("parca samples partitions", 256, sizeof(Oid), sizeof(SamplesRel),
+									  cache_cxt);
 	forget_committed();
 	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 	RegisterXactCallback(xact_callback, NULL);

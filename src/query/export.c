@@ -48,12 +48,6 @@ typedef struct Exporter
 	HTAB	   *mappings;
 } Exporter;
 
-static HTAB *
-id_map(const char *name)
-{
-	return keyed_table_create(name, 1024, sizeof(uint64), sizeof(IdEntry), CurrentMemoryContext);
-}
-
 static int64
 intern(Exporter *e, const char *s)
 {
@@ -67,9 +61,12 @@ exporter_init(Exporter *e)
 	perftools__profiles__profile__init(&e->msg);
 	string_table_init(&e->strings, "parca export strings");
 	intern(e, "");				/* pprof's string 0 */
-	e->locations = id_map("parca export locations");
-	e->functions = id_map("parca export functions");
-	e->mappings = id_map("parca export mappings");
+	e->locations = keyed_table_create("parca export locations", 1024, sizeof(uint64),
+									  sizeof(IdEntry), CurrentMemoryContext);
+	e->functions = keyed_table_create("parca export functions", 1024, sizeof(uint64),
+									  sizeof(IdEntry), CurrentMemoryContext);
+	e->mappings = keyed_table_create("parca export mappings", 1024, sizeof(uint64),
+									 sizeof(IdEntry), CurrentMemoryContext);
 }
 
 /* Gives each distinct id a dense pprof id; returns the ids in order. */

@@ -41,10 +41,15 @@ static char interrupted_build_id[1024 + 1];
 static bool interrupted_fetch;
 static int	interrupted_times;
 
-static char *
+/* The note's path: a worker serves one database for its life. */
+static const char *
 guard_path(void)
 {
-	return psprintf("%s/symbolizer.%u", GUARD_DIR, MyDatabaseId);
+	static char path[sizeof(GUARD_DIR) + 32];
+
+	if (path[0] == '\0')
+		snprintf(path, sizeof(path), "%s/symbolizer.%u", GUARD_DIR, MyDatabaseId);
+	return path;
 }
 
 /* An exit that runs its callbacks (an error, SIGTERM) is no crash. */
@@ -58,7 +63,7 @@ void
 symbolize_guard_begin(const char *build_id, bool fetch)
 {
 	static bool exit_callback = false;
-	char	   *path = guard_path();
+	const char *path = guard_path();
 	int			before = strcmp(build_id, interrupted_build_id) == 0 &&
 		fetch == interrupted_fetch ? interrupted_times : 0;
 	FILE	   *f;
@@ -79,29 +84,23 @@ symbolize_guard_begin(const char *build_id, bool fetch)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not write file \"%s\": %m", path)));
-	pfree(path);
 }
 
 void
 symbolize_guard_end(void)
 {
-	char	   *path = guard_path();
+	const char *path = guard_path();
 
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not remove file \"%s\": %m", path)));
-	pfree(path);
 }
 
 bool
 symbolize_guard_noted(void)
 {
-	char	   *path = guard_path();
-	bool		noted = access(path, F_OK) == 0;
-
-	pfree(path);
-	return noted;
+	return access(guard_path(), F_OK) == 0;
 }
 
 /* Stop reading build_id's file; in a transaction, connected to SPI. */
@@ -131,7 +130,7 @@ give_up(const char *build_id, bool fetch)
 void
 symbolize_guard_recover(void)
 {
-	char	   *path = guard_path();
+	const char *path = guard_path();
 	FILE	   *f = AllocateFile(path, "r");
 	char		line[GUARD_LINE_MAX + 1];
 	char		build_id[1024 + 1];
@@ -139,10 +138,7 @@ symbolize_guard_recover(void)
 	int			before;
 
 	if (f == NULL)
-	{
-		pfree(path);
 		return;
-	}
 	if (fgets(line, sizeof(line), f) != NULL &&
 		sscanf(line, "%1024s %7s %d", build_id, kind, &before) == 3 && before >= 0)
 	{
@@ -166,5 +162,4 @@ symbolize_guard_recover(void)
 	FreeFile(f);
 	/* after give_up: should it fail, the note is found again next pass */
 	symbolize_guard_end();
-	pfree(path);
 }
