@@ -391,11 +391,11 @@ typedef struct RowOrder
 	int			nkeys;
 } RowOrder;
 
-/* Rows by their keys' values (signed), NULLs last, then as appended. */
+/* Rows by the values of their first nkeys keys (signed), NULLs last. */
 static inline int
-compare_rows(int32 a, int32 b, const RowOrder *order)
+compare_keys(int32 a, int32 b, const RowOrder *order, int nkeys)
 {
-	for (int k = 0; k < order->nkeys; k++)
+	for (int k = 0; k < nkeys; k++)
 	{
 		const ColumnBuffer *c = order->keys[k];
 
@@ -404,7 +404,16 @@ compare_rows(int32 a, int32 b, const RowOrder *order)
 		if (!c->nulls[a] && c->ints[a] != c->ints[b])
 			return c->ints[a] < c->ints[b] ? -1 : 1;
 	}
-	return (a > b) - (a < b);
+	return 0;
+}
+
+/* Rows by their keys, then as appended. */
+static inline int
+compare_rows(int32 a, int32 b, const RowOrder *order)
+{
+	int			c = compare_keys(a, b, order, order->nkeys);
+
+	return c != 0 ? c : (a > b) - (a < b);
 }
 
 #define ST_SORT sort_row_positions
@@ -416,8 +425,86 @@ compare_rows(int32 a, int32 b, const RowOrder *order)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+/* Reverses pos[first] to pos[last - 1]. */
+static void
+reverse_positions(int32 *pos, int first, int last)
+{
+	for (int i = first, j = last - 1; i < j; i++, j--)
+	{
+		int32		t = pos[i];
+
+		pos[i] = pos[j];
+		pos[j] = t;
+	}
+}
+
 /*
- * Put the buffered rows in the order of the sort columns, and number each
+ * Rows sorted by several keys: every other run of equal leading keys (the
+ * second, fourth, ... series) gets its last key (time) in descending
+ * order, rows of equal keys still as appended.  A chunk group where two
+ * runs meet then holds the end of one run and the start of the next at
+ * the same end of the time range, so its min/max of the last key stays as
+ * narrow as the groups within a run, where an ascending run next to an
+ * ascending one makes it span the stripe's whole range: read by every
+ * time range query.
+ */
+static void
+reverse_every_other_run(int32 *pos, int n, const RowOrder *order)
+{
+	int			lead = order->nkeys - 1;
+	int			run = 0;
+
+	if (lead == 0)
+		return;
+	for (int first = 0; first < n;)
+	{
+		int			last = first + 1;
+
+		while (last < n && compare_keys(pos[first], pos[last], order, lead) == 0)
+			last++;
+		if (run++ % 2 == 1)
+		{
+			reverse_positions(pos, first, last);
+			/* ties back in the order they were appended */
+			for (int tie = first; tie < last;)
+			{
+				int			end = tie + 1;
+
+				while (end < last && compare_keys(pos[tie], pos[end], order, order->nkeys) == 0)
+					end++;
+				reverse_positions(pos, tie, end);
+				tie = end;
+			}
+		}
+		first = last;
+	}
+}
+
+/* Whether rows 0 to n - 1 are in the order reverse_every_other_run leaves. */
+static bool
+in_serpentine_order(int n, const RowOrder *order)
+{
+	int			lead = order->nkeys - 1;
+	bool		descending = false;
+
+	for (int r = 1; r < n; r++)
+	{
+		int			c = compare_keys(r - 1, r, order, lead);
+
+		if (c > 0)
+			return false;
+		if (c < 0)
+			descending = !descending;
+		else if (descending ? compare_keys(r - 1, r, order, order->nkeys) < 0 :
+				 compare_keys(r - 1, r, order, order->nkeys) > 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Put the buffered rows in the order of the sort columns (serpentine, as
+ * reverse_every_other_run says), and number each
  * dictionary's entries in the order the reordered rows first use them, as
  * if the rows had arrived so (runs of consecutive indexes encode small).
  * The row number ranges stay: the stripe holds the same numbers.
@@ -428,7 +515,6 @@ order_buffered_rows(ColumnarWriteBuffer *buf)
 	RowOrder	order;
 	int			n = buf->nrows;
 	int32	   *pos;
-	bool		sorted = true;
 
 	order.nkeys = 0;
 	for (int k = 0; k < buf->opts.nsort; k++)
@@ -440,19 +526,13 @@ order_buffered_rows(ColumnarWriteBuffer *buf)
 	}
 	if (order.nkeys == 0 || n < 2)
 		return;
+	if (in_serpentine_order(n, &order))
+		return;
 	pos = palloc(sizeof(int32) * n);
 	for (int r = 0; r < n; r++)
-	{
 		pos[r] = r;
-		if (r > 0 && sorted && compare_rows(r - 1, r, &order) > 0)
-			sorted = false;
-	}
-	if (sorted)
-	{
-		pfree(pos);
-		return;
-	}
 	sort_row_positions(pos, n, &order);
+	reverse_every_other_run(pos, n, &order);
 
 	for (int a = 0; a < buf->natts; a++)
 	{
