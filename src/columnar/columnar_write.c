@@ -504,10 +504,10 @@ in_serpentine_order(int n, const RowOrder *order)
 
 /*
  * Put the buffered rows in the order of the sort columns (serpentine, as
- * reverse_every_other_run says), and number each
- * dictionary's entries in the order the reordered rows first use them, as
- * if the rows had arrived so (runs of consecutive indexes encode small).
- * The row number ranges stay: the stripe holds the same numbers.
+ * reverse_every_other_run says), and number each dictionary's entries in
+ * the order the reordered rows first use them, as if the rows had arrived
+ * so (runs of consecutive indexes encode small).  The row number ranges
+ * stay: the stripe holds the same numbers.
  */
 static void
 order_buffered_rows(ColumnarWriteBuffer *buf)
