@@ -732,12 +732,10 @@ row_space(MergeScan *m, int nrows)
 	{
 		pfree(m->sel);
 		pfree(m->sel_group);
-		pfree(m->stale);
 		pfree(m->values);
 	}
 	m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * nrows);
 	m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * nrows);
-	m->stale = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * nrows);
 	m->values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * nrows);
 	m->sel_cap = nrows;
 }
@@ -846,72 +844,17 @@ add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_g
 	}
 }
 
-/* How many stale entries ahead add_stale_rows fetches the bucket of. */
-#define STALE_PREFETCH_DISTANCE 8
-
-/*
- * Starts fetching the known stacks' bucket of entry e's id, unless the
- * entry's guess spares the lookup.
- */
-static inline void
-prefetch_known(const StripeSums *ss, int64 e)
-{
-	uint64		id;
-
-	if (!ss->ids)
-		return;
-	id = ss->ids[e];
-	if (ss->id_guess[e].id != id)
-		__builtin_prefetch(&ss->known->data[keyed_hash_u64(id) & ss->known->sizemask]);
-}
-
-/*
- * Adds the rows of add_rows_one_group whose entry was stale (stale[i]:
- * the index of a row in sel, or the row), numbering each entry.  The
- * stacks met are looked up by id at random in a table larger than the
- * caches, so the bucket of an entry some rows ahead is fetched while this
- * one's is numbered: a stripe's first chunk groups have most of their
- * rows here.
- */
-static bool
-add_stale_rows(MergeScan *m, const GroupColumns *c, const int *sel, int nstale)
-{
-	StripeSums *ss = &m->ss[0];
-	ProfileBuilder *b = m->builders[0];
-	const int  *stale = m->stale;
-	bool		overflow = false;
-
-	for (int i = 0; i < Min(nstale, STALE_PREFETCH_DISTANCE); i++)
-		prefetch_known(ss, c->entry[sel ? sel[stale[i]] : stale[i]]);
-	for (int i = 0; i < nstale; i++)
-	{
-		int			ahead = i + STALE_PREFETCH_DISTANCE;
-		uint32		number;
-
-		if (ahead < nstale)
-			prefetch_known(ss, c->entry[sel ? sel[stale[ahead]] : stale[ahead]]);
-		number = entry_number_of(m, ss, b, c->entry[sel ? sel[stale[i]] : stale[i]]);
-		overflow |= pg_add_s64_overflow(ss->sums[number], m->values[stale[i]], &ss->sums[number]);
-	}
-	return overflow;
-}
-
 /*
  * add_rows() for the one group of a query without group_by: the values
  * first (row_values), then each added into the sum of its stack, in loops
- * of their own for each case.  A row whose entry is not numbered yet in
- * this stripe is left to add_stale_rows(); the sums are the same in any
- * order (an overflow is raised whichever addition meets it first).
+ * of their own for each case.
  */
 static void
 add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 {
 	StripeSums *ss = &m->ss[0];
+	ProfileBuilder *b = m->builders[0];
 	const int64 *values = m->values;
-	const uint64 *entry_number;
-	uint32		generation = ss->generation;
-	int		   *stale = m->stale;
-	int			nstale = 0;
 	bool		overflow = false;
 
 	if (!c->entry)
@@ -922,36 +865,21 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 	if (n == 0)
 		return;
 	sums_prepare(ss);
-	entry_number = ss->entry_number;
 	rows_values(m, c, sel, n);
 	if (sel)
 		for (int i = 0; i < n; i++)
 		{
-			uint64		known = entry_number[c->entry[sel[i]]];
-			uint32		number = (uint32) known;
+			uint32		number = entry_number_of(m, ss, b, c->entry[sel[i]]);
 
-			if (unlikely((uint32) (known >> 32) != generation))
-			{
-				stale[nstale++] = i;
-				continue;
-			}
 			overflow |= pg_add_s64_overflow(ss->sums[number], values[i], &ss->sums[number]);
 		}
 	else
 		for (int i = 0; i < n; i++)
 		{
-			uint64		known = entry_number[c->entry[i]];
-			uint32		number = (uint32) known;
+			uint32		number = entry_number_of(m, ss, b, c->entry[i]);
 
-			if (unlikely((uint32) (known >> 32) != generation))
-			{
-				stale[nstale++] = i;
-				continue;
-			}
 			overflow |= pg_add_s64_overflow(ss->sums[number], values[i], &ss->sums[number]);
 		}
-	if (nstale > 0)
-		overflow |= add_stale_rows(m, c, sel, nstale);
 	if (unlikely(overflow))
 		profile_value_overflow();
 }

@@ -42,8 +42,6 @@ typedef struct MergeScan
 	bool		unknown_seen;
 	int		   *sel;			/* a chunk group's rows that count */
 	int32	   *sel_group;		/* and their groups */
-	int		   *stale;			/* [sel_cap]: rows whose entry is not numbered
-								 * yet (add_rows_one_group) */
 	int			sel_cap;
 	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
 	int64	   *values;			/* [sel_cap]: their values, for the sink */
