@@ -6,7 +6,8 @@
 # the stacks those of google-pprof/large.cpu (pushed once into the same
 # day first, which makes the partition); a VACUUM of the partition after
 # every BENCH_TR_VACUUM (600) profiles, as autovacuum merges them (which
-# is off on the partition, so that runs merge alike), and one at the end.  Then ten 1 % ranges spread over the day, each
+# is off on the partition, so that runs merge alike), and one at the end.
+# Then ten 1 % ranges spread over the day, each
 #   SELECT sum(value) FROM <partition> WHERE time >= a AND time < b
 # and the data blocks and chunk groups it reads (EXPLAIN ANALYZE) against
 # the partition's (parca_columnar_check).  The order VACUUM writes merged

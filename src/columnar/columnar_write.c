@@ -391,11 +391,11 @@ typedef struct RowOrder
 	int			nkeys;
 } RowOrder;
 
-/* Rows by the values of their first nkeys keys (signed), NULLs last. */
+/* Rows by the values of their keys first to end - 1 (signed), NULLs last. */
 static inline int
-compare_keys(int32 a, int32 b, const RowOrder *order, int nkeys)
+compare_keys(int32 a, int32 b, const RowOrder *order, int first, int end)
 {
-	for (int k = 0; k < nkeys; k++)
+	for (int k = first; k < end; k++)
 	{
 		const ColumnBuffer *c = order->keys[k];
 
@@ -411,7 +411,7 @@ compare_keys(int32 a, int32 b, const RowOrder *order, int nkeys)
 static inline int
 compare_rows(int32 a, int32 b, const RowOrder *order)
 {
-	int			c = compare_keys(a, b, order, order->nkeys);
+	int			c = compare_keys(a, b, order, 0, order->nkeys);
 
 	return c != 0 ? c : (a > b) - (a < b);
 }
@@ -460,7 +460,7 @@ reverse_every_other_run(int32 *pos, int n, const RowOrder *order)
 	{
 		int			last = first + 1;
 
-		while (last < n && compare_keys(pos[first], pos[last], order, lead) == 0)
+		while (last < n && compare_keys(pos[first], pos[last], order, 0, lead) == 0)
 			last++;
 		if (run++ % 2 == 1)
 		{
@@ -470,7 +470,8 @@ reverse_every_other_run(int32 *pos, int n, const RowOrder *order)
 			{
 				int			end = tie + 1;
 
-				while (end < last && compare_keys(pos[tie], pos[end], order, order->nkeys) == 0)
+				while (end < last &&
+					   compare_keys(pos[tie], pos[end], order, lead, order->nkeys) == 0)
 					end++;
 				reverse_positions(pos, tie, end);
 				tie = end;
@@ -489,15 +490,20 @@ in_serpentine_order(int n, const RowOrder *order)
 
 	for (int r = 1; r < n; r++)
 	{
-		int			c = compare_keys(r - 1, r, order, lead);
+		int			c = compare_keys(r - 1, r, order, 0, lead);
 
 		if (c > 0)
 			return false;
 		if (c < 0)
 			descending = !descending;
-		else if (descending ? compare_keys(r - 1, r, order, order->nkeys) < 0 :
-				 compare_keys(r - 1, r, order, order->nkeys) > 0)
-			return false;
+		else
+		{
+			/* the leading keys are equal: the last one decides */
+			int			last = compare_keys(r - 1, r, order, lead, order->nkeys);
+
+			if (descending ? last < 0 : last > 0)
+				return false;
+		}
 	}
 	return true;
 }

@@ -189,6 +189,16 @@ series_index_tables(void)
 
 static Pending *pending = NULL;
 
+/* Empty tables of the label values and series this transaction adds. */
+static void
+create_pending_series_tables(Pending *p)
+{
+	p->values = keyed_table_create("parca pending values", 256, sizeof(int64),
+								   sizeof(PendingValue), p->cxt);
+	p->series = keyed_table_create("parca pending series", 256, sizeof(int64),
+								   sizeof(PendingSeries), p->cxt);
+}
+
 static Pending *
 get_pending(void)
 {
@@ -202,10 +212,7 @@ get_pending(void)
 		pending->cxt = cxt;
 		pending->pairs = keyed_table_create("parca pending hours", 256, sizeof(HourSeries),
 											sizeof(PendingPair), cxt);
-		pending->values = keyed_table_create("parca pending values", 256, sizeof(int64),
-											 sizeof(PendingValue), cxt);
-		pending->series = keyed_table_create("parca pending series", 256, sizeof(int64),
-											 sizeof(PendingSeries), cxt);
+		create_pending_series_tables(pending);
 	}
 	return pending;
 }
@@ -440,10 +447,7 @@ forget_pending_series(void)
 		return;
 	hash_destroy(pending->values);
 	hash_destroy(pending->series);
-	pending->values = keyed_table_create("parca pending values", 256, sizeof(int64),
-										 sizeof(PendingValue), pending->cxt);
-	pending->series = keyed_table_create("parca pending series", 256, sizeof(int64),
-										 sizeof(PendingSeries), pending->cxt);
+	create_pending_series_tables(pending);
 }
 
 Datum
