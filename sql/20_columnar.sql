@@ -20,6 +20,23 @@ CREATE INDEX columnar_stripes_inline ON parca.columnar_stripes (storage_id, firs
 ALTER TABLE parca.columnar_stripes ALTER directory SET STORAGE EXTERNAL;
 ALTER TABLE parca.columnar_stripes ALTER inline_data SET STORAGE EXTERNAL;
 
+-- Stack dictionaries (docs/columnar.md, "A table's stack dictionary"):
+-- one row per segment, the stacks of a columnar table's stripes stored
+-- once per table, which stripes refer to by entry number.  Laid out as
+-- parca.columnar_stripes, with entry numbers for row numbers.
+CREATE TABLE parca.columnar_dictionary (
+    storage_id  bigint NOT NULL,
+    first_entry bigint NOT NULL,        -- the segment's first entry number
+    entry_count bigint NOT NULL,
+    first_block bigint NOT NULL,        -- first data page; -1: data inline
+    data_size   bigint NOT NULL,
+    directory   bytea NOT NULL,         -- the entries' chunk and their ids' chunk
+    inline_data bytea,                  -- the data of a small segment
+    PRIMARY KEY (storage_id, first_entry)
+);
+ALTER TABLE parca.columnar_dictionary ALTER directory SET STORAGE EXTERNAL;
+ALTER TABLE parca.columnar_dictionary ALTER inline_data SET STORAGE EXTERNAL;
+
 CREATE SEQUENCE parca.columnar_storage_seq;
 
 -- Per-table options; NULL: the parca.columnar_* setting.

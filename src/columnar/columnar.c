@@ -96,6 +96,7 @@ columnar_init(void)
 							 &columnar_enable_aggregate, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	columnar_write_state_init();
+	columnar_dictionary_init();
 	columnar_customscan_init();
 	columnar_agg_init();
 	prev_object_access_hook = object_access_hook;

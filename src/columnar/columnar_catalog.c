@@ -1,12 +1,14 @@
 /*
  * columnar_catalog.c
  *		The extension's tables about columnar tables: the stripe catalog
- *		(parca.columnar_stripes), the per-table options
+ *		(parca.columnar_stripes), the segments of stack dictionaries
+ *		(parca.columnar_dictionary), the per-table options
  *		(parca.columnar_options), and the compaction lock.
  *
  * A stripe row names its storage by the storage id of the table's
  * metapage (columnar_storage.c), holds the stripe's directory
- * (columnar_chunk.c) and, for an inline stripe, its data.
+ * (columnar_chunk.c) and, for an inline stripe, its data.  A segment row
+ * is laid out alike, with entry numbers for row numbers.
  */
 #include "postgres.h"
 
@@ -31,7 +33,7 @@
 
 #include "columnar/columnar_internal.h"
 
-/* parca.columnar_stripes columns */
+/* parca.columnar_stripes columns, and parca.columnar_dictionary's */
 #define Anum_stripe_storage_id	1
 #define Anum_stripe_first_row	2
 #define Anum_stripe_row_count	3
@@ -231,16 +233,16 @@ columnar_get_options(Oid relid)
 }
 
 /*
- * Record a stripe.  cid is the command that wrote its first row, so that
- * later commands of the writing transaction see it.
+ * Record a stripe or segment in parca.<table> and its index <pkey> (and
+ * <inline_index> when given and its data is inline).  cid is the command
+ * that wrote it, so that later commands of the writing transaction see it.
  */
-void
-columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
-					   bytea *directory, bytea *inline_data, CommandId cid)
+static void
+insert_row(const char *table, const char *pkey, const char *inline_index, int64 storage_id,
+		   const ColumnarStripe *s, bytea *directory, bytea *inline_data, CommandId cid)
 {
-	Relation	rel = columnar_open_stripes(RowExclusiveLock);
-	Relation	idx = index_open(columnar_relid("columnar_stripes_pkey", false),
-								 RowExclusiveLock);
+	Relation	rel = table_open(columnar_relid(table, false), RowExclusiveLock);
+	Relation	idx = index_open(columnar_relid(pkey, false), RowExclusiveLock);
 	Datum		values[Natts_stripe];
 	bool		nulls[Natts_stripe] = {0};
 	HeapTuple	tup;
@@ -258,13 +260,13 @@ columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	heap_insert(rel, tup, cid, 0, NULL);
-	/* both indexes lead with (storage_id, first_row), the first two columns */
+	/* the indexes lead with (storage_id, first_row), the first two columns */
 	index_insert(idx, values, nulls, &tup->t_self, rel, UNIQUE_CHECK_YES,
 				 false, BuildIndexInfo(idx));
 	index_close(idx, RowExclusiveLock);
-	if (s->first_block < 0)
+	if (inline_index && s->first_block < 0)
 	{
-		idx = index_open(columnar_relid("columnar_stripes_inline", false), RowExclusiveLock);
+		idx = index_open(columnar_relid(inline_index, false), RowExclusiveLock);
 		index_insert(idx, values, nulls, &tup->t_self, rel, UNIQUE_CHECK_NO,
 					 false, BuildIndexInfo(idx));
 		index_close(idx, RowExclusiveLock);
@@ -273,26 +275,43 @@ columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 	table_close(rel, RowExclusiveLock);
 }
 
-/*
- * The stripes of a storage visible to snapshot, by first row number; with
- * inline_only, only its inline stripes (through a partial index, so that
- * the cost does not grow with the table).
- */
-List *
-columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only)
+void
+columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
+					   bytea *directory, bytea *inline_data, CommandId cid)
 {
-	Relation	rel = columnar_open_stripes(AccessShareLock);
+	insert_row("columnar_stripes", "columnar_stripes_pkey", "columnar_stripes_inline",
+			   storage_id, s, directory, inline_data, cid);
+}
+
+/* Record a segment of a stack dictionary (s->first_row: its first entry). */
+void
+columnar_insert_segment(int64 storage_id, const ColumnarStripe *s,
+						bytea *directory, bytea *inline_data, CommandId cid)
+{
+	insert_row("columnar_dictionary", "columnar_dictionary_pkey", NULL,
+			   storage_id, s, directory, inline_data, cid);
+}
+
+/*
+ * The rows of parca.<table> of a storage visible to snapshot, through
+ * <index>, by first row (entry) number, from the first at least from.
+ */
+static List *
+load_rows(const char *table, const char *index, int64 storage_id, int64 from,
+		  Snapshot snapshot)
+{
+	Relation	rel = table_open(columnar_relid(table, false), AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	ScanKeyData key;
+	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	tup;
 	List	   *result = NIL;
 
-	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+	ScanKeyInit(&keys[0], Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(storage_id));
-	scan = systable_beginscan(rel, columnar_relid(inline_only ? "columnar_stripes_inline" :
-												 "columnar_stripes_pkey", false),
-							  true, snapshot, 1, &key);
+	ScanKeyInit(&keys[1], Anum_stripe_first_row, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	scan = systable_beginscan(rel, columnar_relid(index, false), true, snapshot, 2, keys);
 	while ((tup = systable_getnext(scan)) != NULL)
 	{
 		Datum		values[Natts_stripe];
@@ -318,10 +337,62 @@ columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only)
 	return result;
 }
 
+/*
+ * The stripes of a storage visible to snapshot, by first row number; with
+ * inline_only, only its inline stripes (through a partial index, so that
+ * the cost does not grow with the table).
+ */
+List *
+columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only)
+{
+	return load_rows("columnar_stripes", inline_only ? "columnar_stripes_inline" :
+					 "columnar_stripes_pkey", storage_id, 0, snapshot);
+}
+
+/* Whether parca.columnar_dictionary exists (from 0.2 on). */
+bool
+columnar_dictionary_installed(void)
+{
+	return OidIsValid(columnar_relid("columnar_dictionary", true));
+}
+
+/*
+ * The segments of a storage's stack dictionary visible to snapshot, by
+ * first entry number, from the first that starts at from_entry or later.
+ */
+List *
+columnar_load_segments(int64 storage_id, int64 from_entry, Snapshot snapshot)
+{
+	/*
+	 * Directories are TOASTed when long, which needs an active snapshot;
+	 * segments are read lazily, in a scan or at a commit, with none.
+	 */
+	bool		push = !ActiveSnapshotSet();
+	List	   *segments;
+
+	if (push)
+		PushActiveSnapshot(snapshot);
+	segments = load_rows("columnar_dictionary", "columnar_dictionary_pkey", storage_id,
+						 from_entry, snapshot);
+	if (push)
+		PopActiveSnapshot();
+	return segments;
+}
+
 void
 columnar_delete_stripe(ItemPointer meta_tid)
 {
 	Relation	rel = columnar_open_stripes(RowExclusiveLock);
+
+	simple_heap_delete(rel, meta_tid);
+	table_close(rel, RowExclusiveLock);
+}
+
+/* Delete a segment's row (merged into another). */
+void
+columnar_delete_segment(ItemPointer meta_tid)
+{
+	Relation	rel = table_open(columnar_relid("columnar_dictionary", false), RowExclusiveLock);
 
 	simple_heap_delete(rel, meta_tid);
 	table_close(rel, RowExclusiveLock);
@@ -408,37 +479,50 @@ columnar_unlock_page_writes(Oid relid, LOCKMODE mode)
 int
 columnar_stripe_block_runs(int64 storage_id, ColumnarBlockRun **runs)
 {
-	Relation	rel = columnar_open_stripes(AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	ScanKeyData key;
-	TableScanDesc scan;
-	HeapTuple	tup;
+	static const char *const tables[] = {"columnar_stripes", "columnar_dictionary"};
 	int			n = 0;
 	int			cap = 64;
 
 	*runs = palloc(sizeof(ColumnarBlockRun) * cap);
-	ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
-				Int64GetDatum(storage_id));
-	scan = table_beginscan(rel, SnapshotAny, 1, &key);
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	for (int t = 0; t < lengthof(tables); t++)
 	{
-		bool		isnull;
-		int64		first = DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block, desc, &isnull));
-		int64		size = DatumGetInt64(heap_getattr(tup, Anum_stripe_data_size, desc, &isnull));
+		/* parca.columnar_dictionary is missing until the update to 0.2 */
+		Oid			relid = columnar_relid(tables[t], t > 0);
+		Relation	rel;
+		TupleDesc	desc;
+		ScanKeyData key;
+		TableScanDesc scan;
+		HeapTuple	tup;
 
-		if (first < 0)
+		if (!OidIsValid(relid))
 			continue;
-		if (n == cap)
+		rel = table_open(relid, AccessShareLock);
+		desc = RelationGetDescr(rel);
+		ScanKeyInit(&key, Anum_stripe_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum(storage_id));
+		scan = table_beginscan(rel, SnapshotAny, 1, &key);
+		while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 		{
-			cap *= 2;
-			*runs = repalloc(*runs, sizeof(ColumnarBlockRun) * cap);
+			bool		isnull;
+			int64		first = DatumGetInt64(heap_getattr(tup, Anum_stripe_first_block, desc,
+														   &isnull));
+			int64		size = DatumGetInt64(heap_getattr(tup, Anum_stripe_data_size, desc,
+														  &isnull));
+
+			if (first < 0)
+				continue;
+			if (n == cap)
+			{
+				cap *= 2;
+				*runs = repalloc(*runs, sizeof(ColumnarBlockRun) * cap);
+			}
+			(*runs)[n].first = first;
+			(*runs)[n].count = (size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
+			n++;
 		}
-		(*runs)[n].first = first;
-		(*runs)[n].count = (size + COLUMNAR_PAGE_PAYLOAD - 1) / COLUMNAR_PAGE_PAYLOAD;
-		n++;
+		table_endscan(scan);
+		table_close(rel, AccessShareLock);
 	}
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
 	return n;
 }
 
@@ -451,6 +535,8 @@ columnar_delete_storage(Oid relid, int64 storage_id)
 		return;
 	columnar_lock_compaction(relid, true);
 	delete_matching("columnar_stripes", "columnar_stripes_pkey", Anum_stripe_storage_id,
+					F_INT8EQ, Int64GetDatum(storage_id));
+	delete_matching("columnar_dictionary", "columnar_dictionary_pkey", Anum_stripe_storage_id,
 					F_INT8EQ, Int64GetDatum(storage_id));
 }
 

@@ -143,13 +143,23 @@ check_table(Relation rel, CheckCounts *counts)
 	Bitmapset  *attrs = NULL;
 	StringInfoData stored;
 	ListCell   *lc;
+	ColumnarDictionaryView *table_dict = columnar_dictionary_view(rel, snapshot);
+	ColumnarBlockRun *segment_blocks;
+	int			nsegment_blocks = columnar_dictionary_check(table_dict, meta.next_entry,
+															nblocks, &segment_blocks);
 
 	for (int i = 1; i <= RelationGetDescr(rel)->natts; i++)
 		attrs = bms_add_member(attrs, i);
 	foreach(lc, stripes)
 		nranges += ((ColumnarStripe *) lfirst(lc))->nranges;
 	ranges = palloc(sizeof(ColumnarRowRange) * Max(nranges, 1));
-	blocks = palloc(sizeof(ColumnarRowRange) * Max(list_length(stripes), 1));
+	blocks = palloc(sizeof(ColumnarRowRange) * (list_length(stripes) + nsegment_blocks + 1));
+	/* the dictionary's pages are data pages, which no stripe may share */
+	for (int i = 0; i < nsegment_blocks; i++)
+	{
+		blocks[nblockranges++] = segment_blocks[i];
+		data_blocks += segment_blocks[i].count;
+	}
 	nranges = 0;
 	initStringInfo(&stored);
 
@@ -211,7 +221,7 @@ check_table(Relation rel, CheckCounts *counts)
 			}
 		}
 		/* every row decodes */
-		rs = columnar_read_stripes(rel, list_make1(s), attrs);
+		rs = columnar_read_stripes(rel, list_make1(s), attrs, table_dict);
 		check_dict_ids(rel, s, rs, &stored);
 		while (columnar_read_next(rs, v, n, &rownum))
 			decoded++;
@@ -248,6 +258,7 @@ check_table(Relation rel, CheckCounts *counts)
 		}
 	}
 
+	columnar_dictionary_view_end(table_dict);
 	UnregisterSnapshot(snapshot);
 	counts->stripes += list_length(stripes);
 	counts->inline_stripes += ninline;
@@ -296,10 +307,55 @@ parca_columnar_check(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The chunks of the segments of rel's stack dictionary as snapshot sees
+ * them, as rows of parca_columnar_chunks(): stripe and column NULL, chunk
+ * group -1 (the entries) or -2 (their ids), nulls the entries, min and
+ * max the first and last entry numbers (of several ranges once merged).
+ */
+static void
+put_segment_chunks(Relation rel, Snapshot snapshot, ReturnSetInfo *rsinfo)
+{
+	List	   *segments = columnar_load_segments(columnar_read_metapage(rel).storage_id, 0,
+												  snapshot);
+	ListCell   *lc;
+
+	foreach(lc, segments)
+	{
+		ColumnarStripe *seg = lfirst(lc);
+
+		if (seg->natts != 1 || seg->dict_ids == NULL || seg->nranges < 1)
+			corrupt(rel, NULL, "a stack dictionary segment has a bad directory");
+		for (int g = -2; g < 0; g++)
+		{
+			ColumnarChunk *ch = g == -2 ? &seg->dict_ids[0] : &seg->columns[0].dict;
+			Datum		values[11];
+			bool		nulls[11] = {0};
+
+			nulls[0] = nulls[3] = true;
+			values[1] = BoolGetDatum(seg->first_block < 0);
+			values[2] = Int32GetDatum(g);
+			values[4] = CStringGetTextDatum(g == -2 ? "stack dictionary ids" :
+											ch->encoding == ENC_WORDS ?
+											"stack dictionary(words)" : "stack dictionary");
+			values[5] = BoolGetDatum(ch->rawsize > 0);
+			values[6] = Int32GetDatum(ch->size);
+			values[7] = Int32GetDatum(ch->rawsize > 0 ? ch->rawsize : ch->size);
+			values[8] = Int32GetDatum(seg->columns[0].ndict);
+			values[9] = CStringGetTextDatum(psprintf(INT64_FORMAT, seg->first_row));
+			values[10] = CStringGetTextDatum(psprintf(INT64_FORMAT,
+													  seg->ranges[seg->nranges - 1].first +
+													  seg->ranges[seg->nranges - 1].count - 1));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+}
+
+/*
  * parca_columnar_chunks(regclass) -> one row per chunk: stripe, chunk group
  * (-1: the stripe dictionary; -2: the ids of its entries), column,
  * encoding, compression, sizes, nulls (of a dictionary and its ids: its
- * entries), min and max.
+ * entries), min and max; then the chunks of the table's stack dictionary
+ * (put_segment_chunks).
  */
 Datum
 parca_columnar_chunks(PG_FUNCTION_ARGS)
@@ -338,6 +394,10 @@ parca_columnar_chunks(PG_FUNCTION_ARGS)
 					enc = "dictionary ids";
 				else if (g < 0 && ch->encoding == ENC_WORDS)
 					enc = "dictionary(words)";
+				else if (g < 0 && ch->encoding == ENC_ENTRIES)
+					enc = psprintf("dictionary(entries %s)",
+								   ch->index_encoding < ENC_COUNT ?
+								   columnar_encoding_names[ch->index_encoding] : "?");
 				else if (g < 0)
 					enc = "dictionary";
 				else if (ch->encoding == ENC_DICT)
@@ -370,6 +430,7 @@ parca_columnar_chunks(PG_FUNCTION_ARGS)
 			}
 		}
 	}
+	put_segment_chunks(rel, snapshot, rsinfo);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;

@@ -26,6 +26,10 @@
  *			table, little-endian, of 1, 2, 3 or 4 bytes as nwords needs.
  *			Whole bytes, so that zstd still finds stacks' repeated frames;
  *			the values decode straight from the table, in one pass.
+ *		ENC_ENTRIES (format version 4), for a column whose values are in
+ *			the table's stack dictionary (columnar_dictionary.c): the
+ *			entry numbers of the values, in the integer encoding
+ *			index_encoding.
  *	The ids of a dictionary's entries (ColumnarStripe.dict_ids, format
  *	version 3), of a word dictionary: ENC_IDS, one uint64 per entry in the
  *	host's byte order (as the directory's fields), parca_hash64 of the
@@ -410,6 +414,21 @@ columnar_chunk_encode_ids(ColumnarChunkWriter *w, char *const *dict, const uint3
 	data->data[data->len] = '\0';
 	chunk->size = data->len - (int32) chunk->offset;
 	chunk->crc = columnar_chunk_crc(data->data + chunk->offset, chunk->size);
+}
+
+/*
+ * A dictionary as the entry numbers of its n values in the table's stack
+ * dictionary (columnar_dictionary.c), as integers.
+ */
+void
+columnar_chunk_encode_entries(ColumnarChunkWriter *w, const int64 *entries, int n,
+							  ColumnarChunk *chunk)
+{
+	memset(chunk, 0, sizeof(ColumnarChunk));
+	resetStringInfo(&w->raw);
+	chunk->encoding = ENC_ENTRIES;
+	chunk->index_encoding = columnar_encode_ints(entries, n, &w->raw);
+	put_chunk(w, chunk);
 }
 
 /* The id of a decoded dictionary entry of a type of length typlen (> -2). */

@@ -113,6 +113,8 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 	int64		total_rows = 0;
 	int64		target = merge_target_rows(rel, opts);
 	int64		stripe_rows;	/* rows per merged stripe */
+	/* a later snapshot than the stripes' sees their segments too */
+	ColumnarDictionaryView *table_dict = columnar_dictionary_view(rel, GetLatestSnapshot());
 
 	foreach(lc, stripes)
 		total_rows += ((ColumnarStripe *) lfirst(lc))->row_count;
@@ -130,7 +132,7 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 	foreach(lc, stripes)
 	{
 		ColumnarStripe *s = lfirst(lc);
-		ColumnarReadState *rs = columnar_read_stripes(rel, list_make1(s), attrs);
+		ColumnarReadState *rs = columnar_read_stripes(rel, list_make1(s), attrs, table_dict);
 		int64		row;
 
 		/* gone before its rows are written again under the same numbers */
@@ -162,6 +164,7 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 	}
 	columnar_buffer_flush(rel, buf, false, 0);
 	columnar_buffer_free(buf);
+	columnar_dictionary_view_end(table_dict);
 	pfree(values);
 	pfree(isnull);
 	bms_free(attrs);
@@ -363,7 +366,8 @@ move_last_stripe_down(Relation rel, ColumnarOptions opts, bool reorder)
 
 /*
  * Compact rel now (VACUUM, parca_columnar_compact): merge all small inline
- * stripes, then partial stripes of every kind by size ratio.  Without
+ * stripes, then partial stripes of every kind by size ratio, then the
+ * segments of its stack dictionary (columnar_dictionary_merge).  Without
  * wait, nothing happens while another transaction compacts rel.
  * in_vacuum: called by VACUUM, whose lock keeps indexes from being built,
  * so that merged stripes of a table without indexes may be written in the
@@ -384,6 +388,8 @@ columnar_compact(Relation rel, bool wait, bool in_vacuum)
 	merged += merge_partial_stripes(rel, opts, reorder);
 	if (in_vacuum)
 		merged += move_last_stripe_down(rel, opts, reorder);
+	/* and the segments of its stack dictionary, alike */
+	columnar_dictionary_merge(rel, opts.compression_level);
 	return merged;
 }
 
@@ -509,7 +515,7 @@ partial_row_counts(Relation rel, bool inline_only, int64 rows, int64 **counts)
 /*
  * Whether rel has stripes that columnar_compact might merge: two partial
  * ones (it merges them if their sizes make a run), or a last stripe to
- * move down.
+ * move down; or segments of its stack dictionary to merge.
  */
 bool
 columnar_compaction_pending(Relation rel)
@@ -528,7 +534,7 @@ columnar_compaction_pending(Relation rel)
 		n = stripe_to_move_down(rel, stripes) != NULL ? 2 : 0;
 		list_free_deep(stripes);
 	}
-	return n >= 2;
+	return n >= 2 || columnar_dictionary_merge_pending(rel);
 }
 
 /*

@@ -25,7 +25,7 @@
 
 const char *const columnar_encoding_names[ENC_COUNT] = {
 	"all_null", "for", "rle", "delta_for", "delta_rle", "dod_for", "dict", "plain",
-	"words", "ids"
+	"words", "ids", "entries"
 };
 
 static inline uint64

@@ -44,6 +44,8 @@
  *	columnar_write.c		write buffers and the stripe writer
  *	columnar_read.c			scans: stripe lists, chunk groups, the row
  *							filter, fetch by row number and by ordinal
+ *	columnar_dictionary.c	a table's stack dictionary: its segments, what
+ *							writers know of it, readers' views of it
  *	columnar_predicate.c	chunk skipping predicates: their values, and
  *							the chunk groups their min/max rule out
  *	columnar_chunk.c		the stripe format: chunks, encoded and decoded
@@ -141,11 +143,13 @@ columnar_tid_to_row(ItemPointer tid)
  * A new column encoding: see "Adding a column encoding" in
  * docs/development.md.
  */
-#define COLUMNAR_FORMAT_VERSION 3
+#define COLUMNAR_FORMAT_VERSION 4
 
 /* The first format version of each addition (older builds refuse it). */
 #define COLUMNAR_VERSION_WORD_DICTIONARY 2	/* ENC_WORDS */
 #define COLUMNAR_VERSION_DICT_IDS 3 /* ENC_IDS, COLUMNAR_STRIPE_DICT_IDS */
+#define COLUMNAR_VERSION_TABLE_DICTIONARY 4 /* ENC_ENTRIES, next_entry,
+											 * parca.columnar_dictionary */
 
 /* Block 0: the metapage. */
 typedef struct ColumnarMetaPage
@@ -156,7 +160,8 @@ typedef struct ColumnarMetaPage
 	int64		next_row;		/* next row number to reserve */
 	/* nfree ColumnarBlockRun (free pages) follow; 0 in older tables */
 	int32		nfree;
-	int32		pad;
+	int32		next_entry;		/* next stack dictionary entry number to
+								 * reserve (format version 4; 0 before) */
 } ColumnarMetaPage;
 
 #define COLUMNAR_META_MAGIC 0x50434d31	/* "PCM1" */
@@ -179,6 +184,8 @@ typedef enum ColumnarEncoding
 								 * words (format version 2) */
 	ENC_IDS,					/* the 64-bit ids of a dictionary's entries
 								 * (format version 3) */
+	ENC_ENTRIES,				/* a dictionary as entry numbers in the
+								 * table's stack dictionary (version 4) */
 	ENC_COUNT
 } ColumnarEncoding;
 
@@ -211,7 +218,7 @@ typedef struct ColumnarColumn
 	uint16		pad;
 	int32		ndict;			/* dictionary entries */
 	ColumnarChunk dict;			/* the stripe dictionary, if has_dict:
-								 * ENC_PLAIN or ENC_WORDS */
+								 * ENC_PLAIN, ENC_WORDS or ENC_ENTRIES */
 } ColumnarColumn;
 
 typedef struct ColumnarRowRange
@@ -301,6 +308,7 @@ extern ColumnarMetaPage columnar_read_metapage(Relation rel);
 extern int64 columnar_read_storage_id(Relation rel);
 extern int64 columnar_reserve_rows(Relation rel, int64 count);
 extern void columnar_require_version(Relation rel, uint32 version);
+extern int64 columnar_reserve_entries(Relation rel, int count);
 extern int64 columnar_write_pages(Relation rel, const char *data, int64 len);
 extern void columnar_set_free_runs(Relation rel, ColumnarBlockRun *runs, int nruns);
 extern int	columnar_free_runs(Relation rel, ColumnarBlockRun **runs);
@@ -316,6 +324,11 @@ extern Relation columnar_open_stripes(LOCKMODE mode);
 extern void columnar_insert_stripe(int64 storage_id, const ColumnarStripe *s,
 								   bytea *directory, bytea *inline_data, CommandId cid);
 extern List *columnar_load_stripes(int64 storage_id, Snapshot snapshot, bool inline_only);
+extern void columnar_insert_segment(int64 storage_id, const ColumnarStripe *s,
+									bytea *directory, bytea *inline_data, CommandId cid);
+extern List *columnar_load_segments(int64 storage_id, int64 from_entry, Snapshot snapshot);
+extern bool columnar_dictionary_installed(void);
+extern void columnar_delete_segment(ItemPointer meta_tid);
 extern void columnar_delete_stripe(ItemPointer meta_tid);
 extern bool columnar_lock_compaction(Oid relid, bool wait);
 extern void columnar_lock_page_writes(Oid relid, LOCKMODE mode);
@@ -326,6 +339,29 @@ extern void columnar_delete_options(Oid relid);
 extern int	columnar_stripe_row_counts(int64 storage_id, bool inline_only, int64 **counts);
 extern void columnar_log_insert(Oid relid, TimestampTz lo, TimestampTz hi);
 extern bool columnar_log_meets(Oid relid, TimestampTz lo, TimestampTz hi, Snapshot snapshot);
+
+/* ---- columnar_dictionary.c: a table's stack dictionary ---- */
+
+typedef struct ColumnarDictionaryView ColumnarDictionaryView;
+
+extern void columnar_dictionary_init(void);
+extern bool columnar_dictionary_type(Oid typid);
+extern bool columnar_dictionary_fits(const uint32 *dict_len, int ndict);
+extern bool columnar_dictionary_entries(Relation rel, int64 storage_id, char *const *dict,
+										const uint32 *dict_len, int ndict, int level,
+										int64 *entries);
+extern ColumnarDictionaryView *columnar_dictionary_view(Relation rel, Snapshot snapshot);
+extern void columnar_dictionary_view_end(ColumnarDictionaryView *v);
+extern int64 columnar_dictionary_blocks_read(const ColumnarDictionaryView *v);
+extern int	columnar_dictionary_segments(const ColumnarDictionaryView *v);
+extern void columnar_dictionary_ids(ColumnarDictionaryView *v, const int64 *entries, int n,
+									uint64 *ids);
+extern void columnar_dictionary_values(ColumnarDictionaryView *v, const int64 *entries, int n,
+									   char **values);
+extern int	columnar_dictionary_check(ColumnarDictionaryView *v, int64 next_entry,
+									  BlockNumber nblocks, ColumnarBlockRun **runs);
+extern int	columnar_dictionary_merge(Relation rel, int level);
+extern bool columnar_dictionary_merge_pending(Relation rel);
 
 /* ---- columnar_scratch.c: the buffers of scans, kept between scans ---- */
 
@@ -453,6 +489,8 @@ extern void columnar_chunk_encode_dictionary(ColumnarChunkWriter *w, char *const
 											 ColumnarChunk *chunk);
 extern void columnar_chunk_encode_ids(ColumnarChunkWriter *w, char *const *dict,
 									  const uint32 *dict_len, int ndict, ColumnarChunk *chunk);
+extern void columnar_chunk_encode_entries(ColumnarChunkWriter *w, const int64 *entries,
+										  int n, ColumnarChunk *chunk);
 extern uint64 columnar_chunk_entry_id(const char *value, int16 typlen);
 
 extern pg_crc32c columnar_chunk_crc(const char *data, int len);
@@ -513,7 +551,8 @@ extern void columnar_compact_at_commit(Oid relid, ColumnarOptions opts);
 
 /* ---- columnar_read.c: scans (besides those of columnar.h) ---- */
 
-extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs);
+extern ColumnarReadState *columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs,
+												 ColumnarDictionaryView *table_dict);
 extern void columnar_read_rescan(ColumnarReadState *rs);
 extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
 extern void columnar_read_keep_dicts(ColumnarReadState *rs);

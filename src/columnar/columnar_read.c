@@ -62,6 +62,10 @@ struct ColumnarReadState
 	StringInfoData asked_space;
 	MemoryContext asked_cxt;	/* one too big for a buffer */
 	StringInfoData *group_space;	/* [natts] the decoded group's columns */
+	ColumnarDictionaryView *table_dict; /* the table's stack dictionary, NULL:
+										 * not read yet */
+	bool		own_table_dict; /* read here (not given) */
+	StringInfoData entries_space;	/* a stripe dictionary's entry numbers */
 	/* position */
 	int			cur_stripe;
 	int			cur_group;		/* -1: before the first */
@@ -179,13 +183,18 @@ columnar_read_begin(Relation rel, Snapshot snapshot, Bitmapset *attrs, List *pre
 	return rs;
 }
 
-/* Read the given stripes of rel (compaction, integrity check). */
+/*
+ * Read the given stripes of rel (compaction, integrity check), whose stack
+ * dictionary is table_dict (a view the caller ends after the read).
+ */
 ColumnarReadState *
-columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs)
+columnar_read_stripes(Relation rel, List *stripes, Bitmapset *attrs,
+					  ColumnarDictionaryView *table_dict)
 {
 	ColumnarReadState *rs = read_state_create(rel, attrs);
 	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
 
+	rs->table_dict = table_dict;
 	rs->ncommitted = list_length(stripes);
 	set_stripes(rs, stripes);
 	MemoryContextSwitchTo(old);
@@ -231,6 +240,8 @@ columnar_read_stats(ColumnarReadState *rs, int64 *groups_read,
 	*groups_read = rs->groups_read;
 	*groups_skipped = rs->groups_skipped;
 	*blocks_read = rs->blocks_read;
+	if (rs->own_table_dict)
+		*blocks_read += columnar_dictionary_blocks_read(rs->table_dict);
 }
 
 /*
@@ -367,9 +378,48 @@ read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw, &rs->stored);
 }
 
+/* The table's stack dictionary, as the scan's snapshot sees it. */
+static ColumnarDictionaryView *
+table_dictionary(ColumnarReadState *rs)
+{
+	if (rs->table_dict == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+
+		rs->table_dict = columnar_dictionary_view(rs->rel, rs->snapshot);
+		rs->own_table_dict = true;
+		MemoryContextSwitchTo(old);
+	}
+	return rs->table_dict;
+}
+
+/*
+ * The entry numbers in the table's stack dictionary of stripe s's
+ * dictionary of column att (ENC_ENTRIES), valid until the next call.
+ */
+static const int64 *
+read_entries(ColumnarReadState *rs, ColumnarStripe *s, int att)
+{
+	ColumnarChunk *ch = &s->columns[att].dict;
+	int			ndict = s->columns[att].ndict;
+
+	if (ndict < 1 || TupleDescAttr(rs->desc, att)->attlen != -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("columnar table \"%s\" is damaged: a stripe's dictionary of column \"%s\" has bad entry numbers",
+						RelationGetRelationName(rs->rel),
+						NameStr(TupleDescAttr(rs->desc, att)->attname))));
+	read_chunk(rs, s, ch);
+	columnar_scratch_reserve(rs->scratch, &rs->entries_space, sizeof(int64) * ndict);
+	columnar_decode_ints(ch->index_encoding, rs->raw.data, rs->raw.len,
+						 (int64 *) rs->entries_space.data, ndict);
+	return (const int64 *) rs->entries_space.data;
+}
+
 /*
  * Stripe s's dictionary of column att, decoded into the buffer space, or
- * if too big for a buffer into memory of cxt.
+ * if too big for a buffer into memory of cxt.  (Of a stripe whose values
+ * are in the table's stack dictionary: pointers to them in the space.)
  */
 static char **
 decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo space,
@@ -381,6 +431,14 @@ decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo 
 	Size		size;
 	char	   *dst;
 
+	if (ch->encoding == ENC_ENTRIES)
+	{
+		const int64 *entries = read_entries(rs, s, att);
+
+		columnar_scratch_reserve(rs->scratch, space, sizeof(char *) * ndict);
+		columnar_dictionary_values(table_dictionary(rs), entries, ndict, (char **) space->data);
+		return (char **) space->data;
+	}
 	read_chunk(rs, s, ch);
 	size = columnar_chunk_dictionary_size(ch, rs->raw.data, rs->raw.len, ndict, typlen);
 	if (size < MaxAllocSize)
@@ -440,6 +498,20 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	ColumnarChunk *ch;
 	int			ndict = s->columns[att].ndict;
 
+	if (s->columns[att].has_dict && s->columns[att].dict.encoding == ENC_ENTRIES)
+	{
+		const int64 *entries;
+
+		if (rs->dict_ids[att] != NULL)
+			return true;
+		entries = read_entries(rs, s, att);
+		columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], sizeof(uint64) * ndict);
+		columnar_dictionary_ids(table_dictionary(rs), entries, ndict,
+								(uint64 *) rs->ids_space[att].data);
+		rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
+		rs->dict_sizes[att] = ndict;
+		return true;
+	}
 	if (s->dict_ids == NULL || s->dict_ids[att].size == 0)
 		return false;
 	if (rs->dict_ids[att] != NULL)

@@ -170,6 +170,45 @@ columnar_reserve_rows(Relation rel, int64 count)
 }
 
 /*
+ * Reserve count entry numbers of rel's stack dictionary; returns the first.
+ * Raises the metapage to format version 4 in the same change, before any
+ * segment or stripe refers to them.  Numbers of a write that rolls back
+ * are not used again, as row numbers are not.
+ */
+int64
+columnar_reserve_entries(Relation rel, int count)
+{
+	Buffer		buf = ReadBuffer(rel, 0);
+	GenericXLogState *state;
+	Page		page;
+	ColumnarMetaPage *meta;
+	int64		first;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta = metapage_contents(rel, page, true);
+	first = meta->next_entry;
+	if (count < 0 || first < 0 || first + count > PG_INT32_MAX)
+	{
+		GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("columnar table \"%s\" has run out of stack dictionary entry numbers",
+						RelationGetRelationName(rel)),
+				 errhint("Rewrite it with VACUUM FULL.")));
+	}
+	meta->next_entry = (int32) (first + count);
+	meta->version = Max(meta->version, COLUMNAR_VERSION_TABLE_DICTIONARY);
+	/* a metapage of 0.1 ends before the counter: generic WAL logs up to pd_lower */
+	metapage_set_lower(page, meta);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return first;
+}
+
+/*
  * Raise rel's metapage version to version (at most this build's), unless
  * it is there already: called before a stripe that needs that version is
  * written, so that older builds refuse the table from then on instead of

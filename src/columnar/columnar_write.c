@@ -69,6 +69,10 @@ typedef struct ColumnBuffer
 	int			ndict;
 	int			dict_cap;
 	int			last_idx;		/* the previous row's index, or -1 */
+	bool		stacks;			/* of stacks: in the table's stack dictionary */
+	int64	   *entries;		/* while flushed: the dictionary's entry
+								 * numbers in the table's stack dictionary,
+								 * or NULL */
 } ColumnBuffer;
 
 struct ColumnarWriteBuffer
@@ -119,6 +123,7 @@ reset_buffers(ColumnarWriteBuffer *buf)
 			c->dict_cap = 256;
 			c->ndict = 0;
 			c->last_idx = -1;
+			c->entries = NULL;
 			c->dict_ptr = palloc(sizeof(char *) * c->dict_cap);
 			c->dict_len = palloc(sizeof(uint32) * c->dict_cap);
 		}
@@ -180,6 +185,7 @@ columnar_buffer_create(Relation rel, MemoryContext parent)
 		c->byval = att->attbyval;
 		c->dropped = att->attisdropped;
 		c->kind = att->attbyval ? COLUMNAR_KIND_INT : COLUMNAR_KIND_BYTES;
+		c->stacks = !att->attisdropped && columnar_dictionary_type(att->atttypid);
 		if (att->attbyval && !att->attisdropped)
 			init_order(c, att, cxt);
 	}
@@ -622,7 +628,15 @@ encode_column(ColumnarWriteBuffer *buf, int a, int nrows, ColumnarChunkWriter *w
 	bool		use_dict = false;
 
 	col->kind = c->kind;
-	if (c->kind == COLUMNAR_KIND_BYTES && c->ndict > 0)
+	if (c->kind == COLUMNAR_KIND_BYTES && c->entries)
+	{
+		use_dict = true;
+		col->has_dict = true;
+		col->ndict = c->ndict;
+		columnar_chunk_encode_entries(w, c->entries, c->ndict, &col->dict);
+		buf->stripe_version = Max(buf->stripe_version, COLUMNAR_VERSION_TABLE_DICTIONARY);
+	}
+	else if (c->kind == COLUMNAR_KIND_BYTES && c->ndict > 0)
 	{
 		int			nonnull = 0;
 
@@ -685,6 +699,30 @@ stripe_row_ranges(ColumnarWriteBuffer *buf, int nrows, ColumnarStripe *s)
 	s->first_row = s->ranges[0].first;
 	for (int i = 1; i < s->nranges; i++)
 		s->first_row = Min(s->first_row, s->ranges[i].first);
+}
+
+/*
+ * The entry numbers of the stacks of the buffered rows in rel's stack
+ * dictionary (columnar_dictionary.c), which gets those it lacks: once per
+ * stripe written, before it is encoded.
+ */
+static void
+find_table_entries(Relation rel, ColumnarWriteBuffer *buf)
+{
+	for (int a = 0; a < buf->natts; a++)
+	{
+		ColumnBuffer *c = &buf->cols[a];
+
+		if (!c->stacks || !columnar_dictionary_fits(c->dict_len, c->ndict))
+			continue;
+		c->entries = MemoryContextAllocHuge(buf->stripe_cxt, sizeof(int64) * c->ndict);
+		if (!columnar_dictionary_entries(rel, buf->storage_id, c->dict_ptr, c->dict_len,
+										 c->ndict, buf->opts.compression_level, c->entries))
+		{
+			pfree(c->entries);
+			c->entries = NULL;
+		}
+	}
 }
 
 /*
@@ -754,6 +792,7 @@ columnar_buffer_flush(Relation rel, ColumnarWriteBuffer *buf, bool for_good, int
 	/* rows of one command only: rows_before finds a command's rows by position */
 	if (buf->order_rows && buf->ncids == 1)
 		order_buffered_rows(buf);
+	find_table_entries(rel, buf);
 	old = MemoryContextSwitchTo(buf->cxt);
 	initStringInfo(&data);
 

@@ -28,7 +28,10 @@ check_eq "COPY loads every row" "200000" "$(q "SELECT count(*) FROM s")"
 blocks_before=$(q "SELECT pg_relation_size('s') / 8192")
 "$gen" 1500000 50 > "$PGDATA_DIR/big.bin" 2>/dev/null
 chown postgres: "$PGDATA_DIR/big.bin"
-psql -X -qAt -c "COPY s FROM '$PGDATA_DIR/big.bin' WITH (format binary)" >/dev/null 2>&1 &
+# (its stripes on data pages: with their stacks in the table's dictionary
+# they are small enough to be kept inline)
+PGOPTIONS="-c parca.columnar_inline_stripe_bytes=0" \
+	psql -X -qAt -c "COPY s FROM '$PGDATA_DIR/big.bin' WITH (format binary)" >/dev/null 2>&1 &
 copy_pid=$!
 # wait until the COPY is well under way and has written stripes of its own
 progress=0
@@ -183,11 +186,11 @@ newer_files=("$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer')")"
 	"$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('newer_dropped')")")
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
 for f in "${newer_files[@]}"; do
-	printf '\x04\x00\x00\x00' | dd of="$f" bs=1 seek=28 conv=notrunc status=none
+	printf '\x05\x00\x00\x00' | dd of="$f" bs=1 seek=28 conv=notrunc status=none
 done
 restart_cluster
 refused() { ! out=$(psql -X -qAt -c "$1" 2>&1) &&
-	grep -q 'has storage format version 4, newer than this build of parca reads (3)' <<<"$out"; }
+	grep -q 'has storage format version 5, newer than this build of parca reads (4)' <<<"$out"; }
 check "newer format: SELECT is refused" refused "SELECT count(*) FROM newer"
 check "newer format: INSERT is refused" refused "INSERT INTO newer SELECT * FROM s LIMIT 1"
 check "newer format: the integrity check is refused" \
@@ -205,15 +208,25 @@ check_eq "newer format: TRUNCATE gives the table storage of this version" "10" \
 #    stripes of version 1, without word dictionaries), stays at 1 while
 #    what is written into it is of version 1 (text, stacks all NULL), and
 #    is raised to 3 before its first stripe with a word dictionary (and its
-#    ids); its version-1 stripes still read, and compaction merges both
-#    kinds.
+#    ids), written as a database not yet updated to 0.2 does (without
+#    parca.columnar_dictionary, renamed away for it); then to 4 before its
+#    first segment of a stack dictionary.  Its stripes of every version
+#    still read, and compaction merges them all.
+#    (What it reads then must not be a table with such segments: s_rows
+#    holds rows of s in a heap table.)
+without_dictionary() {
+	q "ALTER TABLE parca.columnar_dictionary RENAME TO columnar_dictionary_away"
+	q "$1"
+	q "ALTER TABLE parca.columnar_dictionary_away RENAME TO columnar_dictionary"
+}
+q "CREATE TABLE s_rows AS SELECT * FROM s LIMIT 40000"
 meta_version() {
 	q "CHECKPOINT"
 	od -An -tu4 -j28 -N4 "$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('$1')")" | tr -d ' '
 }
 q "CREATE TABLE older (t text, st stacktrace) USING parca_columnar"
 q "INSERT INTO older SELECT 'row ' || (i % 100), NULL FROM generate_series(1, 3000) i"
-check_eq "a new table is of this build's version" "3" "$(meta_version older)"
+check_eq "a new table is of this build's version" "4" "$(meta_version older)"
 older_file=$PGDATA_DIR/data/$(q "SELECT pg_relation_filepath('older')")
 runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PGDATA_DIR/data" -m fast -w stop >/dev/null
 printf '\x01\x00\x00\x00' | dd of="$older_file" bs=1 seek=28 conv=notrunc status=none
@@ -221,16 +234,22 @@ restart_cluster
 check_eq "version 1: set by hand" "1" "$(meta_version older)"
 q "INSERT INTO older SELECT 'more ' || (i % 100), NULL FROM generate_series(1, 3000) i"
 check_eq "version 1: stripes without word dictionaries keep it" "1" "$(meta_version older)"
-q "INSERT INTO older SELECT 'stack', stack FROM s LIMIT 20000"
+without_dictionary "INSERT INTO older SELECT 'stack', stack FROM s_rows LIMIT 20000"
 check_eq "version 1: the stacks were written as a word dictionary" "dictionary(words)" \
 	"$(q "SELECT string_agg(DISTINCT encoding, ',') FROM parca_columnar_chunks('older') WHERE attname = 'st' AND chunk_group = -1")"
 check_eq "version 1: raised to 3 by the first word dictionary" "3" "$(meta_version older)"
-check_eq "version 1: every row reads" "26000/20000/$(q "SELECT count(DISTINCT stack) FROM (SELECT stack FROM s LIMIT 20000) x")" \
-	"$(q "SELECT count(*) || '/' || count(st) || '/' || count(DISTINCT st) FROM older")"
+q "INSERT INTO older SELECT 'stack', stack FROM s_rows OFFSET 20000 LIMIT 20000"
+check_eq "version 3: the stacks then go to the table's stack dictionary" \
+	"dictionary(entries delta_rle),dictionary(words)/1" \
+	"$(q "SELECT string_agg(DISTINCT encoding, ',' ORDER BY encoding) FROM parca_columnar_chunks('older') WHERE attname = 'st' AND chunk_group = -1")/$(q "SELECT count(*) FROM parca_columnar_chunks('older') WHERE stripe IS NULL AND chunk_group = -1")"
+check_eq "version 3: raised to 4 by the first segment" "4" "$(meta_version older)"
+older_rows="SELECT count(*) || '/' || count(st) || '/' || count(DISTINCT st) FROM older"
+check_eq "version 1: every row reads" "46000/40000/$(q "SELECT count(DISTINCT stack) FROM s_rows")" \
+	"$(q "$older_rows")"
+older_before=$(q "$older_rows")
 q "SELECT parca_columnar_compact('older')" >/dev/null
-check_eq "version 1: after compaction, every row reads" "26000/20000" \
-	"$(q "SELECT count(*) || '/' || count(st) FROM older")"
-check_eq "version 1: integrity check" "26000" "$(q "SELECT rows FROM parca_columnar_check('older')")"
+check_eq "version 1: after compaction, every row reads" "$older_before" "$(q "$older_rows")"
+check_eq "version 1: integrity check" "46000" "$(q "SELECT rows FROM parca_columnar_check('older')")"
 
 # 8. a table of format version 2, as the build before made it: word
 #    dictionaries without ids.  A stripe's ids are taken out of its
@@ -253,7 +272,7 @@ q "CREATE FUNCTION ids_chunk(d bytea, a int) RETURNS int LANGUAGE sql IMMUTABLE 
 	'SELECT 32 + le32(d, 16)::int * 16 + le32(d, 4)::int * 56 + (le32(d, 4) * le32(d, 8))::int * 48 + a * 48'"
 has_ids="(get_byte(directory, 20) & 2) = 2"
 q "CREATE TABLE v2 (LIKE parca.samples) USING parca_columnar"
-q "INSERT INTO v2 SELECT * FROM s LIMIT 20000"
+without_dictionary "INSERT INTO v2 SELECT * FROM s_rows LIMIT 20000"
 v2_storage=$(q "SELECT max(storage_id) FROM parca.columnar_stripes")
 v2_rows="SELECT count(*) || '/' || sum(value) || '/' || count(DISTINCT stack) FROM v2"
 v2_before=$(q "$v2_rows")
@@ -269,10 +288,10 @@ check_eq "version 2: set by hand, its stripe without ids" "2/0" \
 check_eq "version 2: every row reads" "$v2_before" "$(q "$v2_rows")"
 check_eq "version 2: integrity check" "20000" "$(q "SELECT rows FROM parca_columnar_check('v2')")"
 q "INSERT INTO v2 SELECT * FROM s OFFSET 20000 LIMIT 20000"
-check_eq "version 2: raised to 3 by the first stripe with ids" "3" "$(meta_version v2)"
+check_eq "version 2: raised to 4 by the first stripe of the table's dictionary" "4" "$(meta_version v2)"
 q "SELECT parca_columnar_compact('v2')" >/dev/null
-check_eq "version 2: compaction writes every stripe with ids" "0" \
-	"$(q "SELECT count(*) FROM parca.columnar_stripes WHERE storage_id = $v2_storage AND NOT $has_ids")"
+check_eq "version 2: compaction writes every stripe anew, its stacks in the table's dictionary" "0" \
+	"$(q "SELECT count(*) FROM parca_columnar_chunks('v2') WHERE attname = 'stack' AND chunk_group = -1 AND encoding NOT LIKE 'dictionary(entries %'")"
 check_eq "version 2: after compaction, every row reads" "40000" "$(q "SELECT count(*) FROM v2")"
 check_eq "version 2: after compaction, integrity check" "40000" \
 	"$(q "SELECT rows FROM parca_columnar_check('v2')")"
@@ -322,39 +341,55 @@ check_eq "standby: parca_query answers as on the primary" "$(q "$rep_query")" \
 explain=$(psql -X -qAt -h "$standby" -p "$STANDBY_PORT" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM rep WHERE time < '2026-01-01 00:00:30+00'")
 check "standby: chunk skipping works there too" grep -q 'Chunk Groups Skipped: [1-9]' <<<"$explain"
 
-# 9. parca_query reads a stack by its id where a stripe has ids, by its
-#    frames where it has none (version 2): the same answer either way; ids
-#    that do not match their dictionary (the ids' chunk of the stack column
-#    8 bytes short) are an error that names the damage, for parca_query and
-#    for the integrity check, and the server goes on.  (Directories are put
-#    back only where they are as damaged: autovacuum may merge stripes.)
+# 9. parca_query reads a stack by its id: from the table's stack
+#    dictionary (version 4), from a stripe's ids (version 3), or by its
+#    frames where a stripe has none (version 2): the same answer every way.
+#    A segment whose ids do not match its entries (its ids' chunk 8 bytes
+#    short) is an error that names the damage, for parca_query and for the
+#    integrity check, and the server goes on.  The same profile is stored
+#    under two names: "rep" as this build writes it, "rep_old" as a
+#    database not yet updated to 0.2 does (stripe dictionaries with ids,
+#    which are then stripped to make them version 2's).
 q "SELECT parca_ingest_pprof(pg_read_binary_file('$PGDATA_DIR/rep.pb.gz'), 'rep', jsonb_build_object('copy', i::text))
 	FROM generate_series(1, 3) i" >/dev/null
-stack_att=$(q "SELECT attnum - 1 FROM pg_attribute WHERE attrelid = 'parca.samples'::regclass AND attname = 'stack'")
+# (four copies: "rep" has one more, from the replication test above)
+without_dictionary "SELECT parca_ingest_pprof(pg_read_binary_file('$PGDATA_DIR/rep.pb.gz'), 'rep_old', jsonb_build_object('copy', i::text))
+	FROM generate_series(0, 3) i" >/dev/null
+# (its total and stacks: the profile names the query it answers; over the
+# profile's day, which the generated rows put into parca.samples above,
+# whose series ids are any, do not reach)
+rep_md5() {
+	q "SELECT parca_profile_total(p) || '/' ||
+		(SELECT md5(string_agg(s::text, ';' ORDER BY s::text)) FROM parca_profile_stacks(p) s)
+		FROM parca_query('$1:alloc_space:bytes:space:bytes', '2020-12-17', '2020-12-18') p"
+}
+with_dictionary=$(rep_md5 rep)
+check_eq "stripes with ids (version 3): parca_query answers as from the table's dictionary" \
+	"$with_dictionary" "$(rep_md5 rep_old)"
+# the segments of parca.samples' partitions: their ids' chunk (the one
+# ColumnarChunk after the header, range and column) 8 bytes short
 q "CREATE FUNCTION damage_ids(d bytea) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-	'SELECT set_le32(d, ids_chunk(d, $stack_att) + 8, le32(d, ids_chunk(d, $stack_att) + 8) - 8)'"
-# the stripes with ids of tables with parca.samples' columns (its
-# partitions, and the tables made LIKE it above: damaged and put back too)
+	'SELECT set_le32(d, ids_chunk(d, 0) + 8, le32(d, ids_chunk(d, 0) + 8) - 8)'"
+q "CREATE TABLE saved_segments AS SELECT storage_id, first_entry, directory FROM parca.columnar_dictionary"
+check "parca.samples: its stacks are in segments" test "$(q "SELECT count(*) FROM saved_segments")" -gt 0
+q "UPDATE parca.columnar_dictionary c SET directory = damage_ids(s.directory) FROM saved_segments s
+	WHERE (c.storage_id, c.first_entry) = (s.storage_id, s.first_entry)"
+damaged_ids() { ! out=$(psql -X -qAt -c "$1" 2>&1) && grep -q "$2" <<<"$out"; }
+check "damaged ids: parca_query is refused, naming the damage" damaged_ids \
+	"SELECT parca_query('rep:alloc_space:bytes:space:bytes', '-infinity', 'infinity')" \
+	'columnar stack dictionary segment at entry [0-9]* is damaged'
+check "damaged ids: the integrity check finds them" damaged_ids \
+	"SELECT * FROM parca_columnar_check('parca.samples')" 'columnar stack dictionary segment at entry [0-9]* is damaged'
+q "UPDATE parca.columnar_dictionary c SET directory = s.directory FROM saved_segments s
+	WHERE (c.storage_id, c.first_entry) = (s.storage_id, s.first_entry)"
+check_eq "ids put back: parca_query answers as before" "$with_dictionary" "$(rep_md5 rep)"
+# rep_old's stripes: those with a word dictionary of parca.samples' width
 natts=$(q "SELECT count(*) FROM pg_attribute WHERE attrelid = 'parca.samples'::regclass AND attnum > 0")
-q "CREATE TABLE saved_directories AS SELECT storage_id, first_row, directory FROM parca.columnar_stripes
+stack_att=$(q "SELECT attnum - 1 FROM pg_attribute WHERE attrelid = 'parca.samples'::regclass AND attname = 'stack'")
+q "UPDATE parca.columnar_stripes SET directory = strip_ids(directory)
 	WHERE CASE WHEN $has_ids AND le32(directory, 4) = $natts
 		THEN le32(directory, ids_chunk(directory, $stack_att) + 8) > 0 END"
-rep_md5="SELECT md5(parca_query('rep:alloc_space:bytes:space:bytes', '-infinity', 'infinity')::text)"
-with_ids=$(q "$rep_md5")
-check "parca.samples: its stripes have ids" test "$(q "SELECT count(*) FROM saved_directories")" -gt 0
-q "UPDATE parca.columnar_stripes c SET directory = damage_ids(s.directory) FROM saved_directories s
-	WHERE (c.storage_id, c.first_row, c.directory) = (s.storage_id, s.first_row, s.directory)"
-damaged_ids() { ! out=$(psql -X -qAt -c "$1" 2>&1) && grep -q "$2" <<<"$out"; }
-check "damaged ids: parca_query is refused, naming the damage" damaged_ids "$rep_md5" \
-	'the dictionary ids of column "stack" do not match its dictionary'
-check "damaged ids: the integrity check finds them" damaged_ids \
-	"SELECT * FROM parca_columnar_check('parca.samples')" 'dictionary ids do not match their dictionary'
-q "UPDATE parca.columnar_stripes c SET directory = s.directory FROM saved_directories s
-	WHERE (c.storage_id, c.first_row, c.directory) = (s.storage_id, s.first_row, damage_ids(s.directory))"
-check_eq "ids put back: parca_query answers as before" "$with_ids" "$(q "$rep_md5")"
-q "UPDATE parca.columnar_stripes c SET directory = strip_ids(c.directory) FROM saved_directories s
-	WHERE (c.storage_id, c.first_row, c.directory) = (s.storage_id, s.first_row, s.directory)"
-check_eq "stripes without ids (version 2): parca_query answers the same" "$with_ids" "$(q "$rep_md5")"
+check_eq "stripes without ids (version 2): parca_query answers the same" "$with_dictionary" "$(rep_md5 rep_old)"
 check "stripes without ids (version 2): integrity check passes" \
 	test "$(q "SELECT rows FROM parca_columnar_check('parca.samples')")" -gt 0
 

@@ -5,7 +5,7 @@ RESET client_min_messages;
 
 CREATE TABLE col_skip (LIKE parca.samples) USING parca_columnar;
 SELECT parca_columnar_set_options('col_skip', chunk_group_rows => 1000, stripe_rows => 10000);
--- data pages rather than inline stripes
+-- data pages rather than inline stripes (two, and one of the stack dictionary)
 SET parca.columnar_inline_stripe_bytes = 0;
 -- 20,000 rows in time order: 100 profiles of 200 rows, 10 s apart, 4 series
 INSERT INTO col_skip

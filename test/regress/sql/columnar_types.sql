@@ -116,7 +116,9 @@ INSERT INTO col_edge VALUES ('', '{}', repeat('x', 100000)), (NULL, NULL, NULL),
 SELECT t, st, length(big) FROM col_edge ORDER BY t NULLS LAST;
 
 -- stack dictionaries as word tables (dictionary(words)): values of whole
--- 8-byte words made of few distinct ones.  3,000 stacks of 12 to 40
+-- 8-byte words made of few distinct ones.  A stacktrace column keeps its
+-- stacks in the table's stack dictionary (parca_columnar_chunks' rows of
+-- stripe NULL), each stripe their entry numbers there.  3,000 stacks of 12 to 40
 -- frames out of 600 location ids (two-byte indexes), each stack in 4 rows;
 -- col_types above has one-byte indexes (14 words), and 20,000 stacks of
 -- 10 frames out of 70,000 (each in about 3 stacks) need three-byte indexes
@@ -131,6 +133,8 @@ FROM generate_series(1, 12000) i, LATERAL (SELECT i % 3000 AS s) x;
 CREATE TABLE col_words (LIKE col_words_heap) USING parca_columnar;
 INSERT INTO col_words SELECT * FROM col_words_heap;
 SELECT encoding, nulls AS entries, raw_bytes < 3000 * (1 + 26 * 8) / 3 AS third_of_plain
+FROM parca_columnar_chunks('col_words') WHERE stripe IS NULL AND chunk_group = -1;
+SELECT encoding, nulls AS entries
 FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
 -- beside the word dictionary, the 64-bit id of each entry (format version
 -- 3), stored as they are; the plain column i has none
@@ -146,22 +150,27 @@ FROM generate_series(1, 40000) i;
 CREATE TABLE col_words_wide (LIKE col_words_wide_heap) USING parca_columnar;
 INSERT INTO col_words_wide SELECT * FROM col_words_wide_heap;
 SELECT encoding, nulls AS entries, raw_bytes
-FROM parca_columnar_chunks('col_words_wide') WHERE attname = 'st' AND chunk_group = -1;
+FROM parca_columnar_chunks('col_words_wide') WHERE stripe IS NULL AND chunk_group = -1;
 SELECT count(*) FROM (SELECT * FROM col_words_wide EXCEPT ALL SELECT * FROM col_words_wide_heap) x;
 SELECT count(*) FROM (SELECT * FROM col_words_wide_heap EXCEPT ALL SELECT * FROM col_words_wide) x;
 DROP TABLE col_words_wide, col_words_wide_heap;
 
--- through compaction: stripes of a third of the rows each, merged into one
--- whose dictionary is a word table again
+-- through compaction: stripes of a third of the rows each (each with a
+-- segment of its new stacks), merged into one that refers to the same
+-- entries; the segments are merged too, the same entries in one
 TRUNCATE col_words;
 INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 0;
 INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 1;
 INSERT INTO col_words SELECT * FROM col_words_heap WHERE i % 3 = 2;
 SELECT count(*) AS stripes, string_agg(DISTINCT encoding, ',') AS encodings
 FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+SELECT count(*) AS segments, sum(nulls) AS entries, string_agg(DISTINCT encoding, ',')
+FROM parca_columnar_chunks('col_words') WHERE stripe IS NULL AND chunk_group = -1;
 SELECT parca_columnar_compact('col_words') > 0 AS merged;
 SELECT count(*) AS stripes, string_agg(DISTINCT encoding, ',') AS encodings
 FROM parca_columnar_chunks('col_words') WHERE attname = 'st' AND chunk_group = -1;
+SELECT count(*) AS segments, sum(nulls) AS entries
+FROM parca_columnar_chunks('col_words') WHERE stripe IS NULL AND chunk_group = -1;
 SELECT count(*) FROM (SELECT * FROM col_words EXCEPT ALL SELECT * FROM col_words_heap) x;
 SELECT count(*) FROM (SELECT * FROM col_words_heap EXCEPT ALL SELECT * FROM col_words) x;
 SELECT stripes, rows FROM parca_columnar_check('col_words');
@@ -180,9 +189,9 @@ SELECT attname, encoding, nulls AS entries
 FROM parca_columnar_chunks('col_words_plain') WHERE chunk_group = -1 ORDER BY attname;
 SELECT count(DISTINCT t9), count(DISTINCT t8), count(DISTINCT st) FROM col_words_plain;
 
--- a damaged word dictionary is refused, not misread: a stripe kept inline
--- and stored as encoded (level 0), whose dictionary chunk (the first
--- chunk of its data) starts with the counts of distinct words (14) and of
+-- a damaged word dictionary is refused, not misread: a segment of the
+-- table's stack dictionary kept inline and stored as encoded (level 0),
+-- whose dictionary chunk (the first chunk of its data) starts with the counts of distinct words (14) and of
 -- all words (108), one-byte varints, then the 14 words, a word count per
 -- stack (36 stacks of 3), then the 108 one-byte indexes
 CREATE TABLE col_words_bad (st stacktrace) USING parca_columnar;
@@ -191,14 +200,15 @@ INSERT INTO col_words_bad SELECT st FROM col_types WHERE st IS NOT NULL;
 SELECT inline, encoding, compressed, nulls AS entries, raw_bytes
 FROM parca_columnar_chunks('col_words_bad') WHERE chunk_group = -1;
 CREATE TEMP TABLE col_words_bad_stripe AS
-    SELECT storage_id, first_row, inline_data FROM parca.columnar_stripes
-    WHERE storage_id = (SELECT max(storage_id) FROM parca.columnar_stripes);
+    SELECT storage_id, first_entry, inline_data FROM parca.columnar_dictionary
+    WHERE storage_id = (SELECT max(storage_id) FROM parca.columnar_dictionary);
 SELECT get_byte(inline_data, 0) AS nwords, get_byte(inline_data, 1) AS total,
        get_byte(inline_data, 2 + 14 * 8) AS first_count
 FROM col_words_bad_stripe;
 CREATE FUNCTION col_words_damage(pos int, b int) RETURNS void LANGUAGE sql AS $$
-UPDATE parca.columnar_stripes s SET inline_data = set_byte(d.inline_data, pos, b)
-    FROM col_words_bad_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row) $$;
+UPDATE parca.columnar_dictionary s SET inline_data = set_byte(d.inline_data, pos, b)
+    FROM col_words_bad_stripe d
+    WHERE (s.storage_id, s.first_entry) = (d.storage_id, d.first_entry) $$;
 -- a table past the bytes
 SELECT col_words_damage(0, 127);
 SELECT count(DISTINCT st) FROM col_words_bad;
@@ -216,10 +226,22 @@ SELECT col_words_damage(2 + 14 * 8 + 36 + 108 - 1, 14);
 SELECT count(DISTINCT st) FROM col_words_bad;
 -- the check sees every one of them by its checksum; undamaged, it passes
 SELECT stripes FROM parca_columnar_check('col_words_bad');
-UPDATE parca.columnar_stripes s SET inline_data = d.inline_data
-    FROM col_words_bad_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
+UPDATE parca.columnar_dictionary s SET inline_data = d.inline_data
+    FROM col_words_bad_stripe d WHERE (s.storage_id, s.first_entry) = (d.storage_id, d.first_entry);
 SELECT count(*), count(DISTINCT st) FROM col_words_bad;
 SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_words_bad');
+-- a stripe that refers to an entry its table's dictionary lacks is
+-- refused: its entry numbers' chunk (the first of its data, delta_rle:
+-- the first number in 8 bytes) made to start at 127 of 36
+CREATE TEMP TABLE col_words_bad_entries AS
+    SELECT storage_id, first_row, inline_data FROM parca.columnar_stripes
+    WHERE storage_id = (SELECT max(storage_id) FROM parca.columnar_dictionary);
+UPDATE parca.columnar_stripes s SET inline_data = set_byte(d.inline_data, 0, 127)
+    FROM col_words_bad_entries d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
+SELECT count(DISTINCT st) FROM col_words_bad;
+UPDATE parca.columnar_stripes s SET inline_data = d.inline_data
+    FROM col_words_bad_entries d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
+SELECT count(*), count(DISTINCT st) FROM col_words_bad;
 DROP TABLE col_words, col_words_heap, col_words_plain, col_words_bad;
 DROP FUNCTION col_words_stack(int8[]), col_words_damage(int, int);
 
