@@ -58,14 +58,19 @@ leaves="(SELECT 'parca.samples'::regclass AS relid WHERE NOT EXISTS (SELECT FROM
 # sizes: the table (every partition, indexes, TOAST) and its stripe rows
 table_bytes() {
 	q "SELECT (SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM $leaves l)
-	        + (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM parca.columnar_stripes s)"
+	        + (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM parca.columnar_stripes s)
+	        + (SELECT coalesce(sum(pg_column_size(d.*)), 0) FROM parca.columnar_dictionary d)"
 }
-# the same without unused pages: the stripes' data pages, the metapages,
-# the stripe rows (columnar tables are only parca.samples' here)
+# the same without unused pages: the data pages of the stripes and of the
+# stack dictionaries' segments, the metapages, the rows of both
+# (columnar tables are only parca.samples' here)
 live_bytes() {
-	q "SELECT (SELECT coalesce(sum(ceil(data_size / $((8192 - 24)).0)), 0) * 8192 FROM parca.columnar_stripes WHERE first_block >= 0)
+	q "SELECT (SELECT coalesce(sum(ceil(data_size / $((8192 - 24)).0)), 0) * 8192 FROM
+	           (SELECT data_size FROM parca.columnar_stripes WHERE first_block >= 0 UNION ALL
+	            SELECT data_size FROM parca.columnar_dictionary WHERE first_block >= 0) p)
 	        + (SELECT count(*) * 8192 FROM $leaves l)
-	        + (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM parca.columnar_stripes s)"
+	        + (SELECT coalesce(sum(pg_column_size(s.*)), 0) FROM parca.columnar_stripes s)
+	        + (SELECT coalesce(sum(pg_column_size(d.*)), 0) FROM parca.columnar_dictionary d)"
 }
 wal_lsn() { q "SELECT pg_current_wal_insert_lsn()"; }
 wal_bytes() { q "SELECT pg_wal_lsn_diff('$2', '$1')::bigint"; }
