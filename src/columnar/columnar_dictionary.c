@@ -12,10 +12,12 @@
  * The dictionary is a set of segments, rows of parca.columnar_dictionary
  * laid out as stripes: a directory of one column with a dictionary
  * (ENC_WORDS or ENC_PLAIN) of the segment's entries and their ids
- * (ENC_IDS), no chunk groups, and one range of entry numbers.  Entry
- * numbers come from the metapage (columnar_reserve_entries), so a number
- * means the same stack in every stripe.  A segment is written once and
- * never changed; it goes when its storage does.
+ * (ENC_IDS), no chunk groups, and its ranges of entry numbers (one as
+ * written).  Entry numbers come from the metapage
+ * (columnar_reserve_entries), so a number means the same stack in every
+ * stripe.  A segment is never changed: VACUUM merges small ones into one
+ * of the same entries under the same numbers (columnar_dictionary_merge),
+ * and they go when their storage does.
  *
  * Writers: each backend keeps, per table, the ids of the entries it knows
  * (those of the segments committed when it last looked, and its own), and

@@ -8,11 +8,13 @@
  * stripe_rows rows, split into chunk groups of chunk_group_rows rows; each
  * column of a chunk group is one chunk, encoded for its data and then
  * compressed with zstd.  Columns of pass-by-reference types (text, bytea,
- * jsonb, stacktrace, ...) share one dictionary per stripe.
+ * jsonb, ...) share one dictionary per stripe; a stacktrace column's is
+ * entry numbers in the table's stack dictionary (columnar_dictionary.c).
  *
  * Where things live:
  *	- block 0 of the relation's main fork: the metapage (format version,
- *	  storage id, row number counter), written with generic WAL;
+ *	  storage id, row number and stack dictionary entry counters),
+ *	  written with generic WAL;
  *	- blocks 1..n: stripe data, page-aligned per stripe, generic WAL;
  *	  pages of merged-away stripes are reused (the metapage lists them);
  *	- parca.columnar_stripes (an ordinary heap table): one row per stripe
@@ -20,7 +22,10 @@
  *	  size, encoding, min/max).  Small stripes keep their data inline in
  *	  that row.  A stripe exists for a snapshot exactly when its row there
  *	  is visible, which gives transactions, crash safety and replication
- *	  the heap's semantics.
+ *	  the heap's semantics;
+ *	- parca.columnar_dictionary: the segments of the table's stack
+ *	  dictionary, rows laid out as stripe rows, their data inline or on
+ *	  the table's pages too.
  *
  * Row numbers are reserved from the metapage counter when rows are
  * buffered, so that index entries can point at them (a TID encodes a row
