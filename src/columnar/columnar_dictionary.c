@@ -822,6 +822,16 @@ columnar_dictionary_values(ColumnarDictionaryView *v, const int64 *entries, int 
 	}
 }
 
+static pg_noinline void
+segment_damaged(ColumnarDictionaryView *v, ColumnarStripe *seg, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("columnar table \"%s\" is damaged: %s", RelationGetRelationName(v->rel), what),
+			 errdetail("In the stack dictionary segment that starts at entry " INT64_FORMAT ".",
+					   seg->first_row)));
+}
+
 /*
  * parca_columnar_check() of the view's segments: entry numbers below
  * next_entry, data pages inside the relation's nblocks, every chunk's
@@ -844,24 +854,14 @@ columnar_dictionary_check(ColumnarDictionaryView *v, int64 next_entry, BlockNumb
 		uint64	   *ids;
 
 		if (segment_end(seg) > next_entry)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("columnar table \"%s\" is damaged: stack dictionary entries past the metapage's count",
-							RelationGetRelationName(v->rel)),
-					 errdetail("In the segment that starts at entry " INT64_FORMAT ".",
-							   seg->first_row)));
+			segment_damaged(v, seg, "stack dictionary entries past the metapage's count");
 		if (seg->first_block >= 0)
 		{
 			int64		npages = (seg->data_size + COLUMNAR_PAGE_PAYLOAD - 1) /
 				COLUMNAR_PAGE_PAYLOAD;
 
 			if (seg->first_block < 1 || seg->first_block + npages > nblocks)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("columnar table \"%s\" is damaged: data pages past the end of the relation",
-								RelationGetRelationName(v->rel)),
-						 errdetail("In the stack dictionary segment that starts at entry " INT64_FORMAT ".",
-								   seg->first_row)));
+				segment_damaged(v, seg, "data pages past the end of the relation");
 			(*runs)[nruns].first = seg->first_block;
 			(*runs)[nruns++].count = npages;
 		}
@@ -869,24 +869,14 @@ columnar_dictionary_check(ColumnarDictionaryView *v, int64 next_entry, BlockNumb
 		{
 			columnar_chunk_read_stored(v->rel, seg, chunks[c], &stored);
 			if (columnar_chunk_crc(stored.data, stored.len) != chunks[c]->crc)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("columnar table \"%s\" is damaged: chunk checksum mismatch",
-								RelationGetRelationName(v->rel)),
-						 errdetail("In the stack dictionary segment that starts at entry " INT64_FORMAT ".",
-								   seg->first_row)));
+				segment_damaged(v, seg, "chunk checksum mismatch");
 		}
 		ids = (uint64 *) stored.data;
 		if (v->segments[i].values == NULL)
 			v->segments[i].values = segment_values(v->rel, seg, v->cxt, &v->blocks_read);
 		for (int e = 0; e < seg->row_count; e++)
 			if (ids[e] != columnar_chunk_entry_id(v->segments[i].values[e], -1))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("columnar table \"%s\" is damaged: a dictionary id is not its entry's",
-								RelationGetRelationName(v->rel)),
-						 errdetail("In the stack dictionary segment that starts at entry " INT64_FORMAT ".",
-								   seg->first_row)));
+				segment_damaged(v, seg, "a dictionary id is not its entry's");
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(stored.data);
