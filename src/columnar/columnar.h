@@ -106,6 +106,12 @@ typedef struct ColumnarGroup
 	const uint64 **dict_ids;	/* columns read by ids (columnar_read_by_ids):
 								 * the ids of the stripe's dictionary's
 								 * entries, NULL if not read; else NULL */
+	const int64 **dict_entries; /* columns read by ids of a stripe whose
+								 * dictionary is the table's: its entries'
+								 * numbers there (dense from 0, one table's
+								 * own), whose ids are read only when asked
+								 * (columnar_read_dictionary_ids); else
+								 * NULL */
 	int			stripe;			/* the dictionaries change when this does */
 	bool		all_pass;		/* min/max show that every row passes the predicates */
 } ColumnarGroup;
@@ -122,12 +128,18 @@ extern void columnar_read_end(ColumnarReadState *rs);
  * Read column attno by ids: a chunk group whose dictionary has ids gives
  * its entries' ids and indexes, not its values, and the dictionary is
  * decoded only when asked by columnar_read_dictionary(stripe: a group's
- * ColumnarGroup.stripe).  An id is parca_hash64 of the entry's bytes (for
- * a stacktrace, of its location ids).  Before the first group is read.
+ * ColumnarGroup.stripe).  Of a stripe whose dictionary is the table's
+ * (a stacktrace column), the group gives its entries' numbers in the
+ * table's instead, and their ids are read when asked by
+ * columnar_read_dictionary_ids.  An id is parca_hash64 of the entry's
+ * bytes (for a stacktrace, of its location ids).  Before the first group
+ * is read.
  */
 extern void columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno);
 extern char **columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe,
 									   int *nentries);
+extern const uint64 *columnar_read_dictionary_ids(ColumnarReadState *rs, AttrNumber attno,
+												  int stripe);
 
 /*
  * Read column attno only to test the predicates on it: a chunk group

@@ -56,6 +56,10 @@ struct ColumnarReadState
 	int			ids_stripe;		/* the stripe of dict_ids */
 	const uint64 **dict_ids;	/* [natts] its ids, NULL if not read */
 	StringInfoData *ids_space;	/* [natts] where they are */
+	const int64 **dict_entries; /* [natts] of a stripe whose dictionary is
+								 * the table's: its entries' numbers there,
+								 * NULL if not read */
+	StringInfoData *by_ids_entries_space;	/* [natts] where they are */
 	int			asked_stripe;	/* the dictionary that columnar_read_dictionary */
 	int			asked_att;		/* decoded: its stripe and column */
 	char	  **asked_dict;
@@ -293,8 +297,10 @@ group_is_ours(ColumnarReadState *rs, ColumnarStripe *s)
  * whose dictionary of it has ids (a word dictionary, format version 3), a
  * chunk group without NULLs in it gives its dictionary indexes
  * (ColumnarGroup.dict_index) and the ids of the dictionary's entries
- * (ColumnarGroup.dict_ids), and neither its values nor the dictionary
- * (ColumnarGroup.values and dicts of the column are not set):
+ * (ColumnarGroup.dict_ids; of a stripe whose dictionary is the table's,
+ * their numbers there, ColumnarGroup.dict_entries, and the ids when asked
+ * by columnar_read_dictionary_ids()), and neither its values nor the
+ * dictionary (ColumnarGroup.values and dicts of the column are not set):
  * columnar_read_dictionary() decodes the dictionary when the caller meets
  * an id it does not know.  Other groups and stripes read as without.
  * Before the first group is read.
@@ -311,6 +317,8 @@ columnar_read_by_ids(ColumnarReadState *rs, AttrNumber attno)
 		rs->by_ids = palloc0(sizeof(bool) * rs->natts);
 		rs->dict_ids = palloc0(sizeof(uint64 *) * rs->natts);
 		rs->ids_space = palloc0(sizeof(StringInfoData) * rs->natts);
+		rs->dict_entries = palloc0(sizeof(int64 *) * rs->natts);
+		rs->by_ids_entries_space = palloc0(sizeof(StringInfoData) * rs->natts);
 	}
 	rs->by_ids[attno - 1] = true;
 	MemoryContextSwitchTo(old);
@@ -395,10 +403,10 @@ table_dictionary(ColumnarReadState *rs)
 
 /*
  * The entry numbers in the table's stack dictionary of stripe s's
- * dictionary of column att (ENC_ENTRIES), valid until the next call.
+ * dictionary of column att (ENC_ENTRIES), into space.
  */
 static const int64 *
-read_entries(ColumnarReadState *rs, ColumnarStripe *s, int att)
+read_entries(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo space)
 {
 	ColumnarChunk *ch = &s->columns[att].dict;
 	int			ndict = s->columns[att].ndict;
@@ -410,10 +418,10 @@ read_entries(ColumnarReadState *rs, ColumnarStripe *s, int att)
 						RelationGetRelationName(rs->rel),
 						NameStr(TupleDescAttr(rs->desc, att)->attname))));
 	read_chunk(rs, s, ch);
-	columnar_scratch_reserve(rs->scratch, &rs->entries_space, sizeof(int64) * ndict);
-	columnar_decode_ints(ch->index_encoding, rs->raw.data, rs->raw.len,
-						 (int64 *) rs->entries_space.data, ndict);
-	return (const int64 *) rs->entries_space.data;
+	columnar_scratch_reserve(rs->scratch, space, sizeof(int64) * ndict);
+	columnar_decode_ints(ch->index_encoding, rs->raw.data, rs->raw.len, (int64 *) space->data,
+						 ndict);
+	return (const int64 *) space->data;
 }
 
 /*
@@ -433,7 +441,7 @@ decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo 
 
 	if (ch->encoding == ENC_ENTRIES)
 	{
-		const int64 *entries = read_entries(rs, s, att);
+		const int64 *entries = read_entries(rs, s, att, &rs->entries_space);
 
 		columnar_scratch_reserve(rs->scratch, space, sizeof(char *) * ndict);
 		columnar_dictionary_values(table_dictionary(rs), entries, ndict, (char **) space->data);
@@ -490,7 +498,10 @@ bad_dict_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 
 /*
  * The ids of the entries of stripe s's dictionary of column att into
- * rs->dict_ids[att], once per stripe; false if the stripe has none.
+ * rs->dict_ids[att], once per stripe; false if the stripe has none.  Of a
+ * stripe whose dictionary is the table's, its entries' numbers there into
+ * rs->dict_entries[att] instead: their ids are looked up only when asked
+ * (columnar_read_dictionary_ids).
  */
 static bool
 load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
@@ -500,16 +511,11 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 
 	if (s->columns[att].has_dict && s->columns[att].dict.encoding == ENC_ENTRIES)
 	{
-		const int64 *entries;
-
-		if (rs->dict_ids[att] != NULL)
-			return true;
-		entries = read_entries(rs, s, att);
-		columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], sizeof(uint64) * ndict);
-		columnar_dictionary_ids(table_dictionary(rs), entries, ndict,
-								(uint64 *) rs->ids_space[att].data);
-		rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
-		rs->dict_sizes[att] = ndict;
+		if (rs->dict_entries[att] == NULL)
+		{
+			rs->dict_entries[att] = read_entries(rs, s, att, &rs->by_ids_entries_space[att]);
+			rs->dict_sizes[att] = ndict;
+		}
 		return true;
 	}
 	if (s->dict_ids == NULL || s->dict_ids[att].size == 0)
@@ -525,6 +531,32 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 	rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
 	rs->dict_sizes[att] = ndict;
 	return true;
+}
+
+/*
+ * The ids of the entries of the current stripe's dictionary of column
+ * attno, read by ids, whose dictionary is the table's
+ * (ColumnarGroup.dict_entries set); stripe is ColumnarGroup.stripe.  Valid
+ * until the next stripe's group is read.
+ */
+const uint64 *
+columnar_read_dictionary_ids(ColumnarReadState *rs, AttrNumber attno, int stripe)
+{
+	int			att = attno - 1;
+	int			ndict;
+
+	if (rs->by_ids == NULL || att < 0 || att >= rs->natts || stripe != rs->ids_stripe ||
+		rs->dict_entries[att] == NULL)
+		elog(ERROR, "columnar_read_dictionary_ids: no entries of stripe %d column %d", stripe,
+			 attno);
+	if (rs->dict_ids[att] != NULL)
+		return rs->dict_ids[att];
+	ndict = rs->stripes[stripe]->columns[att].ndict;
+	columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], sizeof(uint64) * ndict);
+	columnar_dictionary_ids(table_dictionary(rs), rs->dict_entries[att], ndict,
+							(uint64 *) rs->ids_space[att].data);
+	rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
+	return rs->dict_ids[att];
 }
 
 /*
@@ -680,6 +712,7 @@ decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
 		for (int a = 0; a < rs->natts; a++)
 		{
 			rs->dict_ids[a] = NULL;
+			rs->dict_entries[a] = NULL;
 			/* not this stripe's: read by ids, or decoded below */
 			if (rs->by_ids[a] && rs->dict_stripe != rs->cur_stripe)
 				rs->dicts[a] = NULL;
@@ -856,6 +889,7 @@ columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
 	group->dicts = rs->dicts;
 	group->dict_sizes = rs->dict_sizes;
 	group->dict_ids = rs->dict_ids;
+	group->dict_entries = rs->dict_entries;
 	group->stripe = rs->cur_stripe;
 	group->all_pass = rs->group_all_pass;
 	return true;

@@ -13,8 +13,11 @@
  * row first has it: by the stack's id (a 64-bit hash of its location ids,
  * stored beside the dictionary), which maps to its number in the builder
  * from the first stripe that had it on, for the whole merge; a stripe's
- * dictionary is decoded only when it has a stack not yet met.  The sums
- * reach the builder once per stack at the end of the merge.
+ * dictionary is decoded only when it has a stack not yet met.  A stripe
+ * whose dictionary is its table's (format version 4) gives each entry's
+ * number there, which keeps its stack's number from the table's first
+ * stripe that had it on: its id is read once per table.  The sums reach
+ * the builder once per stack at the end of the merge.
  *
  * The same rows as the SQL merge are counted: rows whose time is in
  * [start, stop] and whose series is one of those asked for; a NULL value,
@@ -199,8 +202,17 @@ typedef struct StripeSums
 	int			ncap;
 	char	  **dict;			/* the stripe's stacks, or NULL (then ids) */
 	int			ndict;
-	const uint64 *ids;			/* their ids, or NULL (a stripe without) */
+	const uint64 *ids;			/* their ids, or NULL (a stripe without, or
+								 * not read yet) */
+	const int64 *entries;		/* of a stripe whose dictionary is the
+								 * table's: its entries' numbers there, or
+								 * NULL */
 	int			stripe;			/* the stripe (ColumnarGroup.stripe) */
+	uint32	   *by_entry;		/* [by_entry_cap] of the one group of a query:
+								 * the builder's number of each entry of the
+								 * current table's dictionary met
+								 * (PG_UINT32_MAX: none yet) */
+	int			by_entry_cap;
 	known_stacks_hash *known;	/* the stacks met, by id */
 	EntryGuess *id_guess;		/* [ncap]: of stripes with ids */
 	uint32	   *guess;			/* [ncap]: of stripes without, the builder's
@@ -265,6 +277,31 @@ worker_number_of_builder(MergeScan *m, uint32 builder)
 }
 
 /*
+ * Entries of a table's dictionary numbered past this take their stacks'
+ * numbers by id in every stripe, not from StripeSums.by_entry: a query
+ * keeps 4 bytes for every entry up to the highest one met.
+ */
+#define BY_ENTRY_LIMIT (1 << 22)
+
+/* The builder's number of the table's entry, as met in a stripe before. */
+static void
+by_entry_set(StripeSums *ss, int64 entry, uint32 number)
+{
+	if (entry < 0 || entry >= BY_ENTRY_LIMIT)
+		return;
+	if (entry >= ss->by_entry_cap)
+	{
+		int			cap = grow_cap(ss->by_entry_cap, entry + 1, 1024);
+
+		/* PG_UINT32_MAX: none yet */
+		ss->by_entry = grow_array(CurrentMemoryContext, ss->by_entry, sizeof(uint32),
+								  ss->by_entry_cap, cap, 0xff);
+		ss->by_entry_cap = cap;
+	}
+	ss->by_entry[entry] = number;
+}
+
+/*
  * The builder's number of entry e's stack, the first time a row of the
  * current stripe has it.
  *
@@ -279,6 +316,10 @@ worker_number_of_builder(MergeScan *m, uint32 builder)
  * without (of an older format) keeps each entry's stack number likewise,
  * and the next stripe's stack at that entry is first compared with it,
  * which costs a memcmp where a lookup costs a hash and reads at random.
+ * A stripe whose dictionary is the table's has its entries' numbers
+ * there: the number an entry took in a stripe before, of the same table,
+ * is kept (by_entry, taken in one pass per stripe by sums_take_entries),
+ * and its id is read only when the table's entry is met the first time.
  * A stack enters the builder with nothing added (a row's sum may be 0).
  * A parallel worker numbers stacks itself (worker_stack): one of a stripe
  * with ids is not read at all.
@@ -288,10 +329,18 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 {
 	uint32		number;
 
-	if (ss->ids)
+	if (ss->entries && ss->by_entry && ss->entries[e] >= 0 &&
+		ss->entries[e] < ss->by_entry_cap && ss->by_entry[ss->entries[e]] != PG_UINT32_MAX)
+		number = ss->by_entry[ss->entries[e]];
+	else if (ss->ids || ss->entries)
 	{
-		EntryGuess *guess = &ss->id_guess[e];
-		uint64		id = ss->ids[e];
+		EntryGuess *guess;
+		uint64		id;
+
+		if (ss->ids == NULL)
+			ss->ids = columnar_read_dictionary_ids(m->rs, m->stack_att, ss->stripe);
+		guess = &ss->id_guess[e];
+		id = ss->ids[e];
 
 		if (guess->id != id || guess->number == PG_UINT32_MAX)
 		{
@@ -311,6 +360,8 @@ entry_number(MergeScan *m, StripeSums *ss, ProfileBuilder *b, int e)
 			guess->number = known->number;
 		}
 		number = guess->number;
+		if (ss->entries && ss->by_entry)
+			by_entry_set(ss, ss->entries[e], number);
 	}
 	else
 	{
@@ -376,6 +427,28 @@ sums_take_guesses(StripeSums *ss)
 
 		if (guess->id == ss->ids[e] && guess->number != PG_UINT32_MAX)
 			ss->entry_number[e] = generation | guess->number;
+	}
+}
+
+/*
+ * The numbers of the new stripe's entries that the stripes before, of the
+ * same table, met (a stripe whose dictionary is the table's, of the one
+ * group of a query), in one pass over its entries.
+ */
+static void
+sums_take_entries(StripeSums *ss)
+{
+	uint64		generation = (uint64) ss->generation << 32;
+	const int64 *entries = ss->entries;
+	const uint32 *by_entry = ss->by_entry;
+	int64		cap = ss->by_entry_cap;
+
+	for (int e = 0; e < ss->ndict; e++)
+	{
+		int64		entry = entries[e];
+
+		if (entry >= 0 && entry < cap && by_entry[entry] != PG_UINT32_MAX)
+			ss->entry_number[e] = generation | by_entry[entry];
 	}
 }
 
@@ -973,6 +1046,13 @@ merge_scan_table(MergeScan *m, Relation rel)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	m->rs = rs;
 	m->stack_att = att[COL_STACK];
+	/* entry numbers are the table's own */
+	if (ngroups == 1 && !m->sink)
+	{
+		if (ss[0].by_entry == NULL)
+			by_entry_set(&ss[0], 0, PG_UINT32_MAX);
+		memset(ss[0].by_entry, 0xff, sizeof(uint32) * ss[0].by_entry_cap);
+	}
 	while (columnar_read_next_group(rs, &g))
 	{
 		GroupColumns c;
@@ -1000,6 +1080,7 @@ merge_scan_table(MergeScan *m, Relation rel)
 				ss[k].dict = g.dicts[att[COL_STACK] - 1];
 				ss[k].ndict = g.dict_sizes[att[COL_STACK] - 1];
 				ss[k].ids = g.dict_ids ? g.dict_ids[att[COL_STACK] - 1] : NULL;
+				ss[k].entries = g.dict_entries ? g.dict_entries[att[COL_STACK] - 1] : NULL;
 				ss[k].stripe = g.stripe;
 			}
 		}
@@ -1007,7 +1088,12 @@ merge_scan_table(MergeScan *m, Relation rel)
 		{
 			for (int k = 0; k < ngroups && !m->sink; k++)
 				sums_new_stripe(&ss[k]);
-			if (ngroups == 1 && !m->sink && c.entry && ss[0].ids)
+			if (ngroups == 1 && !m->sink && c.entry && ss[0].entries)
+			{
+				sums_prepare(&ss[0]);
+				sums_take_entries(&ss[0]);
+			}
+			else if (ngroups == 1 && !m->sink && c.entry && ss[0].ids)
 				sums_take_guesses(&ss[0]);
 			stripe = g.stripe;
 			new_stripe = true;

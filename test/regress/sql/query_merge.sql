@@ -164,6 +164,37 @@ SELECT parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '
                                        group_by => '{run}')) =
        parca_profile_total(parca_query('qmerge:alloc_space:bytes:space:bytes', '-infinity', 'infinity'))
        AS same_total;
+-- Each partition numbers its stack dictionary's entries from 0, so an
+-- entry number is another stack in each: here the same stacks in reverse
+-- order, with other values.  The first day has a second stripe of the
+-- stacks in the other order, and of stacks new to it.  parca_query takes a
+-- stack's number once per table, by its entry there (merge_scan.c), and
+-- must start afresh in each.
+SELECT count(*) AS made FROM (SELECT parca.create_partition('2024-08-01 00:00+00')
+                              UNION ALL SELECT parca.create_partition('2024-08-02 00:00+00')) p;
+CREATE FUNCTION qmerge_copy_ordered(day0 timestamptz, types text, descending boolean, times int)
+RETURNS void LANGUAGE sql AS $$
+  INSERT INTO parca.samples
+  SELECT day0 + n * interval '1 s', series_id, stack, value * times, period, duration, NULL
+  FROM (SELECT s.*, row_number() OVER (ORDER BY CASE WHEN descending THEN NULL ELSE s.stack END,
+                                                s.stack DESC, s.series_id, s.value) AS n
+        FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+        WHERE se.profile_type LIKE types AND s.time < '2024-05-01') c
+  ORDER BY n
+$$;
+SELECT qmerge_copy_ordered('2024-08-01 00:00+00', 'qmerge:alloc_space:%', false, 1);
+SELECT qmerge_copy_ordered('2024-08-02 00:00+00', 'qmerge:alloc_space:%', true, 3);
+SELECT qmerge_copy_ordered('2024-08-01 06:00+00', 'qmerge:%', true, 5);
+SELECT count(DISTINCT tableoid) AS partitions, count(*) > 0 AS copied FROM parca.samples
+WHERE time >= '2024-08-01';
+SELECT * FROM qmerge_check('qmerge:alloc_space:bytes:space:bytes', '2024-08-01 00:00:00.5+00',
+                           '2024-08-02 23:59:59.5+00', false);
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-08-01 00:00:00.5+00',
+                           '2024-08-02 23:59:59.5+00', true);
+SELECT * FROM qmerge_group_check('qmerge:alloc_space:bytes:space:bytes', '2024-08-01 00:00:00.5+00',
+                                 '2024-08-02 23:59:59.5+00');
+DROP FUNCTION qmerge_copy_ordered;
+DROP TABLE parca.samples_20240801, parca.samples_20240802;
 DROP FUNCTION qmerge_group_check;
 -- (parca.samples' options as installed: its sort order and write log)
 UPDATE parca.columnar_options SET chunk_group_rows = NULL WHERE relid = 'parca.samples'::regclass;
