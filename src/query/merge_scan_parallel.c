@@ -232,6 +232,13 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 		m->unknown_seen |= result.unknown_seen;
 	}
 	merge_scan_add_unmet(m, tables);
+
+	/*
+	 * The workers have sent all they had, and exit: a few milliseconds,
+	 * which the wait below would leave idle.  Ordering the stacks for the
+	 * profile fills them: its finish then has only the bytes to write.
+	 */
+	profile_builder_sort(m->builders[0]);
 	WaitForParallelWorkersToFinish(pcxt);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();

@@ -73,6 +73,8 @@ struct ProfileBuilder
 	ProfileMeta meta;
 	char	   *arena;			/* free space in the current arena chunk */
 	Size		arena_left;
+	struct SortItem *sorted;	/* the entries in stack order, if made */
+	uint32		nsorted;		/* how many entries there were then */
 };
 
 /* The stack of a bucket's index. */
@@ -269,12 +271,13 @@ profile_builder_stack(const ProfileBuilder *b, uint32 n, int *nframes, int64 *va
  * frames (of the 20,430 of google-pprof/large.cpu, 18,187 have the same
  * leaf).
  */
-typedef struct SortItem
+struct SortItem
 {
 	uint64		frame;			/* the frame at the depth sorted on */
 	bool		ended;			/* none: the stack is no deeper */
 	const StackEntry *entry;
-} SortItem;
+};
+typedef struct SortItem SortItem;
 
 static inline int
 compare_items(const SortItem *a, const SortItem *b)
@@ -336,11 +339,29 @@ sort_stacks(SortItem *items, uint32 n)
 	pfree(todo);
 }
 
+/*
+ * The order depends only on the stacks, not on their values: it stays
+ * right until a stack is added, and the entries array moves only then.
+ */
+void
+profile_builder_sort(ProfileBuilder *b)
+{
+	if (b->sorted != NULL && b->nsorted == b->nentries)
+		return;
+	if (b->sorted != NULL)
+		pfree(b->sorted);
+	b->sorted = MemoryContextAlloc(b->cxt, Max(b->nentries, 1) * sizeof(SortItem));
+	for (uint32 n = 0; n < b->nentries; n++)
+		b->sorted[n].entry = &b->entries[n];
+	sort_stacks(b->sorted, b->nentries);
+	b->nsorted = b->nentries;
+}
+
 struct varlena *
 profile_builder_finish(ProfileBuilder *b)
 {
 	SortItem   *sorted;
-	uint32		n = 0;
+	uint32		n = b->nentries;
 	Size		type_len = strlen(b->meta.profile_type);
 	Size		per_value = b->meta.is_diff ? 16 : 8;
 	Size		size = VARHDRSZ + PROFILE_HEADER_SIZE + type_len;
@@ -356,19 +377,16 @@ profile_builder_finish(ProfileBuilder *b)
 				 errmsg("profile type name is too long")));
 	type_len16 = (uint16) type_len;
 
-	sorted = palloc(Max(b->nentries, 1) * sizeof(SortItem));
-	for (; n < b->nentries; n++)
-	{
-		sorted[n].entry = &b->entries[n];
-		size += 4 + per_value + b->entries[n].key.nbytes;
-	}
-	sort_stacks(sorted, n);
+	for (uint32 i = 0; i < n; i++)
+		size += 4 + per_value + b->entries[i].key.nbytes;
 
 	if (!AllocSizeIsValid(size))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("profile too large: %u distinct stacks need %zu bytes", n, size),
 				 errhint("Narrow the query by labels or time range.")));
+	profile_builder_sort(b);
+	sorted = b->sorted;
 	result = palloc(size);
 	SET_VARSIZE(result, size);
 	p = VARDATA(result);
@@ -392,7 +410,6 @@ profile_builder_finish(ProfileBuilder *b)
 	}
 #undef PUT
 	Assert(p == (char *) result + size);
-	pfree(sorted);
 	return result;
 }
 

@@ -81,6 +81,13 @@ extern const char *profile_builder_stack(const ProfileBuilder *b, uint32 n, int 
 										 int64 *value);
 extern struct varlena *profile_builder_finish(ProfileBuilder *b);
 
+/*
+ * Puts the stacks added so far in the order finish() writes them, and
+ * keeps it for finish() as long as no stack is added: for a caller with
+ * time to fill before it finishes (a leader whose workers are exiting).
+ */
+extern void profile_builder_sort(ProfileBuilder *b);
+
 /* Reading a serialized profile (detoasted by the caller). */
 typedef struct ProfileReader
 {

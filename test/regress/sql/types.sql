@@ -67,6 +67,16 @@ FROM (SELECT parca_merge(s::stacktrace, v) p
                    ('{1,2}', 16), ('{1}', 32), ('{1661}', 64), ('{1,2,3}', 128),
                    ('{12d18}', 256), ('{8000000000000000}', 512), ('{1,3}', 1024)) t(s, v)) m;
 
+-- a running merge (a window) finishes the same builder after each row: the
+-- order of stacks it keeps (profile_builder_sort) holds while only values
+-- change (rows 3 and 5) and is made again when a stack is added
+WITH t(n, s, v) AS (VALUES (1, '{3}', 1), (2, '{1}', 2), (3, '{3}', 4), (4, '{2,1}', 8),
+                           (5, '{1}', 16), (6, '{2}', 32))
+SELECT w.n, parca_profile_stacks(w.p),
+       w.p::text = (SELECT parca_merge(t.s::stacktrace, t.v)::text FROM t WHERE t.n <= w.n) AS same_as_merge
+FROM (SELECT n, parca_merge(s::stacktrace, v) OVER (ORDER BY n) p FROM t) w
+ORDER BY w.n;
+
 -- profile text form round-trips; damaged values are refused
 SELECT parca_merge(s::stacktrace, v)::text::profile::text = parca_merge(s::stacktrace, v)::text
 FROM (VALUES ('{1,2}', 3), ('{3}', 4)) t(s, v);
