@@ -74,9 +74,10 @@ median_ms() {
 }
 per_second() { awk -v n="$rows" -v ms="$1" 'BEGIN { printf "%.1f", n / ms / 1000 }'; }
 line() { printf '%-34s %9s ms %7s M rows/s %9s ms %7s M rows/s\n' "$1" "$2" "$(per_second "$2")" "$3" "$(per_second "$3")"; }
-# below 8 M rows (min_parallel_table_scan_size) the merge starts no
-# worker: "2 threads" is then one process, and the line after has the
-# merge with a worker at any size
+# below 2 M rows (a quarter of min_parallel_table_scan_size's bytes) the
+# merge starts no worker: "2 threads" is then one process (with fewer
+# BENCH_MERGE_DAYS), and the line after has the merge with a worker at
+# any size
 parca_line() {
 	local one two forced
 	one=$(median_ms "$query" 0)

@@ -58,17 +58,19 @@ typedef struct MergeWorkerResult
  * How many workers to merge with: as many as a parallel scan would get
  * (max_parallel_workers_per_gather), for one profile (not for groups or a
  * sink of rows), when this backend may start them (not itself in a
- * parallel operation), and when the tables read hold as many rows as
- * min_parallel_table_scan_size has bytes (8 M rows by default; pg_class's
- * estimate, made by VACUUM and ANALYZE).  Rows, because they are what a
- * merge costs, and a columnar table's size says little of them
+ * parallel operation), and when the tables read hold a quarter as many
+ * rows as min_parallel_table_scan_size has bytes (2 M rows by default;
+ * pg_class's estimate, made by VACUUM and ANALYZE).  Rows, because they
+ * are what a merge costs, and a columnar table's size says little of them
  * (bench/merge.sh's 2.45 M rows, pushed profile by profile, take 31 MB in
- * 30 day partitions).  On those 30 partitions a worker starts reading at
- * 3-6 ms, sending its 20,430 stacks by id takes it 1-2 ms and adding them
- * the backend under 1 ms, and the merge took less wall time with it in
- * most runs (medians 38-42 ms against 43-45 in one process); on the same
- * rows in one partition it was faster in some runs and slower in others.
- * So sharing pays only from several million rows.
+ * 30 day partitions).  On those rows a worker starts reading at 3-6 ms
+ * and exits 2-3 ms after sending its stacks, while the backend orders the
+ * profile's; queries sent in turn with and without a worker took 11-13 ms
+ * less with it in 30 day partitions (medians of differences, 30 pairs)
+ * and 2.5-9 ms less in one partition.  On a random quarter of the same
+ * rows in one partition (0.6 M), with the same 20,430 stacks, the worker
+ * took 0-2 ms more; on half of them (1.2 M), 0.4-1.8 ms less.  So the
+ * break-even lies between, and 2 M rows leaves a margin.
  */
 int
 merge_scan_parallel_workers(const MergeScan *m, List *tables)
@@ -81,7 +83,7 @@ merge_scan_parallel_workers(const MergeScan *m, List *tables)
 		return 0;
 	foreach(lc, tables)
 		rows += Max(((Relation) lfirst(lc))->rd_rel->reltuples, 0);
-	if (rows < (double) min_parallel_table_scan_size * BLCKSZ)
+	if (rows < (double) min_parallel_table_scan_size * BLCKSZ / 4)
 		return 0;
 	return max_parallel_workers_per_gather;
 }
