@@ -326,12 +326,15 @@ sort_stacks(SortItem *items, uint32 n)
 			it[i].frame = it[i].ended ? 0 : load_frame(it[i].entry->key.frames + off);
 		}
 		sort_items(it, r.n);
-		/* runs of the same frame go one deeper (distinct stacks: not ended) */
+		/*
+		 * Runs of the same frame go one deeper; the stacks are distinct, so
+		 * none of them has ended (checked all the same: it ends the loop)
+		 */
 		for (uint32 i = 1; i <= r.n; i++)
 		{
 			if (i < r.n && compare_items(&it[run], &it[i]) == 0)
 				continue;
-			if (i - run > 1)
+			if (i - run > 1 && !it[run].ended)
 				todo[ntodo++] = (SortRange) {r.first + run, i - run, r.depth + 1};
 			run = i;
 		}

@@ -67,6 +67,16 @@ FROM (SELECT parca_merge(s::stacktrace, v) p
                    ('{1,2}', 16), ('{1}', 32), ('{1661}', 64), ('{1,2,3}', 128),
                    ('{12d18}', 256), ('{8000000000000000}', 512), ('{1,3}', 1024)) t(s, v)) m;
 
+-- stacks alike for several frames, told apart deep, some ending where
+-- others go on; out come {4,6,7,8,9,1} (1), {5,6,7} (2),
+-- {5,6,7,8,2} (4), {5,6,7,8,9} (8), {5,6,7,8,9,0} (16), {5,6,7,8,9,1}
+-- (32), {5,6,7,8,9,1,4} (64), {5,6,7,8,9,ffffffffffffffff} (128)
+SELECT parca_profile_stacks(p), p
+FROM (SELECT parca_merge(s::stacktrace, v) p
+      FROM (VALUES ('{5,6,7,8,9,1,4}', 64), ('{5,6,7,8,9,ffffffffffffffff}', 128), ('{5,6,7}', 2),
+                   ('{5,6,7,8,9,0}', 16), ('{4,6,7,8,9,1}', 1), ('{5,6,7,8,9}', 8),
+                   ('{5,6,7,8,9,1}', 32), ('{5,6,7,8,2}', 4)) t(s, v)) m;
+
 -- a running merge (a window) finishes the same builder after each row: the
 -- order of stacks it keeps (profile_builder_sort) holds while only values
 -- change (rows 3 and 5) and is made again when a stack is added
