@@ -45,6 +45,7 @@ struct procmap_query
 
 #define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
 #define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
 #define CGROUP2_SUPER_MAGIC 0x63677270
 
 /*
@@ -56,6 +57,14 @@ struct procmap_query
  */
 #define MAPS_REREAD_YOUNG_NS 100000000ull
 #define MAPS_REREAD_NS 1000000000ull
+
+/*
+ * With PROCMAP_QUERY, how many executable mappings a process's first
+ * listing takes (a few dozen in most programs; past these, one is asked
+ * for when an address needs it), so that a process that made tens of
+ * thousands of them costs no more than this at first sight.
+ */
+#define MAPS_LISTED_MAX 1024
 
 static U64Map processes;		/* pid -> Process */
 static bool have_procmap_query;
@@ -383,25 +392,52 @@ open_maps(Process *p)
 	return p->maps_fd >= 0;
 }
 
-/* Ask the kernel for the executable mapping covering addr. */
-static void
-query_mapping(Process *p, uint64_t addr)
+/*
+ * Ask the kernel for the executable mapping covering addr or, if or_next,
+ * the first one above it when none does; its end, 0 if there is none.
+ */
+static uint64_t
+query_mapping(Process *p, uint64_t addr, bool or_next)
 {
 	char		name[4096];
 	struct procmap_query q = {
 		.size = sizeof(q),
-		.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE,
+		.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE |
+		(or_next ? PROCMAP_QUERY_COVERING_OR_NEXT_VMA : 0),
 		.query_addr = addr,
 		.vma_name_addr = (uintptr_t) name,
 		.vma_name_size = sizeof(name),
 	};
 
 	if (!open_maps(p) || ioctl(p->maps_fd, PROCMAP_QUERY, &q) != 0)
-		return;
+		return 0;
 	if (q.vma_name_size == 0)
 		name[0] = '\0';
 	add_mapping(p, q.vma_start, q.vma_end, q.vma_offset,
 				((uint64_t) q.dev_major << 32) | q.dev_minor, q.inode, name);
+	return q.vma_end;
+}
+
+/*
+ * The process's executable mappings as they are now, up to
+ * MAPS_LISTED_MAX of them: a sample handled after the process exited
+ * (one in its last 200 ms, see sampler_poll) finds them even in a file
+ * none of its earlier samples ran through.
+ */
+static void
+list_mappings(Process *p)
+{
+	uint64_t	addr = 0;
+
+	p->maps_read_ns = now_monotonic_ns();
+	for (int i = 0; i < MAPS_LISTED_MAX; i++)
+	{
+		uint64_t	end = query_mapping(p, addr, true);
+
+		if (end <= addr)
+			break;
+		addr = end;
+	}
 }
 
 static const char *
@@ -490,8 +526,14 @@ process_find_mapping(Process *p, uint64_t addr)
 		uint64_t	now = now_monotonic_ns();
 
 		if (have_procmap_query)
-			query_mapping(p, addr);
-		else if (p->nmaps == 0 ||
+		{
+			if (p->maps_read_ns == 0)
+				list_mappings(p);
+			/* mapped since, or past the listing's first MAPS_LISTED_MAX */
+			if (find_in(p, addr) == NULL)
+				query_mapping(p, addr, false);
+		}
+		else if (p->maps_read_ns == 0 ||
 				 now - p->maps_read_ns >= (now - p->read_ns < 1000000000ull ?
 										   MAPS_REREAD_YOUNG_NS : MAPS_REREAD_NS))
 			read_maps(p);

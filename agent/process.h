@@ -54,7 +54,7 @@ typedef struct Process
 	int			maps_cap;
 	int			maps_fd;		/* /proc/PID/maps while a sample is handled */
 	bool		gone;			/* its /proc entry could not be opened */
-	uint64_t	maps_read_ns;	/* without PROCMAP_QUERY: last full read */
+	uint64_t	maps_read_ns;	/* the last full read or listing, 0: none */
 	uint64_t	read_ns;		/* when the process was first seen */
 	bool		seen;			/* sampled since the last sweep */
 	bool		go_checked;		/* whether it is a Go program was asked */

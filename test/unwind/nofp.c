@@ -17,7 +17,11 @@
  *   nofp deep SECONDS      deep() 100 deep with 200-byte frames (more stack
  *                          than the agent copies), then spin there
  *   nofp short MS          spin for MS milliseconds of CPU time and exit
+ *   nofp late MS           spin for MS ms, then look symbols up for 150 ms
+ *                          and exit: the dynamic loader's code, run only in
+ *                          the last moments (ld.so) <- dlsym <- lookup_loop <- main
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +164,14 @@ spin_outer(void)
 }
 
 NOINLINE static void
+lookup_loop(void)
+{
+	while (cpu_seconds() < target)
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long) dlsym(RTLD_DEFAULT, "zlibVersion");
+}
+
+NOINLINE static void
 plt_loop(void)
 {
 	while (cpu_seconds() < target)
@@ -180,7 +192,7 @@ main(int argc, char **argv)
 {
 	if (argc != 3)
 	{
-		fprintf(stderr, "usage: nofp qsort|deflate|recurse|deep|signal|plt|thread SECONDS | nofp short MS\n");
+		fprintf(stderr, "usage: nofp qsort|deflate|recurse|deep|signal|plt|thread SECONDS | nofp short|late MS\n");
 		return 2;
 	}
 	target = atof(argv[2]);
@@ -207,6 +219,13 @@ main(int argc, char **argv)
 	{
 		target /= 1000;
 		spin();
+	}
+	else if (strcmp(argv[1], "late") == 0)
+	{
+		target /= 1000;
+		spin();
+		target += 0.15;
+		lookup_loop();
 	}
 	else
 		return 2;
