@@ -482,6 +482,27 @@ columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, 
 }
 
 /*
+ * columnar_chunk_read() into buffers of sc (columnar_scratch.c), reserved
+ * for the chunk's sizes first.
+ */
+int
+columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *stripe,
+							ColumnarChunk *chunk, StringInfo raw, StringInfo stored)
+{
+	/* a size past the stripe's end is refused by columnar_chunk_read */
+	Size		stored_size = (Size) Max(Min(chunk->size, stripe->data_size), 0);
+
+	if (chunk->rawsize == 0)
+		columnar_scratch_reserve(sc, raw, stored_size);
+	else
+	{
+		columnar_scratch_reserve(sc, stored, stored_size);
+		columnar_scratch_reserve(sc, raw, (Size) Max(chunk->rawsize, 0));
+	}
+	return columnar_chunk_read(rel, stripe, chunk, raw, stored);
+}
+
+/*
  * The bytes that n values stored as (varint length, bytes) take as datums
  * of a type of length typlen, each MAXALIGNed, after an array of n
  * pointers to them (values_fill); checks every length.

@@ -372,6 +372,9 @@ extern bool columnar_dictionary_merge_pending(Relation rel);
 
 typedef struct ColumnarScratch ColumnarScratch;
 
+/* Buffers are allocated in multiples of this, so that close sizes share them. */
+#define COLUMNAR_SCRATCH_MIN_BYTES (64 * 1024)
+
 extern ColumnarScratch *columnar_scratch_create(MemoryContext cxt);
 extern void columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size);
 
@@ -503,6 +506,8 @@ extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
 									   ColumnarChunk *chunk, StringInfo out);
 extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
 								StringInfo raw, StringInfo stored);
+extern int	columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *stripe,
+										ColumnarChunk *chunk, StringInfo raw, StringInfo stored);
 extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
 								  int16 typlen, int ndict, bool *nulls, int64 *ints,
 								  char ***values);

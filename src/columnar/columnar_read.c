@@ -373,17 +373,8 @@ columnar_read_total_rows(ColumnarReadState *rs)
 static void
 read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 {
-	/* a size past the stripe's end is refused by columnar_chunk_read */
-	Size		stored_size = (Size) Max(Min(ch->size, s->data_size), 0);
-
-	if (ch->rawsize == 0)
-		columnar_scratch_reserve(rs->scratch, &rs->raw, stored_size);
-	else
-	{
-		columnar_scratch_reserve(rs->scratch, &rs->stored, stored_size);
-		columnar_scratch_reserve(rs->scratch, &rs->raw, (Size) Max(ch->rawsize, 0));
-	}
-	rs->blocks_read += columnar_chunk_read(rs->rel, s, ch, &rs->raw, &rs->stored);
+	rs->blocks_read += columnar_chunk_read_scratch(rs->scratch, rs->rel, s, ch, &rs->raw,
+												   &rs->stored);
 }
 
 /* The table's stack dictionary, as the scan's snapshot sees it. */

@@ -23,8 +23,6 @@
 
 #include "columnar/columnar_internal.h"
 
-/* Buffers are allocated in multiples of this, so that close sizes share them. */
-#define SCRATCH_MIN_BYTES (64 * 1024)
 /* At most this many buffers are kept. */
 #define SCRATCH_MAX_KEPT 64
 
@@ -101,8 +99,8 @@ take(Size size, Size *got)
 	if (scratch_cxt == NULL)
 		scratch_cxt = AllocSetContextCreate(TopMemoryContext, "parca_columnar scan buffers",
 											ALLOCSET_DEFAULT_SIZES);
-	size = Max(size, SCRATCH_MIN_BYTES);
-	size = TYPEALIGN(SCRATCH_MIN_BYTES, size);
+	size = Max(size, COLUMNAR_SCRATCH_MIN_BYTES);
+	size = TYPEALIGN(COLUMNAR_SCRATCH_MIN_BYTES, size);
 	data = MemoryContextAllocHuge(scratch_cxt, size);
 	*got = size;
 	return data;
