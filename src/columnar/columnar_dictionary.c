@@ -141,13 +141,8 @@ segment_values(SegmentReader *r, Relation rel, ColumnarStripe *seg, StringInfo s
 
 	*blocks_read += columnar_chunk_read_scratch(r->scratch, rel, seg, ch, &r->raw, &r->stored);
 	size = columnar_chunk_dictionary_size(ch, r->raw.data, r->raw.len, (int) seg->row_count, -1);
-	if (space && size >= COLUMNAR_SCRATCH_MIN_BYTES && size < MaxAllocSize)
-	{
-		columnar_scratch_reserve(r->scratch, space, size);
-		dst = space->data;
-	}
-	else
-		dst = MemoryContextAllocHuge(r->cxt, size);
+	dst = columnar_scratch_alloc(r->scratch, size >= COLUMNAR_SCRATCH_MIN_BYTES ? space : NULL,
+								 size, r->cxt);
 	return columnar_chunk_decode_dictionary(ch, r->raw.data, r->raw.len, (int) seg->row_count,
 											-1, dst);
 }

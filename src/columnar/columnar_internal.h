@@ -377,6 +377,8 @@ typedef struct ColumnarScratch ColumnarScratch;
 
 extern ColumnarScratch *columnar_scratch_create(MemoryContext cxt);
 extern void columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size);
+extern char *columnar_scratch_alloc(ColumnarScratch *sc, StringInfo space, Size size,
+									MemoryContext cxt);
 
 /* ---- columnar_encode.c: integer encodings, varints, zstd ---- */
 

@@ -440,13 +440,7 @@ decode_dictionary(ColumnarReadState *rs, ColumnarStripe *s, int att, StringInfo 
 	}
 	read_chunk(rs, s, ch);
 	size = columnar_chunk_dictionary_size(ch, rs->raw.data, rs->raw.len, ndict, typlen);
-	if (size < MaxAllocSize)
-	{
-		columnar_scratch_reserve(rs->scratch, space, size);
-		dst = space->data;
-	}
-	else
-		dst = MemoryContextAllocHuge(cxt, size);
+	dst = columnar_scratch_alloc(rs->scratch, space, size, cxt);
 	return columnar_chunk_decode_dictionary(ch, rs->raw.data, rs->raw.len, ndict, typlen, dst);
 }
 

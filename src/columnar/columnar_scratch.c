@@ -177,3 +177,17 @@ columnar_scratch_reserve(ColumnarScratch *sc, StringInfo buf, Size size)
 	buf->maxlen = (int) Min(got, (Size) MaxAllocSize);
 	resetStringInfo(buf);
 }
+
+/*
+ * Room for size bytes: in space (a kept buffer, zeroed before its first
+ * use) when one is given and can hold them, else fresh memory of cxt,
+ * for sizes no buffer may have.
+ */
+char *
+columnar_scratch_alloc(ColumnarScratch *sc, StringInfo space, Size size, MemoryContext cxt)
+{
+	if (space == NULL || size >= MaxAllocSize)
+		return MemoryContextAllocHuge(cxt, size);
+	columnar_scratch_reserve(sc, space, size);
+	return space->data;
+}
