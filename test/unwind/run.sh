@@ -252,17 +252,27 @@ check "short-lived: every sample symbolized, spin;main;... to _start" [ -z "${sh
 # the agent polls the ring every 200 ms.  Their mappings are known all the
 # same, listed at the program's first sample; a sample whose first pc found
 # no mapping would have no user frame, so "failed" is counted here outside
-# every()'s filter.  In ld.so: 5 x 100 ms at 19 Hz, mean 9.5 samples, none
-# with a chance below 1e-4.
+# every()'s filter, of the programs with a complete sample: a program whose
+# first sample the agent handled only after its exit (an agent stalled for
+# all its 450 ms of CPU, by a long flush on a loaded machine) was never
+# listed, and every sample of it fails, which is not what this checks.  In
+# ld.so: 5 x 100 ms at 19 Hz, mean 9.5 samples, none with a chance below
+# 1e-4.
 late_ld=0
 late_failed=0
+late_unlisted=0
 for pid in $late_pids; do
 	every "$pid" "labels->>'unwind' = 'complete' AND user_names ~ '(^|;)(lookup_loop|spin);$root\$'" empty_ok ||
 		late_bad=1
 	late_ld=$((late_ld + $(samples "$pid" "labels->>'unwind' = 'complete' AND user_frames LIKE '%/ld-linux-x86-64.so.2@%'")))
-	late_failed=$((late_failed + $(samples "$pid" "labels->>'comm' = 'nofp' AND labels->>'unwind' <> 'complete'")))
+	if [ "$(samples "$pid" "labels->>'unwind' = 'complete'")" -gt 0 ]; then
+		late_failed=$((late_failed + $(samples "$pid" "labels->>'comm' = 'nofp' AND labels->>'unwind' <> 'complete'")))
+	else
+		late_unlisted=$((late_unlisted + 1))
+	fi
 done
-echo "# dynamic loader at the end: $late_ld samples in ld.so, $late_failed not complete"
+echo "# dynamic loader at the end: $late_ld samples in ld.so, $late_failed not complete" \
+	"($late_unlisted programs without a complete sample left out)"
 check "late: every sample unwinds through lookup_loop or spin;main to _start" [ -z "${late_bad:-}" ]
 check "late: the dynamic loader's samples, handled after the exit, unwind" [ "$late_ld" -gt 0 ]
 check_eq "late: no sample of theirs failed or was truncated" 0 "$late_failed"
