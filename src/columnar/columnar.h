@@ -114,6 +114,9 @@ typedef struct ColumnarGroup
 								 * NULL */
 	int			stripe;			/* the dictionaries change when this does */
 	bool		all_pass;		/* min/max show that every row passes the predicates */
+	const Datum *constants;		/* [natts] of a column read with
+								 * columnar_read_constant_ok whose values are
+								 * NULL: its rows' one value; else NULL */
 } ColumnarGroup;
 
 /*
@@ -148,6 +151,15 @@ extern const uint64 *columnar_read_dictionary_ids(ColumnarReadState *rs, AttrNum
  * columnar_read_next_group(); before the first group is read.
  */
 extern void columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno);
+
+/*
+ * Column attno (of a pass-by-value type) of a chunk group whose min and
+ * max show that its rows all hold one value, none NULL, is not decoded:
+ * ColumnarGroup.values and nulls of the column are NULL, and the value is
+ * in ColumnarGroup.constants.  For columnar_read_next_group(); before the
+ * first group is read.
+ */
+extern void columnar_read_constant_ok(ColumnarReadState *rs, AttrNumber attno);
 
 /*
  * Read only a share of the rows, for processes that split a table between

@@ -45,6 +45,10 @@ struct ColumnarReadState
 	bool	   *filter_only;	/* [natts] (columnar_read_filter_only), NULL: none */
 	bool	   *att_pass;		/* [natts] the current group's rows all pass
 								 * the predicates on that column */
+	bool	   *constant_ok;	/* [natts] (columnar_read_constant_ok), NULL:
+								 * none */
+	Datum	   *constants;		/* [natts] the current group's one value of
+								 * such a column, when not decoded */
 	List	   *predicates;
 	MemoryContext cxt;
 	ColumnarScratch *scratch;	/* the buffers below, given back with cxt */
@@ -83,7 +87,8 @@ struct ColumnarReadState
 	int		   *dict_sizes;		/* [natts] entries of dicts[] */
 	int			loaded_stripe;	/* stripe/group in vals, or -1 */
 	int			loaded_group;
-	bool		loaded_partial; /* of it, columns filter_only were not decoded */
+	bool		loaded_partial; /* of it, columns filter_only or constant_ok
+								 * were not decoded */
 	Datum	  **vals;			/* [natts][group rows] */
 	bool	  **nulls;
 	int64	  **dict_index;		/* [natts] dictionary chunks without NULLs: indexes */
@@ -336,6 +341,20 @@ columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno)
 		rs->att_pass = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
 	}
 	rs->filter_only[attno - 1] = true;
+}
+
+/* Column attno given whole when its rows hold one value: see columnar.h. */
+void
+columnar_read_constant_ok(ColumnarReadState *rs, AttrNumber attno)
+{
+	if (attno < 1 || attno > rs->natts)
+		elog(ERROR, "columnar_read_constant_ok: no column %d", attno);
+	if (rs->constant_ok == NULL)
+	{
+		rs->constant_ok = MemoryContextAllocZero(rs->cxt, sizeof(bool) * rs->natts);
+		rs->constants = MemoryContextAllocZero(rs->cxt, sizeof(Datum) * rs->natts);
+	}
+	rs->constant_ok[attno - 1] = true;
 }
 
 /* Return only the rows that pass every predicate (their columns are read). */
@@ -676,12 +695,33 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 }
 
 /*
- * Decode group g of the current stripe for the needed columns; with
- * att_pass, not those read only to filter whose rows all pass
- * (columnar_read_filter_only).
+ * Whether column a of group g holds one value in every row, none NULL, as
+ * its min and max show (of a pass-by-value type): that value into *value.
+ */
+static bool
+constant_chunk(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, Datum *value)
+{
+	Form_pg_attribute att = TupleDescAttr(rs->desc, a);
+	ColumnarChunk *ch;
+
+	if (a >= s->natts || !att->attbyval || s->columns[a].kind != COLUMNAR_KIND_INT)
+		return false;
+	ch = COLUMNAR_CHUNK(s, a, g);
+	if (ch->encoding == ENC_ALL_NULL || ch->encoding == ENC_DICT || ch->nnulls != 0 ||
+		!ch->has_minmax || ch->min != ch->max)
+		return false;
+	*value = columnar_int_to_datum(ch->min, att->attlen);
+	return true;
+}
+
+/*
+ * Decode group g of the current stripe for the needed columns; for
+ * columnar_read_next_group (whole_group), not those read only to filter
+ * whose rows all pass (columnar_read_filter_only), nor those given whole
+ * when they hold one value (columnar_read_constant_ok).
  */
 static void
-decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
+decode_group(ColumnarReadState *rs, int g, bool whole_group)
 {
 	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
 	int			n = (int) Min((int64) s->group_rows, s->row_count - (int64) g * s->group_rows);
@@ -712,7 +752,10 @@ decode_group(ColumnarReadState *rs, int g, const bool *att_pass)
 	{
 		if (!rs->needed[a])
 			continue;
-		if (att_pass && rs->filter_only && rs->filter_only[a] && att_pass[a])
+		if (whole_group &&
+			((rs->filter_only && rs->filter_only[a] && rs->att_pass[a]) ||
+			 (rs->constant_ok && rs->constant_ok[a] &&
+			  constant_chunk(rs, s, g, a, &rs->constants[a]))))
 		{
 			rs->vals[a] = NULL;
 			rs->nulls[a] = NULL;
@@ -827,7 +870,7 @@ next_group(ColumnarReadState *rs, bool skip_passing)
 			rs->groups_skipped++;
 			continue;
 		}
-		decode_group(rs, rs->cur_group, skip_passing ? rs->att_pass : NULL);
+		decode_group(rs, rs->cur_group, skip_passing);
 		return true;
 	}
 }
@@ -877,6 +920,7 @@ columnar_read_next_group(ColumnarReadState *rs, ColumnarGroup *group)
 	group->dict_entries = rs->dict_entries;
 	group->stripe = rs->cur_stripe;
 	group->all_pass = rs->group_all_pass;
+	group->constants = rs->constants;
 	return true;
 }
 
@@ -925,7 +969,7 @@ load_row(ColumnarReadState *rs, int si, int64 index)
 	int			g = (int) (index / s->group_rows);
 
 	rs->cur_stripe = si;
-	decode_group(rs, g, NULL);
+	decode_group(rs, g, false);
 	/* the sequential position is lost */
 	rs->cur_group = g;
 	rs->group_row = rs->group_nrows;

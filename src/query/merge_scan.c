@@ -718,6 +718,8 @@ typedef struct GroupColumns
 	const bool *series_null;
 	const bool *value_null;
 	const bool *period_null;	/* NULL: the group has no NULL period */
+	bool		period_shared;	/* every row has period_value (not NULL) */
+	int64		period_value;
 	const bool *stack_null;
 	const int64 *entry;			/* the stacks' dictionary entries, or NULL */
 } GroupColumns;
@@ -806,10 +808,12 @@ row_space(MergeScan *m, int nrows)
 		pfree(m->sel);
 		pfree(m->sel_group);
 		pfree(m->values);
+		pfree(m->periods);
 	}
 	m->sel = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int) * nrows);
 	m->sel_group = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * nrows);
 	m->values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * nrows);
+	m->periods = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * nrows);
 	m->sel_cap = nrows;
 }
 
@@ -918,9 +922,95 @@ add_rows(MergeScan *m, const GroupColumns *c, const int *sel, const int32 *sel_g
 }
 
 /*
+ * Adds n rows (rows sel[i], rows first to first + n - 1 when sel is NULL)
+ * of a group whose rows share the period, each its value times factor
+ * into the sum of its stack, in one pass: the value's product and the
+ * sum's overflow are raised after the loop, the product's first, as
+ * row_values() would.
+ */
+static pg_attribute_always_inline void
+add_rows_times(MergeScan *m, const GroupColumns *c, const int *sel, int first, int n,
+			   int64 factor)
+{
+	StripeSums *ss = &m->ss[0];
+	ProfileBuilder *b = m->builders[0];
+	const Datum *value = c->value;
+	const int64 *entry = c->entry;
+	bool		product_overflow = false;
+	bool		sum_overflow = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			r = sel ? sel[i] : first + i;
+		uint32		number = entry_number_of(m, ss, b, entry[r]);
+		int64		v;
+
+		product_overflow |= pg_mul_s64_overflow(DatumGetInt64(value[r]), factor, &v);
+		sum_overflow |= pg_add_s64_overflow(ss->sums[number], v, &ss->sums[number]);
+	}
+	if (unlikely(product_overflow))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	if (unlikely(sum_overflow))
+		profile_value_overflow();
+}
+
+/* The notes of row_values(), once for rows that share their period. */
+static inline void
+note_shared_period(MergeScan *m, int64 period)
+{
+	if (period > 0 && period < m->known_min)
+		m->known_min = period;
+	m->unknown_seen |= period <= 0;
+}
+
+/*
+ * The rows of a chunk group of several series, of which the query asks
+ * for some, whose other filters pass whole: for the one group of a query,
+ * of a stack dictionary and one period, none NULL.  Rows come in runs of
+ * one series (a profile's samples of a type; stripes are sorted by
+ * series): each run is asked for once and added whole, with no list of
+ * its rows.
+ */
+static void
+add_series_runs(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_cache)
+{
+	const Datum *series = c->series;
+	int64		period = c->period_value;
+	int64		factor = m->scale && period > 0 ? period : 1;
+	bool		added = false;
+	int			r = 0;
+
+	sums_prepare(&m->ss[0]);
+	while (r < c->nrows)
+	{
+		int64		sid = DatumGetInt64(series[r]);
+		SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
+		int			end = r + 1;
+
+		while (end < c->nrows && DatumGetInt64(series[end]) == sid)
+			end++;
+		if (slot->group == -2 || slot->id != sid)
+		{
+			slot->id = sid;
+			slot->group = series_group(m->series, m->nseries, sid);
+		}
+		if (slot->group >= 0)
+		{
+			add_rows_times(m, c, NULL, r, end - r, factor);
+			added = true;
+		}
+		r = end;
+	}
+	if (added)
+		note_shared_period(m, period);
+}
+
+/*
  * add_rows() for the one group of a query without group_by: the values
  * first (row_values), then each added into the sum of its stack, in loops
- * of their own for each case.
+ * of their own for each case; rows that share their period in one pass.
  */
 static void
 add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
@@ -929,6 +1019,7 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 	ProfileBuilder *b = m->builders[0];
 	const int64 *values = m->values;
 	bool		overflow = false;
+	int64		period = c->period_value;
 
 	if (!c->entry)
 	{
@@ -938,6 +1029,15 @@ add_rows_one_group(MergeScan *m, const GroupColumns *c, const int *sel, int n)
 	if (n == 0)
 		return;
 	sums_prepare(ss);
+	if (c->period_shared)
+	{
+		note_shared_period(m, period);
+		if (sel)
+			add_rows_times(m, c, sel, 0, n, m->scale && period > 0 ? period : 1);
+		else
+			add_rows_times(m, c, NULL, 0, n, m->scale && period > 0 ? period : 1);
+		return;
+	}
 	rows_values(m, c, sel, n);
 	if (sel)
 		for (int i = 0; i < n; i++)
@@ -1042,6 +1142,9 @@ merge_scan_table(MergeScan *m, Relation rel)
 	/* several groups need each row's series */
 	if (ngroups == 1)
 		columnar_read_filter_only(rs, att[COL_SERIES]);
+	/* a group's rows mostly share a period: taken once (add_rows_times) */
+	if (ngroups == 1 && !m->sink)
+		columnar_read_constant_ok(rs, att[COL_PERIOD]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	m->rs = rs;
@@ -1069,9 +1172,18 @@ merge_scan_table(MergeScan *m, Relation rel)
 		c.period_null = g.nulls[att[COL_PERIOD] - 1];
 		c.stack_null = g.nulls[att[COL_STACK] - 1];
 		c.entry = g.dict_index[att[COL_STACK] - 1];
-		if (!any_set(c.period_null, c.nrows))
-			c.period_null = NULL;
 		row_space(m, c.nrows);
+		c.period_shared = c.period == NULL;
+		c.period_value = c.period_shared ? DatumGetInt64(g.constants[att[COL_PERIOD] - 1]) : 0;
+		if (c.period_shared && !c.entry)
+		{
+			/* rows without a stack dictionary read an array */
+			for (int r = 0; r < c.nrows; r++)
+				m->periods[r] = g.constants[att[COL_PERIOD] - 1];
+			c.period = m->periods;
+		}
+		if (c.period_null && !any_set(c.period_null, c.nrows))
+			c.period_null = NULL;
 
 		if (c.entry)
 		{
@@ -1113,6 +1225,10 @@ merge_scan_table(MergeScan *m, Relation rel)
 			/* every row counts: no list of them */
 			add_rows_one_group(m, &c, NULL, c.nrows);
 		}
+		else if (ngroups == 1 && c.entry && c.period_shared && c.series && !c.time &&
+				 !any_set(c.series_null, c.nrows) && !any_set(c.value_null, c.nrows) &&
+				 m->start <= m->stop)
+			add_series_runs(m, &c, series_cache);
 		else
 		{
 			int			n = select_rows(m, &c, g.all_pass, series_cache);

@@ -45,6 +45,8 @@ typedef struct MergeScan
 	int			sel_cap;
 	MergeRowSink *sink;			/* rows go there instead (merge_scan_rows) */
 	int64	   *values;			/* [sel_cap]: their values, for the sink */
+	Datum	   *periods;		/* [sel_cap]: a chunk group's one period in
+								 * every row, for the loops that read rows */
 	/* a parallel merge: the stripes are shared out by a counter */
 	pg_atomic_uint32 *next_share;	/* NULL: every row is read here */
 	uint32		share_seen;		/* ordinal of the next share met */

@@ -193,8 +193,32 @@ SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-0
                            '2024-08-02 23:59:59.5+00', true);
 SELECT * FROM qmerge_group_check('qmerge:alloc_space:bytes:space:bytes', '2024-08-01 00:00:00.5+00',
                                  '2024-08-02 23:59:59.5+00');
-DROP FUNCTION qmerge_copy_ordered;
-DROP TABLE parca.samples_20240801, parca.samples_20240802;
+-- A chunk group whose rows share their period is added in one pass
+-- (merge_scan.c), each row's value times that period; rows of one group
+-- with two periods are each scaled by their own.  Stacks of the count
+-- series, value 3: at 00:00 with periods 5 and 7 interleaved, at 01:00
+-- (a stripe of its own) with period 5 alone.
+SELECT count(*) AS made FROM (SELECT parca.create_partition('2024-08-03 00:00+00')) p;
+CREATE FUNCTION qmerge_copy_periods(t timestamptz, periods int[]) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO parca.samples
+  SELECT t, s.series_id, s.stack, 3, p, s.duration, NULL
+  FROM (SELECT s.* FROM parca.samples s JOIN parca.series se ON se.id = s.series_id
+        WHERE se.profile_type = 'qmerge:samples:count:cpu:nanoseconds:delta' AND s.time < '2024-05-01'
+        ORDER BY s.stack LIMIT 10) s, unnest(periods) p
+  ORDER BY s.stack, p
+$$;
+SELECT qmerge_copy_periods('2024-08-03 00:00+00', '{5,7}');
+SELECT qmerge_copy_periods('2024-08-03 01:00+00', '{5}');
+SELECT chunk_group, min, max FROM parca_columnar_chunks('parca.samples_20240803')
+WHERE attname = 'period' ORDER BY stripe, chunk_group;
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-08-03 00:00+00',
+                           '2024-08-03 00:00+00', true);
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-08-03 01:00+00',
+                           '2024-08-03 01:00+00', true);
+SELECT * FROM qmerge_check('qmerge:samples:count:cpu:nanoseconds:delta', '2024-08-03 00:00+00',
+                           '2024-08-03 23:00+00', true);
+DROP FUNCTION qmerge_copy_ordered, qmerge_copy_periods;
+DROP TABLE parca.samples_20240801, parca.samples_20240802, parca.samples_20240803;
 DROP FUNCTION qmerge_group_check;
 -- (parca.samples' options as installed: its sort order and write log)
 UPDATE parca.columnar_options SET chunk_group_rows = NULL WHERE relid = 'parca.samples'::regclass;
