@@ -812,18 +812,32 @@ find_entry(ColumnarDictionaryView *v, int64 entry, int *index)
 	return NULL;
 }
 
-/* The ids of the n entries into ids. */
+/*
+ * The ids of the n entries into ids.  A stripe's entries are mostly runs
+ * of consecutive numbers in one range (its new stacks, numbered in its
+ * order): such a run is copied at once.
+ */
 void
 columnar_dictionary_ids(ColumnarDictionaryView *v, const int64 *entries, int n, uint64 *ids)
 {
-	for (int i = 0; i < n; i++)
+	int			i = 0;
+
+	while (i < n)
 	{
 		int			index;
 		ViewSegment *vs = find_entry(v, entries[i], &index);
+		/* find_entry left the range of entries[i] in v->last */
+		const ViewRange *range = &v->ranges[v->last];
+		int64		left = range->count - (entries[i] - range->first);
+		int			run = 1;
 
 		if (vs->ids == NULL)
 			vs->ids = segment_ids(v->rel, vs->seg, v->cxt, &v->blocks_read);
-		ids[i] = vs->ids[index];
+		while (i + run < n && run < left &&
+			   (uint64) entries[i + run] == (uint64) entries[i] + (uint64) run)
+			run++;
+		memcpy(ids + i, vs->ids + index, sizeof(uint64) * run);
+		i += run;
 	}
 }
 

@@ -283,21 +283,26 @@ worker_number_of_builder(MergeScan *m, uint32 builder)
  */
 #define BY_ENTRY_LIMIT (1 << 22)
 
+/* Room in ss->by_entry for entry (below BY_ENTRY_LIMIT). */
+static pg_noinline void
+by_entry_grow(StripeSums *ss, int64 entry)
+{
+	int			cap = grow_cap(ss->by_entry_cap, entry + 1, 1024);
+
+	/* PG_UINT32_MAX: none yet */
+	ss->by_entry = grow_array(CurrentMemoryContext, ss->by_entry, sizeof(uint32),
+							  ss->by_entry_cap, cap, 0xff);
+	ss->by_entry_cap = cap;
+}
+
 /* The builder's number of the table's entry, as met in a stripe before. */
-static void
+static inline void
 by_entry_set(StripeSums *ss, int64 entry, uint32 number)
 {
 	if (entry < 0 || entry >= BY_ENTRY_LIMIT)
 		return;
-	if (entry >= ss->by_entry_cap)
-	{
-		int			cap = grow_cap(ss->by_entry_cap, entry + 1, 1024);
-
-		/* PG_UINT32_MAX: none yet */
-		ss->by_entry = grow_array(CurrentMemoryContext, ss->by_entry, sizeof(uint32),
-								  ss->by_entry_cap, cap, 0xff);
-		ss->by_entry_cap = cap;
-	}
+	if (unlikely(entry >= ss->by_entry_cap))
+		by_entry_grow(ss, entry);
 	ss->by_entry[entry] = number;
 }
 
@@ -413,7 +418,8 @@ sums_new_stripe(StripeSums *ss)
  * The numbers of the new stripe's entries whose ids are those they had in
  * the stripe before, in one pass over its ids (for the one group of a
  * query, whose rows read most entries; groups of a group_by take theirs
- * as their rows meet them).
+ * as their rows meet them).  Of a stripe whose dictionary is the table's,
+ * noted by their entries there too (by_entry).
  */
 static void
 sums_take_guesses(StripeSums *ss)
@@ -426,30 +432,39 @@ sums_take_guesses(StripeSums *ss)
 		const EntryGuess *guess = &ss->id_guess[e];
 
 		if (guess->id == ss->ids[e] && guess->number != PG_UINT32_MAX)
+		{
 			ss->entry_number[e] = generation | guess->number;
+			if (ss->entries)
+				by_entry_set(ss, ss->entries[e], guess->number);
+		}
 	}
 }
 
 /*
  * The numbers of the new stripe's entries that the stripes before, of the
  * same table, met (a stripe whose dictionary is the table's, of the one
- * group of a query), in one pass over its entries.
+ * group of a query), in one pass over its entries; returns how many.
  */
-static void
+static int
 sums_take_entries(StripeSums *ss)
 {
 	uint64		generation = (uint64) ss->generation << 32;
 	const int64 *entries = ss->entries;
 	const uint32 *by_entry = ss->by_entry;
 	int64		cap = ss->by_entry_cap;
+	int			taken = 0;
 
 	for (int e = 0; e < ss->ndict; e++)
 	{
 		int64		entry = entries[e];
 
 		if (entry >= 0 && entry < cap && by_entry[entry] != PG_UINT32_MAX)
+		{
 			ss->entry_number[e] = generation | by_entry[entry];
+			taken++;
+		}
 	}
+	return taken;
 }
 
 /*
@@ -1203,7 +1218,17 @@ merge_scan_table(MergeScan *m, Relation rel)
 			if (ngroups == 1 && !m->sink && c.entry && ss[0].entries)
 			{
 				sums_prepare(&ss[0]);
-				sums_take_entries(&ss[0]);
+
+				/*
+				 * none met: a table's first stripe, whose rows read its
+				 * ids anyway, and whose stacks are mostly, entry by entry,
+				 * those of the table before (days of the same programs)
+				 */
+				if (sums_take_entries(&ss[0]) == 0)
+				{
+					ss[0].ids = columnar_read_dictionary_ids(rs, att[COL_STACK], g.stripe);
+					sums_take_guesses(&ss[0]);
+				}
 			}
 			else if (ngroups == 1 && !m->sink && c.entry && ss[0].ids)
 				sums_take_guesses(&ss[0]);
