@@ -251,6 +251,22 @@ decode_rle(const char *p, const char *end, int64 *v, int n, bool check, uint64 l
 }
 
 /*
+ * Whether the run of count values after acc (itself below limit), each
+ * delta more than the one before (a signed step), are all below limit,
+ * unsigned: they lie on a line, so its two ends tell, taken without
+ * wrapping.  Once a run, not once a value.
+ */
+static inline void
+check_run_below(uint64 acc, uint64 delta, uint64 count, uint64 limit)
+{
+	int128		first = (int128) (int64) acc + (int64) delta;
+	int128		last = (int128) (int64) acc + (int128) (int64) delta * (int128) count;
+
+	if (first < 0 || first >= (int128) limit || last < 0 || last >= (int128) limit)
+		index_out_of_range();
+}
+
+/*
  * Runs of differences after v[0] (ENC_DELTA_RLE), added up as they are
  * written, in one pass.
  */
@@ -267,11 +283,11 @@ decode_delta_rle(const char *p, const char *end, int64 *v, int n, bool check, ui
 
 		if (count == 0 || count > (uint64) (n - i))
 			bad_run_length();
+		if (check)
+			check_run_below(acc, delta, count, limit);
 		for (uint64 k = 0; k < count; k++)
 		{
 			acc += delta;
-			if (check && acc >= limit)
-				index_out_of_range();
 			v[i + k] = (int64) acc;
 		}
 		i += (int) count;

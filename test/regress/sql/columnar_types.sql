@@ -287,6 +287,13 @@ SELECT count(DISTINCT t) FROM col_idx_rle;
 -- 'delta_rle': a first difference of 10, from 0 to 10 of 10 entries
 SELECT col_idx_damage('col_idx_delta', 8, 20);
 SELECT count(DISTINCT t) FROM col_idx_delta;
+-- (a run is checked at its two ends) the first run of 9 differences of 1
+-- made 12 long: from 1 to 12; the second run's difference of -9 made -10:
+-- from 9 to -1
+SELECT col_idx_damage('col_idx_delta', 9, 12);
+SELECT count(DISTINCT t) FROM col_idx_delta;
+SELECT col_idx_damage('col_idx_delta', 10, 19);
+SELECT count(DISTINCT t) FROM col_idx_delta;
 -- undamaged, each reads
 UPDATE parca.columnar_stripes s SET inline_data = d.inline_data
     FROM col_idx_stripe d WHERE (s.storage_id, s.first_row) = (d.storage_id, d.first_row);
