@@ -153,7 +153,8 @@ extern const uint64 *columnar_read_dictionary_ids(ColumnarReadState *rs, AttrNum
 extern void columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno);
 
 /*
- * Column attno (of a pass-by-value type) of a chunk group whose min and
+ * Column attno (of an integer type, or one ordered as its integers:
+ * bool, oid, date, timestamp, timestamptz) of a chunk group whose min and
  * max show that its rows all hold one value, none NULL, is not decoded:
  * ColumnarGroup.values and nulls of the column are NULL, and the value is
  * in ColumnarGroup.constants.  For columnar_read_next_group(); before the

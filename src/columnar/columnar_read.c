@@ -19,6 +19,7 @@
 
 #include "access/tupdesc_details.h"
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -695,8 +696,32 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 }
 
 /*
+ * Whether a column of the type holds one value when its min and max (by
+ * the type's order) are equal: types ordered as their integers.  Not
+ * float4 and float8, whose -0 and 0 are equal and differ.
+ */
+static bool
+equal_is_identical(Oid type)
+{
+	switch (type)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
  * Whether column a of group g holds one value in every row, none NULL, as
- * its min and max show (of a pass-by-value type): that value into *value.
+ * its min and max show: that value into *value.
  */
 static bool
 constant_chunk(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, Datum *value)
@@ -704,7 +729,8 @@ constant_chunk(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, Datum *va
 	Form_pg_attribute att = TupleDescAttr(rs->desc, a);
 	ColumnarChunk *ch;
 
-	if (a >= s->natts || !att->attbyval || s->columns[a].kind != COLUMNAR_KIND_INT)
+	if (a >= s->natts || !att->attbyval || s->columns[a].kind != COLUMNAR_KIND_INT ||
+		!equal_is_identical(att->atttypid))
 		return false;
 	ch = COLUMNAR_CHUNK(s, a, g);
 	if (ch->encoding == ENC_ALL_NULL || ch->encoding == ENC_DICT || ch->nnulls != 0 ||

@@ -17,7 +17,9 @@
  * whose dictionary is its table's (format version 4) gives each entry's
  * number there, which keeps its stack's number from the table's first
  * stripe that had it on: its id is read once per table.  The sums reach
- * the builder once per stack at the end of the merge.
+ * the builder once per stack at the end of the merge.  A chunk group whose
+ * rows share one period (a profile's) is not decoded for it: the period
+ * multiplies each value in the loop that adds it.
  *
  * The same rows as the SQL merge are counted: rows whose time is in
  * [start, stop] and whose series is one of those asked for; a NULL value,
