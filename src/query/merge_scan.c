@@ -129,6 +129,20 @@ typedef struct SeriesCacheSlot
 	int32		group;			/* -1: not asked for; -2: empty slot */
 } SeriesCacheSlot;
 
+/* The group of series id, -1 if not asked for, through the cache. */
+static inline int32
+cached_series_group(const MergeScan *m, SeriesCacheSlot *series_cache, int64 id)
+{
+	SeriesCacheSlot *slot = &series_cache[(uint64) id % SERIES_CACHE_SIZE];
+
+	if (slot->group == -2 || slot->id != id)
+	{
+		slot->id = id;
+		slot->group = series_group(m->series, m->nseries, id);
+	}
+	return slot->group;
+}
+
 /* A stack met in the merge: its id, its number in the group's builder. */
 typedef struct KnownStack
 {
@@ -788,15 +802,8 @@ select_rows_where(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_c
 
 			if (unlikely(run_grp == -2 || sid != run_sid))
 			{
-				SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
-
-				if (slot->group == -2 || slot->id != sid)
-				{
-					slot->id = sid;
-					slot->group = series_group(m->series, m->nseries, sid);
-				}
 				run_sid = sid;
-				run_grp = slot->group;
+				run_grp = cached_series_group(m, series_cache, sid);
 			}
 			grp = run_grp;
 			if (grp < 0 || series_null[r])
@@ -1003,17 +1010,11 @@ add_series_runs(MergeScan *m, const GroupColumns *c, SeriesCacheSlot *series_cac
 	while (r < c->nrows)
 	{
 		int64		sid = DatumGetInt64(series[r]);
-		SeriesCacheSlot *slot = &series_cache[(uint64) sid % SERIES_CACHE_SIZE];
 		int			end = r + 1;
 
 		while (end < c->nrows && DatumGetInt64(series[end]) == sid)
 			end++;
-		if (slot->group == -2 || slot->id != sid)
-		{
-			slot->id = sid;
-			slot->group = series_group(m->series, m->nseries, sid);
-		}
-		if (slot->group >= 0)
+		if (cached_series_group(m, series_cache, sid) >= 0)
 		{
 			add_rows_times(m, c, NULL, r, end - r, factor);
 			added = true;
