@@ -218,7 +218,7 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	 * stacks (2-3 ms for 20,000), then exit (2-3 ms more).  Ordering the
 	 * profile's stacks fills that wait: the leader has met most of theirs
 	 * in its own stripes, and adding their values leaves the order as it
-	 * is; a stack it had not met has them ordered again below.
+	 * is; a stack it had not met is placed into that order below.
 	 */
 	profile_builder_sort(m->builders[0]);
 	for (i = 0; i < nlaunched; i++)

@@ -269,31 +269,71 @@ profile_builder_stack(const ProfileBuilder *b, uint32 n, int *nframes, int64 *va
  * is read once per depth that does not yet tell it apart, rather than
  * once per comparison: the stacks of one program share long runs of
  * frames (of the 20,430 of google-pprof/large.cpu, 18,187 have the same
- * leaf).
+ * leaf, and the same frame under it; told apart at 3.9 frames on average).
+ * A run of many entries is ordered by a radix sort of its frames, which
+ * moves each entry once per byte that differs among them: a quicksort
+ * compared each about 15 times there, mispredicting half (1.5 ms against
+ * 0.5 for 20,000 entries).  Entries are named by their index, so that an
+ * order made stays right while the entries array grows.
  */
 struct SortItem
 {
 	uint64		frame;			/* the frame at the depth sorted on */
-	bool		ended;			/* none: the stack is no deeper */
-	const StackEntry *entry;
+	uint32		entry;			/* the index of its StackEntry */
+	uint32		nframes;
 };
 typedef struct SortItem SortItem;
 
-static inline int
-compare_items(const SortItem *a, const SortItem *b)
-{
-	if (a->ended != b->ended)
-		return a->ended ? -1 : 1;
-	return (a->frame > b->frame) - (a->frame < b->frame);
-}
-
 #define ST_SORT sort_items
 #define ST_ELEMENT_TYPE SortItem
-#define ST_COMPARE(a, b) compare_items(a, b)
+#define ST_COMPARE(a, b) (((a)->frame > (b)->frame) - ((a)->frame < (b)->frame))
 #define ST_SCOPE static
 #define ST_DECLARE
 #define ST_DEFINE
 #include "lib/sort_template.h"
+
+/* Runs shorter than this take the quicksort: a radix sort clears 8 kB. */
+#define RADIX_SORT_MIN 256
+
+/*
+ * items[0 .. n - 1] ordered by frame, stably, 8 bits a pass from the
+ * lowest; a byte equal in every item costs no pass.  tmp has room for n.
+ */
+static void
+radix_sort_items(SortItem *items, SortItem *tmp, uint32 n)
+{
+	uint32		counts[8][256];
+	SortItem   *from = items;
+	SortItem   *to = tmp;
+
+	memset(counts, 0, sizeof(counts));
+	for (uint32 i = 0; i < n; i++)
+		for (int pass = 0; pass < 8; pass++)
+			counts[pass][(items[i].frame >> (pass * 8)) & 0xff]++;
+	for (int pass = 0; pass < 8; pass++)
+	{
+		uint32	   *start = counts[pass];
+		uint32		sum = 0;
+		SortItem   *swap;
+
+		if (start[(items[0].frame >> (pass * 8)) & 0xff] == n)
+			continue;
+		for (int d = 0; d < 256; d++)
+		{
+			uint32		c = start[d];
+
+			start[d] = sum;
+			sum += c;
+		}
+		for (uint32 i = 0; i < n; i++)
+			to[start[(from[i].frame >> (pass * 8)) & 0xff]++] = from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != items)
+		memcpy(items, from, sizeof(SortItem) * n);
+}
 
 /* Entries items[first .. first + n - 1], whose frames above depth are equal. */
 typedef struct SortRange
@@ -304,12 +344,15 @@ typedef struct SortRange
 } SortRange;
 
 static void
-sort_stacks(SortItem *items, uint32 n)
+sort_stacks(const StackEntry *entries, SortItem *items, uint32 n)
 {
 	/* ranges of two entries or more, disjoint: at most n / 2 at once */
 	SortRange  *todo = palloc(sizeof(SortRange) * (n / 2 + 1));
+	SortItem   *tmp = n >= RADIX_SORT_MIN ? palloc(sizeof(SortItem) * n) : NULL;
 	int			ntodo = 0;
 
+	for (uint32 i = 0; i < n; i++)
+		items[i].nframes = entries[items[i].entry].key.nbytes / sizeof(uint64);
 	if (n > 1)
 		todo[ntodo++] = (SortRange) {0, n, 0};
 	while (ntodo > 0)
@@ -317,46 +360,140 @@ sort_stacks(SortItem *items, uint32 n)
 		SortRange	r = todo[--ntodo];
 		SortItem   *it = items + r.first;
 		Size		off = (Size) r.depth * sizeof(uint64);
-		uint32		run = 0;
+		uint32		first = 0;
+		uint32		run;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * A stack that ends here goes first; the stacks are distinct, so
+		 * there is at most one (more would only end the range all the same)
+		 */
 		for (uint32 i = 0; i < r.n; i++)
 		{
-			it[i].ended = off >= it[i].entry->key.nbytes;
-			it[i].frame = it[i].ended ? 0 : load_frame(it[i].entry->key.frames + off);
+			if (it[i].nframes <= r.depth)
+			{
+				SortItem	ended = it[i];
+
+				it[i] = it[first];
+				it[first++] = ended;
+			}
 		}
-		sort_items(it, r.n);
-		/*
-		 * Runs of the same frame go one deeper; the stacks are distinct, so
-		 * none of them has ended (checked all the same: it ends the loop)
-		 */
-		for (uint32 i = 1; i <= r.n; i++)
+		for (uint32 i = first; i < r.n; i++)
+			it[i].frame = load_frame(entries[it[i].entry].key.frames + off);
+		if (r.n - first >= RADIX_SORT_MIN)
+			radix_sort_items(it + first, tmp, r.n - first);
+		else
+			sort_items(it + first, r.n - first);
+		/* runs of the same frame go one deeper */
+		run = first;
+		for (uint32 i = first + 1; i <= r.n; i++)
 		{
-			if (i < r.n && compare_items(&it[run], &it[i]) == 0)
+			if (i < r.n && it[i].frame == it[run].frame)
 				continue;
-			if (i - run > 1 && !it[run].ended)
+			if (i - run > 1)
 				todo[ntodo++] = (SortRange) {r.first + run, i - run, r.depth + 1};
 			run = i;
 		}
 	}
 	pfree(todo);
+	if (tmp)
+		pfree(tmp);
+}
+
+/* <0, 0, >0 as entry a's stack sorts before, with, after entry b's. */
+static int
+compare_stacks(const StackEntry *a, const StackEntry *b)
+{
+	uint32		n = Min(a->key.nbytes, b->key.nbytes);
+
+	for (uint32 off = 0; off < n; off += sizeof(uint64))
+	{
+		uint64		x = load_frame(a->key.frames + off);
+		uint64		y = load_frame(b->key.frames + off);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return (a->key.nbytes > b->key.nbytes) - (a->key.nbytes < b->key.nbytes);
+}
+
+/*
+ * The first of sorted[from .. n - 1] whose stack sorts after entry x's:
+ * galloping from `from`, then halving, so that k stacks placed in order
+ * among n cost about k log(n / k) comparisons.
+ */
+static uint32
+place_after(const ProfileBuilder *b, const SortItem *sorted, uint32 from, uint32 n, uint32 x)
+{
+	const StackEntry *stack = &b->entries[x];
+	uint32		lo = from;
+	uint32		hi = from;
+	uint64		step = 1;
+
+	while (hi < n && compare_stacks(&b->entries[sorted[hi].entry], stack) < 0)
+	{
+		lo = hi + 1;
+		hi = n - hi > step ? hi + (uint32) step : n;
+		step *= 2;
+	}
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (compare_stacks(&b->entries[sorted[mid].entry], stack) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*
  * The order depends only on the stacks, not on their values: it stays
- * right until a stack is added, and the entries array moves only then.
+ * right until a stack is added.  The stacks added since an order was made
+ * are sorted alone and placed into it (a parallel leader orders the
+ * stacks of its own stripes while its workers read, and then has few of
+ * theirs left to place).
  */
 void
 profile_builder_sort(ProfileBuilder *b)
 {
-	if (b->sorted != NULL && b->nsorted == b->nentries)
+	uint32		nold = b->sorted ? b->nsorted : 0;
+	uint32		nnew = b->nentries - nold;
+	SortItem   *added;
+	SortItem   *merged;
+	uint32		from = 0;
+	uint32		out = 0;
+
+	if (b->sorted != NULL && nnew == 0)
 		return;
-	if (b->sorted != NULL)
-		pfree(b->sorted);
-	b->sorted = MemoryContextAlloc(b->cxt, Max(b->nentries, 1) * sizeof(SortItem));
-	for (uint32 n = 0; n < b->nentries; n++)
-		b->sorted[n].entry = &b->entries[n];
-	sort_stacks(b->sorted, b->nentries);
+	added = MemoryContextAlloc(b->cxt, Max(nnew, 1) * sizeof(SortItem));
+	for (uint32 i = 0; i < nnew; i++)
+		added[i].entry = nold + i;
+	sort_stacks(b->entries, added, nnew);
+	if (nold == 0)
+	{
+		if (b->sorted != NULL)
+			pfree(b->sorted);
+		b->sorted = added;
+		b->nsorted = nnew;
+		return;
+	}
+	merged = MemoryContextAlloc(b->cxt, sizeof(SortItem) * b->nentries);
+	for (uint32 i = 0; i < nnew; i++)
+	{
+		uint32		to = place_after(b, b->sorted, from, nold, added[i].entry);
+
+		memcpy(merged + out, b->sorted + from, sizeof(SortItem) * (to - from));
+		out += to - from;
+		from = to;
+		merged[out++] = added[i];
+	}
+	memcpy(merged + out, b->sorted + from, sizeof(SortItem) * (nold - from));
+	pfree(b->sorted);
+	pfree(added);
+	b->sorted = merged;
 	b->nsorted = b->nentries;
 }
 
@@ -402,7 +539,7 @@ profile_builder_finish(ProfileBuilder *b)
 	PUT(b->meta.profile_type, type_len);
 	for (uint32 i = 0; i < n; i++)
 	{
-		const StackEntry *e = sorted[i].entry;
+		const StackEntry *e = &b->entries[sorted[i].entry];
 		uint32		nframes = e->key.nbytes / sizeof(uint64);
 
 		PUT(&nframes, 4);

@@ -83,8 +83,9 @@ extern struct varlena *profile_builder_finish(ProfileBuilder *b);
 
 /*
  * Puts the stacks added so far in the order finish() writes them, and
- * keeps it for finish() as long as no stack is added: for a caller with
- * time to fill before it finishes (a leader whose workers are exiting).
+ * keeps it for finish(): the stacks added after are sorted alone and
+ * placed into it.  For a caller with time to fill before it finishes (a
+ * leader whose workers are exiting).
  */
 extern void profile_builder_sort(ProfileBuilder *b);
 

@@ -87,6 +87,31 @@ SELECT w.n, parca_profile_stacks(w.p),
 FROM (SELECT n, parca_merge(s::stacktrace, v) OVER (ORDER BY n) p FROM t) w
 ORDER BY w.n;
 
+-- many stacks (a radix sort orders runs of 256 or more): 1,200 stacks of
+-- three frames, their leaves among 3 values (300, 300 and 600 stacks),
+-- the frames above random (md5), half of them at 2^63 or above; each
+-- stack's value is its place in the order SQL gives them, comparing
+-- frames as unsigned (bit(64)).  The profile lists the stacks in that
+-- order if the value of its i-th stack (at byte 16 + 36 i: 4 bytes of
+-- length, then the value) is i + 1.
+CREATE TEMP TABLE many_stacks AS
+SELECT n, format('{%s,%s,%s}', f0, f1, f2) AS s,
+       row_number() OVER (ORDER BY ('x' || f0)::bit(64), ('x' || f1)::bit(64), ('x' || f2)::bit(64)) AS place
+FROM (SELECT n, (ARRAY['5', 'ffffffffffffff00', '8000000000000000', '8000000000000000'])[1 + n % 4] AS f0,
+             substr(md5(n::text), 1, 16) AS f1, substr(md5(n::text), 17, 16) AS f2
+      FROM generate_series(1, 1200) n) f;
+SELECT bool_and(get_byte(b, 16 + 36 * i + 4) + 256 * get_byte(b, 16 + 36 * i + 5) = i + 1) AS ordered,
+       count(*) AS stacks
+FROM (SELECT decode(substr(parca_merge(s::stacktrace, place)::text, 3), 'hex') AS b FROM many_stacks) m,
+     generate_series(0, (length(b) - 16) / 36 - 1) i;
+-- a window whose rows come 300 at a time (peers): each finish sorts 300
+-- new stacks and places them among those it sorted before
+SELECT w.g, parca_profile_stacks(w.p),
+       w.p::text = (SELECT parca_merge(s::stacktrace, place)::text FROM many_stacks WHERE n / 300 <= w.g) AS same_as_merge
+FROM (SELECT DISTINCT ON (n / 300) n / 300 AS g, parca_merge(s::stacktrace, place) OVER (ORDER BY n / 300) AS p
+      FROM many_stacks ORDER BY n / 300) w
+ORDER BY w.g;
+
 -- profile text form round-trips; damaged values are refused
 SELECT parca_merge(s::stacktrace, v)::text::profile::text = parca_merge(s::stacktrace, v)::text
 FROM (VALUES ('{1,2}', 3), ('{3}', 4)) t(s, v);
