@@ -347,8 +347,9 @@ static void
 sort_stacks(const StackEntry *entries, SortItem *items, uint32 n)
 {
 	/* ranges of two entries or more, disjoint: at most n / 2 at once */
-	SortRange  *todo = palloc(sizeof(SortRange) * (n / 2 + 1));
-	SortItem   *tmp = n >= RADIX_SORT_MIN ? palloc(sizeof(SortItem) * n) : NULL;
+	SortRange  *todo = palloc_extended(sizeof(SortRange) * (n / 2 + 1), MCXT_ALLOC_HUGE);
+	SortItem   *tmp = n >= RADIX_SORT_MIN ?
+		palloc_extended(sizeof(SortItem) * n, MCXT_ALLOC_HUGE) : NULL;
 	int			ntodo = 0;
 
 	for (uint32 i = 0; i < n; i++)
@@ -468,7 +469,8 @@ profile_builder_sort(ProfileBuilder *b)
 
 	if (b->sorted != NULL && nnew == 0)
 		return;
-	added = MemoryContextAlloc(b->cxt, Max(nnew, 1) * sizeof(SortItem));
+	/* as many as the entries, which may pass 1 GB (repalloc_huge) */
+	added = MemoryContextAllocHuge(b->cxt, Max(nnew, 1) * sizeof(SortItem));
 	for (uint32 i = 0; i < nnew; i++)
 		added[i].entry = nold + i;
 	sort_stacks(b->entries, added, nnew);
@@ -480,7 +482,7 @@ profile_builder_sort(ProfileBuilder *b)
 		b->nsorted = nnew;
 		return;
 	}
-	merged = MemoryContextAlloc(b->cxt, sizeof(SortItem) * b->nentries);
+	merged = MemoryContextAllocHuge(b->cxt, sizeof(SortItem) * b->nentries);
 	for (uint32 i = 0; i < nnew; i++)
 	{
 		uint32		to = place_after(b, b->sorted, from, nold, added[i].entry);
