@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 
 #include "types/profile.h"
+#include "types/stacktrace.h"
 #include "keyed_hash/keyed_hash.h"
 
 /*
@@ -403,20 +404,11 @@ sort_stacks(const StackEntry *entries, SortItem *items, uint32 n)
 }
 
 /* <0, 0, >0 as entry a's stack sorts before, with, after entry b's. */
-static int
+static inline int
 compare_stacks(const StackEntry *a, const StackEntry *b)
 {
-	uint32		n = Min(a->key.nbytes, b->key.nbytes);
-
-	for (uint32 off = 0; off < n; off += sizeof(uint64))
-	{
-		uint64		x = load_frame(a->key.frames + off);
-		uint64		y = load_frame(b->key.frames + off);
-
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	return (a->key.nbytes > b->key.nbytes) - (a->key.nbytes < b->key.nbytes);
+	return stacktrace_frames_compare(a->key.frames, (int) (a->key.nbytes / sizeof(uint64)),
+									 b->key.frames, (int) (b->key.nbytes / sizeof(uint64)));
 }
 
 /*

@@ -197,19 +197,8 @@ stacktrace_send(PG_FUNCTION_ARGS)
 static int
 stacktrace_compare(struct varlena *a, struct varlena *b)
 {
-	int			na = stacktrace_nframes(a);
-	int			nb = stacktrace_nframes(b);
-	int			n = Min(na, nb);
-
-	for (int i = 0; i < n; i++)
-	{
-		uint64		fa = stacktrace_frame(a, i);
-		uint64		fb = stacktrace_frame(b, i);
-
-		if (fa != fb)
-			return fa < fb ? -1 : 1;
-	}
-	return (na > nb) - (na < nb);
+	return stacktrace_frames_compare(stacktrace_frames_ptr(a), stacktrace_nframes(a),
+									 stacktrace_frames_ptr(b), stacktrace_nframes(b));
 }
 
 static bool

@@ -41,6 +41,29 @@ stacktrace_frame(const struct varlena *st, int i)
 	return id;
 }
 
+/*
+ * <0, 0, >0 as frames a (na of them, unaligned) sort before, with, after
+ * frames b: frame by frame as unsigned numbers, a stack before the stacks
+ * it is a prefix of.  The stacktrace type's order, and a profile's.
+ */
+static inline int
+stacktrace_frames_compare(const char *a, int na, const char *b, int nb)
+{
+	int			n = Min(na, nb);
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		fa;
+		uint64		fb;
+
+		memcpy(&fa, a + (Size) i * sizeof(uint64), sizeof(uint64));
+		memcpy(&fb, b + (Size) i * sizeof(uint64), sizeof(uint64));
+		if (fa != fb)
+			return fa < fb ? -1 : 1;
+	}
+	return (na > nb) - (na < nb);
+}
+
 /* A new stacktrace (palloc'd, 4-byte header) from frames leaf first. */
 extern struct varlena *stacktrace_from_frames(const uint64 *frames, int nframes);
 
