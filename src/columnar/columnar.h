@@ -175,4 +175,10 @@ typedef bool (*ColumnarStripeClaim) (void *arg);
 extern void columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim,
 										void *arg, bool read_pending, int64 share_rows);
 
+/*
+ * How many shares of share_rows rows rs's stripes make: a process that
+ * knows every one of them is another's need not read the table at all.
+ */
+extern int64 columnar_read_share_count(ColumnarReadState *rs, int64 share_rows);
+
 #endif							/* PARCA_COLUMNAR_H */

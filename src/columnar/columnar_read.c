@@ -282,18 +282,41 @@ columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeClaim claim, vo
 	rs->share_rows = Max(share_rows, 1);
 }
 
+/* How many chunk groups of stripe s go in one share of share_rows rows. */
+static int64
+groups_per_share(const ColumnarStripe *s, int64 share_rows)
+{
+	return Max(share_rows / Max((int64) s->group_rows, 1), 1);
+}
+
+/*
+ * How many shares of share_rows rows the stripes of the catalog that rs
+ * reads make: how many times a read shared so asks its claim.
+ */
+int64
+columnar_read_share_count(ColumnarReadState *rs, int64 share_rows)
+{
+	int64		count = 0;
+
+	share_rows = Max(share_rows, 1);
+	for (int i = 0; i < rs->ncommitted; i++)
+	{
+		int64		per_share = groups_per_share(rs->stripes[i], share_rows);
+
+		count += (rs->stripes[i]->ngroups + per_share - 1) / per_share;
+	}
+	return count;
+}
+
 /* Whether the current group of stripe s is this read's to read. */
 static bool
 group_is_ours(ColumnarReadState *rs, ColumnarStripe *s)
 {
-	int64		groups_per_share;
-
 	if (rs->claim == NULL)
 		return true;
 	if (rs->cur_stripe >= rs->ncommitted)
 		return rs->read_pending;
-	groups_per_share = Max(rs->share_rows / Max((int64) s->group_rows, 1), 1);
-	if (rs->cur_group % groups_per_share == 0)
+	if (rs->cur_group % groups_per_share(s, rs->share_rows) == 0)
 		rs->share_ours = rs->claim(rs->claim_arg);
 	return rs->share_ours;
 }

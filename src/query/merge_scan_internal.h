@@ -51,6 +51,9 @@ typedef struct MergeScan
 	pg_atomic_uint32 *next_share;	/* NULL: every row is read here */
 	uint32		share_seen;		/* ordinal of the next share met */
 	uint32		share_claimed;	/* the ordinal of the share claimed next */
+	pg_atomic_uint32 *table_shares; /* [tables]: how many shares each table
+									 * makes, plus 1; 0 until the leader has
+									 * counted them */
 	bool		leader;			/* reads its own buffered rows */
 	/* a worker numbers its stacks itself (merge_scan.c, WorkerStack) */
 	bool		worker;
@@ -86,6 +89,8 @@ extern void merge_scan_setup(MergeScan *m, const int64 *series_ids, const int32 
 
 /* The rows of rel that m asks for, into m's sums or sink. */
 extern void merge_scan_table(MergeScan *m, Relation rel);
+extern void merge_scan_count_shares(MergeScan *m, List *tables);
+extern bool merge_scan_table_skipped(MergeScan *m);
 extern void merge_scan_sums_to_builders(MergeScan *m);
 extern void merge_scan_share_out(MergeScan *m, StringInfo out);
 extern void merge_scan_add_share(MergeScan *m, const char *data, Size len);

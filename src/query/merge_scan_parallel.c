@@ -27,7 +27,9 @@
  * where their frames are when a stripe with ids had them, without reading
  * those frames (merge_scan_share_out), and the leader adds them to its
  * own, reading the frames of only the ids it has not met itself
- * (merge_scan_add_unmet).
+ * (merge_scan_add_unmet).  The leader counts each table's shares as the
+ * workers start (merge_scan_count_shares), so that a worker passes over a
+ * table whose shares are all others' without opening it.
  * A profile is its stacks sorted, so the answer is the same bytes however
  * the stripes were split.  What the leader and the workers share:
  */
@@ -39,6 +41,7 @@ typedef struct MergeShared
 	bool		scale;
 	int			ntables;
 	int			nseries;
+	pg_atomic_uint32 table_shares[FLEXIBLE_ARRAY_MEMBER];	/* [ntables] */
 } MergeShared;
 
 /* What a worker sends: this, then its merge (merge_scan_share_out). */
@@ -105,6 +108,7 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 	MergeWorkerResult result;
 	StringInfoData share;
 	shm_mq_iovec iov[2];
+	int			passed = 0;
 
 	shm_mq_set_sender(mq, MyProc);
 	mqh = shm_mq_attach(mq, seg, NULL);
@@ -119,15 +123,24 @@ parca_merge_scan_worker(dsm_segment *seg, shm_toc *toc)
 	merge_scan_setup(&m, series_ids, NULL, sh->nseries, sh->start, sh->stop, sh->scale);
 	m.next_share = &sh->next_share;
 	m.share_claimed = pg_atomic_fetch_add_u32(m.next_share, 1);
+	m.table_shares = sh->table_shares;
 	for (int i = 0; i < sh->ntables; i++)
 	{
-		/* locked by the leader, whose locks a worker shares */
-		Relation	rel = table_open(relids[i], AccessShareLock);
+		Relation	rel;
 
 		m.table = i;
+		if (merge_scan_table_skipped(&m))
+		{
+			passed++;
+			continue;
+		}
+		/* locked by the leader, whose locks a worker shares */
+		rel = table_open(relids[i], AccessShareLock);
 		merge_scan_table(&m, rel);
 		table_close(rel, AccessShareLock);
 	}
+	elog(DEBUG1, "parallel merge worker: %d of %d tables passed unopened, their shares others'",
+		 passed, sh->ntables);
 	merge_scan_share_out(&m, &share);
 	SPI_finish();
 	result.known_min = m.known_min;
@@ -157,7 +170,8 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("parca", "parca_merge_scan_worker", nworkers);
-	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(MergeShared));
+	shm_toc_estimate_chunk(&pcxt->estimator, offsetof(MergeShared, table_shares) +
+						   sizeof(pg_atomic_uint32) * ntables);
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(Oid) * ntables);
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(int64) * Max(m->nseries, 1));
 	shm_toc_estimate_chunk(&pcxt->estimator, (Size) MERGE_QUEUE_SIZE * nworkers);
@@ -165,8 +179,11 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	/* without a dynamic shared memory segment, no workers: all read here */
 	InitializeParallelDSM(pcxt);
 
-	sh = shm_toc_allocate(pcxt->toc, sizeof(MergeShared));
+	sh = shm_toc_allocate(pcxt->toc, offsetof(MergeShared, table_shares) +
+						  sizeof(pg_atomic_uint32) * ntables);
 	pg_atomic_init_u32(&sh->next_share, 0);
+	for (i = 0; i < ntables; i++)
+		pg_atomic_init_u32(&sh->table_shares[i], 0);
 	sh->start = m->start;
 	sh->stop = m->stop;
 	sh->scale = m->scale;
@@ -207,10 +224,17 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	 * none started.
 	 */
 	m->next_share = &sh->next_share;
+	m->table_shares = sh->table_shares;
 	m->leader = true;
 	m->share_claimed = leads ? pg_atomic_fetch_add_u32(m->next_share, 1) : PG_UINT32_MAX;
+	if (nlaunched > 0)
+		merge_scan_count_shares(m, tables);
+	m->table = 0;
 	foreach(lc, tables)
+	{
 		merge_scan_table(m, lfirst(lc));
+		m->table++;
+	}
 	merge_scan_sums_to_builders(m);
 
 	/*
@@ -248,4 +272,5 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
 	m->next_share = NULL;
+	m->table_shares = NULL;
 }
