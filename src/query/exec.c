@@ -153,12 +153,13 @@ add_under_frame(ProfileBuilder *b, const struct varlena *merged, uint64 frame, u
  * it in parallel workers, each merging its share in C, combined at the
  * end.  Grouping groups by the series' group, so that each group's stacks
  * are merged before their root frame is added here.  The caller is
- * connected to SPI.
+ * connected to SPI, and ends *exiting (merge_scan_samples) before it runs
+ * SQL.
  */
 static void
 scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, int nseries,
 			 const uint64 *group_frames, int ngroups, const QueryRange *range,
-			 bool scale_by_period, MergePeriods *periods)
+			 bool scale_by_period, MergePeriods *periods, struct ParallelContext **exiting)
 {
 	TimestampTz start = range->start;
 	TimestampTz stop = range->stop;
@@ -178,7 +179,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 	if (group_frames == NULL)
 	{
 		if (merge_scan_samples(&b, 1, range->relid, series_ids, NULL, nseries, start, stop,
-							   scale_by_period, periods))
+							   scale_by_period, periods, exiting))
 			return;
 	}
 	else
@@ -193,7 +194,7 @@ scan_samples(ProfileBuilder *b, const SeriesMatch *series, const int32 *groups, 
 			profile_builder_set_meta(builders[g], &meta);
 		}
 		if (merge_scan_samples(builders, ngroups, range->relid, series_ids, groups, nseries,
-							   start, stop, scale_by_period, periods))
+							   start, stop, scale_by_period, periods, NULL))
 		{
 			buf = palloc(sizeof(uint64) * (STACKTRACE_MAX_FRAMES + 1));
 			for (int g = 0; g < ngroups; g++)
@@ -313,14 +314,20 @@ merge_series(const char *caller, const char *ptype, const ProfileType *type,
 	ProfileBuilder *b = profile_builder_create(cxt);
 	MergePeriods periods = {0, false};
 	ProfileMeta meta;
+	struct ParallelContext *exiting = NULL;
+	struct varlena *result;
 
 	if (nseries > 0)
 	{
 		ListCell   *lc;
 
 		foreach(lc, rollup_ranges(start, stop, caller))
+		{
+			/* the next part may run SQL, which parallel mode restricts */
+			merge_scan_end_parallel(&exiting);
 			scan_samples(b, series, groups, nseries, group_frames, ngroups, lfirst(lc), scale,
-						 &periods);
+						 &periods, &exiting);
+		}
 	}
 	MemoryContextSwitchTo(cxt);
 	if (scale && periods.min_known > 0 && periods.unknown_seen)
@@ -333,7 +340,10 @@ merge_series(const char *caller, const char *ptype, const ProfileType *type,
 	meta.period = periods.min_known;
 	meta.is_diff = false;
 	profile_builder_set_meta(b, &meta);
-	return profile_builder_finish(b);
+	/* the profile's bytes written while the last merge's workers exit */
+	result = profile_builder_finish(b);
+	merge_scan_end_parallel(&exiting);
+	return result;
 }
 
 PG_FUNCTION_INFO_V1(parca_query);

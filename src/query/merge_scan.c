@@ -1445,13 +1445,14 @@ merge_scan(MergeScan *m, Oid relid, const int64 *series_ids, const int32 *groups
 bool
 merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid, const int64 *series_ids,
 				   const int32 *groups, int nseries, TimestampTz start, TimestampTz stop,
-				   bool scale, MergePeriods *periods)
+				   bool scale, MergePeriods *periods, struct ParallelContext **exiting)
 {
 	MergeScan	m;
 
 	memset(&m, 0, sizeof(m));
 	m.builders = builders;
 	m.ngroups = ngroups;
+	m.exiting = exiting;
 	return merge_scan(&m, relid, series_ids, groups, nseries, start, stop, scale, periods);
 }
 

@@ -21,6 +21,8 @@ typedef struct MergePeriods
 	bool		unknown_seen;	/* a row had a period <= 0 */
 } MergePeriods;
 
+struct ParallelContext;
+
 /*
  * Adds to builders[groups[i]] the stacks of the rows of table relid
  * (parca.samples, or its rollups parca.samples_hourly and
@@ -34,11 +36,21 @@ typedef struct MergePeriods
  * with SQL.  What it read stays locked
  * (ACCESS SHARE) until the transaction ends, as a scan's tables do.  The
  * caller is connected to SPI.
+ *
+ * A merge shared with parallel workers ends with their exit, which takes
+ * the kernel 1-3 ms after they sent their shares.  Given exiting (else
+ * NULL), the merge leaves that wait there for the caller, which does its
+ * own work first (a profile's bytes) and then calls
+ * merge_scan_end_parallel(exiting); until then the backend stays in
+ * parallel mode, where SQL may not write, so the caller runs none.
  */
 extern bool merge_scan_samples(ProfileBuilder **builders, int ngroups, Oid relid,
 							   const int64 *series_ids, const int32 *groups, int nseries,
 							   TimestampTz start, TimestampTz stop, bool scale,
-							   MergePeriods *periods);
+							   MergePeriods *periods, struct ParallelContext **exiting);
+
+/* Waits for the exit of the workers of *exiting, if any, and clears it. */
+extern void merge_scan_end_parallel(struct ParallelContext **exiting);
 
 /*
  * Where merge_scan_rows() sends the rows it reads, a chunk group at a

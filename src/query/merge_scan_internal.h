@@ -55,6 +55,8 @@ typedef struct MergeScan
 									 * makes, plus 1; 0 until the leader has
 									 * counted them */
 	bool		leader;			/* reads its own buffered rows */
+	struct ParallelContext **exiting;	/* where the leader leaves its
+										 * workers' exit, or NULL */
 	/* a worker numbers its stacks itself (merge_scan.c, WorkerStack) */
 	bool		worker;
 	int			table;			/* the position in the merge of the table read */

@@ -239,10 +239,11 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 
 	/*
 	 * The workers, done at about the same time, now write and send their
-	 * stacks (2-3 ms for 20,000), then exit (2-3 ms more).  Ordering the
-	 * profile's stacks fills that wait: the leader has met most of theirs
-	 * in its own stripes, and adding their values leaves the order as it
-	 * is; a stack it had not met is placed into that order below.
+	 * stacks (about 1 ms for 20,000), then exit (2-3 ms more).  Ordering
+	 * the profile's stacks fills that wait, and the caller's writing of
+	 * the profile the rest (m->exiting): the leader has met most of their
+	 * stacks in its own stripes, and adding their values leaves the order
+	 * as it is; a stack it had not met is placed into that order below.
 	 */
 	profile_builder_sort(m->builders[0]);
 	for (i = 0; i < nlaunched; i++)
@@ -268,9 +269,22 @@ merge_scan_parallel(MergeScan *m, List *tables, int nworkers)
 	merge_scan_add_unmet(m, tables);
 	/* its finish then has only the bytes to write */
 	profile_builder_sort(m->builders[0]);
+	/* their errors, if any, raised here */
 	WaitForParallelWorkersToFinish(pcxt);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
 	m->next_share = NULL;
 	m->table_shares = NULL;
+	if (m->exiting)
+		*m->exiting = pcxt;
+	else
+		merge_scan_end_parallel(&pcxt);
+}
+
+void
+merge_scan_end_parallel(ParallelContext **exiting)
+{
+	if (*exiting == NULL)
+		return;
+	DestroyParallelContext(*exiting);
+	ExitParallelMode();
+	*exiting = NULL;
 }
