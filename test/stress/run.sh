@@ -311,7 +311,7 @@ side_client() {
 # does parca_query merge the same rows; and plain counts.  A wrong answer
 # goes to the readers' log.
 reader_client() {
-	local out copies
+	local out copies turn=0 ok=true workers
 	copies=$(IFS=,; echo "${copy_series[*]}")
 	while [ ! -e "$stop_file" ]; do
 		# through the rollups: the copy writers write into hours of 2024
@@ -343,14 +343,27 @@ reader_client() {
 		# buffers, which the backend keeps for the next scans, come back
 		# whole and unshared (columnar_scratch.c).  Only the check's own
 		# answer counts: one that did not answer (cancelled by a timeout
-		# carried over, see reset_timeout) is not a wrong total.
-		out=$(client_psql -v ON_ERROR_STOP=0 -c "SET statement_timeout = '$((RANDOM % 20 + 1))ms'" \
+		# carried over, see reset_timeout) is not a wrong total.  Every
+		# other time both merges are shared with two parallel workers
+		# (however few the rows), which the cancel may stop at any point:
+		# reading, sending, exiting while the backend writes the profile.
+		if [ $((++turn % 2)) -eq 0 ]; then
+			workers=(-c "SET max_parallel_workers_per_gather = 2" -c "SET min_parallel_table_scan_size = 0"
+				-c "SET client_min_messages = debug1")
+		else
+			workers=()
+		fi
+		out=$(client_psql -v ON_ERROR_STOP=0 "${workers[@]}" -c "SET statement_timeout = '$((RANDOM % 20 + 1))ms'" \
 			-c "SELECT parca_query('stress:alloc:bytes:space:bytes{stress=\"copy\"}', '-infinity', 'infinity') IS NULL" \
 			"${reset_timeout[@]}" -c "BEGIN ISOLATION LEVEL REPEATABLE READ" \
 			-c "SELECT 'merge = sum: ' || (coalesce(parca_profile_total(parca_query('stress:alloc:bytes:space:bytes{stress=\"copy\"}',
 				'-infinity', 'infinity')), 0) = coalesce(sum(value), 0))
 				FROM parca.samples WHERE series_id IN ($copies)" \
-			-c "COMMIT" 2>>"$work/err.reader") || continue
+			-c "COMMIT" 2>"$work/reader.messages") || ok=false
+		grep -v '^DEBUG:  ' "$work/reader.messages" >> "$work/err.reader" || true
+		grep -q '^DEBUG:  parallel merge of [0-9]* tables: [1-9]' "$work/reader.messages" &&
+			echo x >> "$work/parallel_merges"
+		[ "$ok" = true ] || { ok=true; continue; }
 		case "$(grep '^merge = sum: ' <<<"$out")" in
 			"merge = sum: true") echo x >> "$work/cancel_checks" ;;
 			"") echo x >> "$work/cancel_unchecked" ;;
@@ -540,4 +553,6 @@ check "the readers read (consistency reads: $(lines_in "$work/reads"))" \
 	test -s "$work/reads"
 check "the checks after a cancel answered ($(lines_in "$work/cancel_checks"))" \
 	test -s "$work/cancel_checks"
+check "parca_query merged with parallel workers under the load ($(lines_in "$work/parallel_merges") times)" \
+	test -s "$work/parallel_merges"
 finish
