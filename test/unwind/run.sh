@@ -66,13 +66,16 @@ spinning='(\?;)?(clock_gettime[^;]*;)?(cpu_seconds;(spin;)?|spin;)'
 # - the program outside its work: the shell between fork and exec (its
 #   comm), the dynamic loader and libc starting the program, its exit, whose
 #   stacks unwind completely but never reach main (nor a thread's start);
-#   and main printing its CPU time at the end (cpu_seconds, printf right
-#   above main). A few ms of CPU time, a sample now and then at 19 Hz. They
-#   are left out if they unwound completely; a failed or truncated stack
-#   always counts.
+#   main's own code, which reads its arguments before the work (its first
+#   write to a static variable faults its page in, in the kernel under
+#   main: a sample caught one in CI); and main printing its CPU time at the
+#   end (cpu_seconds, printf right above main). A few ms of CPU time, a
+#   sample now and then at 19 Hz. They are left out if they unwound
+#   completely; a failed or truncated stack always counts.
 outside="labels->>'comm' NOT IN ('nofp', 'workload', 'withfp') OR nuser = 0
          OR (labels->>'unwind' = 'complete'
              AND (coalesce(user_names, '') !~ '(^|;)(main|start_thread);'
+                  OR user_names ~ '^main;__libc_start_call_main;'
                   OR user_names ~ '(^|;)(cpu_seconds|printf);main;__libc_start_call_main;'))"
 # every PID MATCH [EMPTY_OK]: MATCH holds for all samples of PID but those
 # outside, and there is one at least unless EMPTY_OK is given; the others
