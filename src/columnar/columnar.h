@@ -176,9 +176,10 @@ extern void columnar_read_share_stripes(ColumnarReadState *rs, ColumnarStripeCla
 										void *arg, bool read_pending, int64 share_rows);
 
 /*
- * How many shares of share_rows rows rs's stripes make: a process that
- * knows every one of them is another's need not read the table at all.
+ * How many shares of share_rows rows a read of rel with snapshot meets: a
+ * process that knows every one of them is another's need not read the
+ * table at all.
  */
-extern int64 columnar_read_share_count(ColumnarReadState *rs, int64 share_rows);
+extern int64 columnar_share_count(Relation rel, Snapshot snapshot, int64 share_rows);
 
 #endif							/* PARCA_COLUMNAR_H */

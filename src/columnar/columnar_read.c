@@ -290,21 +290,31 @@ groups_per_share(const ColumnarStripe *s, int64 share_rows)
 }
 
 /*
- * How many shares of share_rows rows the stripes of the catalog that rs
- * reads make: how many times a read shared so asks its claim.
+ * How many shares of share_rows rows the stripes of the catalog make that
+ * a read of rel with snapshot meets: how many times a read shared so asks
+ * its claim.  Only the stripe list is read, not a read's state.
  */
 int64
-columnar_read_share_count(ColumnarReadState *rs, int64 share_rows)
+columnar_share_count(Relation rel, Snapshot snapshot, int64 share_rows)
 {
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "parca_columnar share count",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id, snapshot,
+												false);
+	ListCell   *lc;
 	int64		count = 0;
 
 	share_rows = Max(share_rows, 1);
-	for (int i = 0; i < rs->ncommitted; i++)
+	foreach(lc, stripes)
 	{
-		int64		per_share = groups_per_share(rs->stripes[i], share_rows);
+		ColumnarStripe *s = lfirst(lc);
+		int64		per_share = groups_per_share(s, share_rows);
 
-		count += (rs->stripes[i]->ngroups + per_share - 1) / per_share;
+		count += (s->ngroups + per_share - 1) / per_share;
 	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 	return count;
 }
 

@@ -1124,10 +1124,8 @@ merge_scan_count_shares(MergeScan *m, List *tables)
 
 	foreach(lc, tables)
 	{
-		ColumnarReadState *rs = columnar_read_begin(lfirst(lc), GetActiveSnapshot(), NULL, NIL);
-		int64		count = columnar_read_share_count(rs, MERGE_SHARE_ROWS);
+		int64		count = columnar_share_count(lfirst(lc), GetActiveSnapshot(), MERGE_SHARE_ROWS);
 
-		columnar_read_end(rs);
 		pg_atomic_write_u32(&m->table_shares[i++], (uint32) Min(count, PG_UINT32_MAX - 1) + 1);
 	}
 }
