@@ -93,7 +93,7 @@ check_dict_ids(Relation rel, ColumnarStripe *s, ColumnarReadState *rs, StringInf
 			TupleDescAttr(RelationGetDescr(rel), a)->attbyval ||
 			(uint64) ch->size != (uint64) col->ndict * sizeof(uint64))
 			corrupt(rel, s, "dictionary ids do not match their dictionary");
-		columnar_chunk_read_stored(rel, s, ch, stored);
+		columnar_chunk_read_stored(rel, s, ch, stored, NULL);
 		if (columnar_chunk_crc(stored->data, stored->len) != ch->crc)
 			corrupt(rel, s, "chunk checksum mismatch");
 		dict = columnar_read_dictionary(rs, a + 1, 0, NULL);
@@ -215,7 +215,7 @@ check_table(Relation rel, CheckCounts *counts)
 					continue;
 				if (ch->encoding >= ENC_COUNT)
 					corrupt(rel, s, "unknown chunk encoding");
-				columnar_chunk_read_stored(rel, s, ch, &stored);
+				columnar_chunk_read_stored(rel, s, ch, &stored, NULL);
 				if (columnar_chunk_crc(stored.data, stored.len) != ch->crc)
 					corrupt(rel, s, "chunk checksum mismatch");
 			}

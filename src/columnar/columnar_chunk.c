@@ -442,10 +442,13 @@ columnar_chunk_entry_id(const char *value, int16 typlen)
 
 /* ---- reading ---- */
 
-/* The stored bytes of a chunk into out; returns pages read. */
+/*
+ * The stored bytes of a chunk into out; returns pages read, not counting
+ * those in seen (columnar_read_pages).
+ */
 int
 columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-						   StringInfo out)
+						   StringInfo out, Bitmapset **seen)
 {
 	if (chunk->offset < 0 || chunk->size < 0 || chunk->offset + chunk->size > stripe->data_size)
 		ereport(ERROR,
@@ -458,7 +461,8 @@ columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *
 		appendBinaryStringInfo(out, stripe->inline_data + chunk->offset, chunk->size);
 		return 0;
 	}
-	return columnar_read_pages(rel, stripe->first_block, chunk->offset, chunk->size, out);
+	return columnar_read_pages(rel, stripe->first_block, chunk->offset, chunk->size, out,
+							   seen);
 }
 
 /*
@@ -467,13 +471,13 @@ columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *
  */
 int
 columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, StringInfo raw,
-					StringInfo stored)
+					StringInfo stored, Bitmapset **seen)
 {
 	int			pages;
 
 	if (chunk->rawsize == 0)
-		return columnar_chunk_read_stored(rel, stripe, chunk, raw);
-	pages = columnar_chunk_read_stored(rel, stripe, chunk, stored);
+		return columnar_chunk_read_stored(rel, stripe, chunk, raw, seen);
+	pages = columnar_chunk_read_stored(rel, stripe, chunk, stored, seen);
 	resetStringInfo(raw);
 	enlargeStringInfo(raw, chunk->rawsize);
 	columnar_decompress(stored->data, stored->len, chunk->rawsize, raw->data);
@@ -487,7 +491,8 @@ columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, 
  */
 int
 columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *stripe,
-							ColumnarChunk *chunk, StringInfo raw, StringInfo stored)
+							ColumnarChunk *chunk, StringInfo raw, StringInfo stored,
+							Bitmapset **seen)
 {
 	/* a size past the stripe's end is refused by columnar_chunk_read */
 	Size		stored_size = (Size) Max(Min(chunk->size, stripe->data_size), 0);
@@ -499,7 +504,7 @@ columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *s
 		columnar_scratch_reserve(sc, stored, stored_size);
 		columnar_scratch_reserve(sc, raw, (Size) Max(chunk->rawsize, 0));
 	}
-	return columnar_chunk_read(rel, stripe, chunk, raw, stored);
+	return columnar_chunk_read(rel, stripe, chunk, raw, stored, seen);
 }
 
 /*

@@ -139,7 +139,8 @@ segment_values(SegmentReader *r, Relation rel, ColumnarStripe *seg, StringInfo s
 	Size		size;
 	char	   *dst;
 
-	*blocks_read += columnar_chunk_read_scratch(r->scratch, rel, seg, ch, &r->raw, &r->stored);
+	*blocks_read += columnar_chunk_read_scratch(r->scratch, rel, seg, ch, &r->raw, &r->stored,
+												 NULL);
 	size = columnar_chunk_dictionary_size(ch, r->raw.data, r->raw.len, (int) seg->row_count, -1);
 	dst = columnar_scratch_alloc(r->scratch, size >= COLUMNAR_SCRATCH_MIN_BYTES ? space : NULL,
 								 size, r->cxt);
@@ -156,7 +157,7 @@ segment_ids(Relation rel, ColumnarStripe *seg, MemoryContext cxt, int64 *blocks_
 
 	initStringInfo(&ids);
 	MemoryContextSwitchTo(old);
-	*blocks_read += columnar_chunk_read_stored(rel, seg, &seg->dict_ids[0], &ids);
+	*blocks_read += columnar_chunk_read_stored(rel, seg, &seg->dict_ids[0], &ids, NULL);
 	return (const uint64 *) ids.data;
 }
 
@@ -909,7 +910,7 @@ columnar_dictionary_check(ColumnarDictionaryView *v, int64 next_entry, BlockNumb
 		}
 		for (int c = 0; c < lengthof(chunks); c++)
 		{
-			columnar_chunk_read_stored(v->rel, seg, chunks[c], &stored);
+			columnar_chunk_read_stored(v->rel, seg, chunks[c], &stored, NULL);
 			if (columnar_chunk_crc(stored.data, stored.len) != chunks[c]->crc)
 				segment_damaged(v, seg, "chunk checksum mismatch");
 		}

@@ -318,7 +318,7 @@ extern int64 columnar_write_pages(Relation rel, const char *data, int64 len);
 extern void columnar_set_free_runs(Relation rel, ColumnarBlockRun *runs, int nruns);
 extern int	columnar_free_runs(Relation rel, ColumnarBlockRun **runs);
 extern int	columnar_read_pages(Relation rel, int64 first_block, int64 offset, int size,
-								StringInfo out);
+								StringInfo out, Bitmapset **seen);
 
 /* ---- columnar_catalog.c: stripe rows, options, the compaction lock ---- */
 
@@ -505,11 +505,12 @@ extern uint64 columnar_chunk_entry_id(const char *value, int16 typlen);
 
 extern pg_crc32c columnar_chunk_crc(const char *data, int len);
 extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
-									   ColumnarChunk *chunk, StringInfo out);
+									   ColumnarChunk *chunk, StringInfo out, Bitmapset **seen);
 extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-								StringInfo raw, StringInfo stored);
+								StringInfo raw, StringInfo stored, Bitmapset **seen);
 extern int	columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *stripe,
-										ColumnarChunk *chunk, StringInfo raw, StringInfo stored);
+										ColumnarChunk *chunk, StringInfo raw, StringInfo stored,
+										Bitmapset **seen);
 extern int	columnar_chunk_decode(const ColumnarChunk *chunk, const char *raw, int len, int n,
 								  int16 typlen, int ndict, bool *nulls, int64 *ints,
 								  char ***values);

@@ -113,6 +113,8 @@ struct ColumnarReadState
 	int64		groups_read;
 	int64		groups_skipped;
 	int64		blocks_read;
+	int64		seen_first_block;	/* the stripe of pages_seen (0: none) */
+	Bitmapset  *pages_seen;		/* its pages read (columnar_read_pages) */
 };
 
 static void
@@ -422,12 +424,33 @@ columnar_read_total_rows(ColumnarReadState *rs)
 	return rs->cumulative[rs->nstripes];
 }
 
+/*
+ * The pages of stripe s that this read has read, for columnar_read_pages
+ * to count each page once however many chunks it holds (the 10,000 times
+ * of a chunk group can take 35 bytes).  The caller reads in rs->cxt, where
+ * the set grows.
+ */
+static Bitmapset **
+pages_seen(ColumnarReadState *rs, ColumnarStripe *s)
+{
+	if (rs->seen_first_block != s->first_block)
+	{
+		bms_free(rs->pages_seen);
+		rs->pages_seen = NULL;
+		rs->seen_first_block = s->first_block;
+	}
+	return &rs->pages_seen;
+}
+
 /* The bytes of chunk ch of stripe s, decompressed, into rs->raw. */
 static void
 read_chunk(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch)
 {
+	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+
 	rs->blocks_read += columnar_chunk_read_scratch(rs->scratch, rs->rel, s, ch, &rs->raw,
-												   &rs->stored);
+												   &rs->stored, pages_seen(rs, s));
+	MemoryContextSwitchTo(old);
 }
 
 /* The table's stack dictionary, as the scan's snapshot sees it. */
@@ -545,6 +568,7 @@ static bool
 load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 {
 	ColumnarChunk *ch;
+	MemoryContext old;
 	int			ndict = s->columns[att].ndict;
 
 	if (s->columns[att].has_dict && s->columns[att].dict.encoding == ENC_ENTRIES)
@@ -565,7 +589,10 @@ load_ids(ColumnarReadState *rs, ColumnarStripe *s, int att)
 		(uint64) ch->size != (uint64) ndict * sizeof(uint64))
 		bad_dict_ids(rs, s, att);
 	columnar_scratch_reserve(rs->scratch, &rs->ids_space[att], ch->size);
-	rs->blocks_read += columnar_chunk_read_stored(rs->rel, s, ch, &rs->ids_space[att]);
+	old = MemoryContextSwitchTo(rs->cxt);
+	rs->blocks_read += columnar_chunk_read_stored(rs->rel, s, ch, &rs->ids_space[att],
+												  pages_seen(rs, s));
+	MemoryContextSwitchTo(old);
 	rs->dict_ids[att] = (const uint64 *) rs->ids_space[att].data;
 	rs->dict_sizes[att] = ndict;
 	return true;

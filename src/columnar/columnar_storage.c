@@ -402,10 +402,14 @@ columnar_write_pages(Relation rel, const char *data, int64 len)
 
 /*
  * Append to out the size bytes at offset of the data that starts at
- * first_block; returns the pages read.
+ * first_block; returns the pages read.  seen (NULL: none) holds the pages
+ * of this data (numbered from first_block) read before, which are not
+ * counted again: small chunks of a stripe's columns share pages.  The
+ * pages read are added to it.
  */
 int
-columnar_read_pages(Relation rel, int64 first_block, int64 offset, int size, StringInfo out)
+columnar_read_pages(Relation rel, int64 first_block, int64 offset, int size, StringInfo out,
+					Bitmapset **seen)
 {
 	int64		off = offset;
 	int64		end = offset + size;
@@ -439,7 +443,10 @@ columnar_read_pages(Relation rel, int64 first_block, int64 offset, int size, Str
 		}
 		memcpy(out->data + out->len, page + SizeOfPageHeaderData + pos, part);
 		UnlockReleaseBuffer(b);
-		pages++;
+		if (seen == NULL || !bms_is_member((int) (off / COLUMNAR_PAGE_PAYLOAD), *seen))
+			pages++;
+		if (seen != NULL)
+			*seen = bms_add_member(*seen, (int) (off / COLUMNAR_PAGE_PAYLOAD));
 		out->len += part;
 		off += part;
 	}
