@@ -98,10 +98,14 @@ merge_target_rows(Relation rel, ColumnarOptions opts)
  * rows are deleted.  The chunk groups of one
  * stripe at a time are decoded and the rows go into one write buffer, so
  * the memory is that of one merged stripe, and its dictionaries hold each
- * stack once.
+ * stack once.  on_pages: a merged stripe of more than one chunk group goes
+ * on pages however small it is, since every scan of the table reads an
+ * inline stripe whole, and a stripe on pages only in the chunks it needs
+ * (VACUUM's and parca_columnar_compact()'s; merges at commit keep small
+ * writes inline).
  */
 static void
-merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
+merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder, bool on_pages)
 {
 	ColumnarWriteBuffer *buf;
 	ListCell   *lc;
@@ -154,7 +158,9 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 				 */
 				bool		cut = buffered < stripe_rows;
 
-				columnar_buffer_flush(rel, buf, cut || target < opts.stripe_rows,
+				columnar_buffer_flush(rel, buf,
+									  cut || target < opts.stripe_rows ||
+									  (on_pages && buffered > opts.chunk_group_rows),
 									  cut ? COLUMNAR_STRIPE_FINAL : 0);
 				buffered = 0;
 			}
@@ -162,7 +168,7 @@ merge_stripes(Relation rel, List *stripes, ColumnarOptions opts, bool reorder)
 		}
 		columnar_read_end(rs);
 	}
-	columnar_buffer_flush(rel, buf, false, 0);
+	columnar_buffer_flush(rel, buf, on_pages && buffered > opts.chunk_group_rows, 0);
 	columnar_buffer_free(buf);
 	columnar_dictionary_view_end(table_dict);
 	pfree(values);
@@ -185,11 +191,11 @@ load_stripes_under_lock(Relation rel, bool inline_only, Snapshot *snapshot)
 /*
  * Merge the inline stripes of rel of fewer than stripe_rows rows in the
  * given size class (or all of them) into as few stripes as the stripe size
- * allows.  The caller holds the compaction lock.  Returns how many
- * stripes were merged.
+ * allows (on_pages: see merge_stripes).  The caller holds the compaction
+ * lock.  Returns how many stripes were merged.
  */
 static int64
-merge_inline_class(Relation rel, int class, ColumnarOptions opts, bool reorder)
+merge_inline_class(Relation rel, int class, ColumnarOptions opts, bool reorder, bool on_pages)
 {
 	Snapshot	snapshot;
 	List	   *stripes = load_stripes_under_lock(rel, true, &snapshot);
@@ -205,7 +211,7 @@ merge_inline_class(Relation rel, int class, ColumnarOptions opts, bool reorder)
 			small = lappend(small, s);
 	}
 	if (list_length(small) >= 2)
-		merge_stripes(rel, small, opts, reorder);
+		merge_stripes(rel, small, opts, reorder, on_pages);
 	UnregisterSnapshot(snapshot);
 	return list_length(small) >= 2 ? list_length(small) : 0;
 }
@@ -220,7 +226,8 @@ compact_class(Relation rel, int class, bool wait)
 {
 	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
-	return merge_inline_class(rel, class, columnar_get_options(RelationGetRelid(rel)), false);
+	return merge_inline_class(rel, class, columnar_get_options(RelationGetRelid(rel)), false,
+							  false);
 }
 
 /*
@@ -286,7 +293,7 @@ merge_partial_stripes(Relation rel, ColumnarOptions opts, bool reorder)
 
 		foreach(lc, runs)
 		{
-			merge_stripes(rel, lfirst(lc), opts, reorder);
+			merge_stripes(rel, lfirst(lc), opts, reorder, true);
 			merged += list_length(lfirst(lc));
 			list_free(lfirst(lc));
 		}
@@ -358,15 +365,57 @@ move_last_stripe_down(Relation rel, ColumnarOptions opts, bool reorder)
 	ColumnarStripe *s = stripe_to_move_down(rel, stripes);
 
 	if (s != NULL)
-		merge_stripes(rel, list_make1(s), opts, reorder);
+		merge_stripes(rel, list_make1(s), opts, reorder, true);
 	UnregisterSnapshot(snapshot);
 	list_free_deep(stripes);
 	return s != NULL ? 1 : 0;
 }
 
 /*
+ * Whether s is an inline stripe of more than one chunk group, which
+ * VACUUM writes on pages as merge_stripes' on_pages does: a full stripe
+ * that merges at commit made, or one a COPY wrote, which no merge takes
+ * again, would otherwise be read whole by every scan.
+ */
+static bool
+inline_stripe_for_pages(const ColumnarStripe *s)
+{
+	return s->first_block < 0 && s->ngroups > 1;
+}
+
+/*
+ * Write each inline stripe of rel that belongs on pages
+ * (inline_stripe_for_pages) there, as a merge of that one stripe.  The
+ * caller holds the compaction lock.  Returns how many stripes were
+ * written.
+ */
+static int64
+move_inline_stripes_to_pages(Relation rel, ColumnarOptions opts, bool reorder)
+{
+	Snapshot	snapshot;
+	List	   *stripes = load_stripes_under_lock(rel, true, &snapshot);
+	int64		moved = 0;
+	ListCell   *lc;
+
+	foreach(lc, stripes)
+	{
+		ColumnarStripe *s = lfirst(lc);
+
+		if (inline_stripe_for_pages(s))
+		{
+			merge_stripes(rel, list_make1(s), opts, reorder, true);
+			moved++;
+		}
+	}
+	UnregisterSnapshot(snapshot);
+	list_free_deep(stripes);
+	return moved;
+}
+
+/*
  * Compact rel now (VACUUM, parca_columnar_compact): merge all small inline
- * stripes, then partial stripes of every kind by size ratio, then the
+ * stripes, then partial stripes of every kind by size ratio, write the
+ * inline stripes left of more than one chunk group on pages, then the
  * segments of its stack dictionary (columnar_dictionary_merge).  Without
  * wait, nothing happens while another transaction compacts rel.
  * in_vacuum: called by VACUUM, whose lock keeps indexes from being built,
@@ -384,8 +433,9 @@ columnar_compact(Relation rel, bool wait, bool in_vacuum)
 	if (!columnar_lock_compaction(RelationGetRelid(rel), wait))
 		return 0;
 	reorder = in_vacuum && opts.nsort > 0 && RelationGetIndexList(rel) == NIL;
-	merged = merge_inline_class(rel, COMPACT_ALL_CLASSES, opts, reorder);
+	merged = merge_inline_class(rel, COMPACT_ALL_CLASSES, opts, reorder, true);
 	merged += merge_partial_stripes(rel, opts, reorder);
+	merged += move_inline_stripes_to_pages(rel, opts, reorder);
 	if (in_vacuum)
 		merged += move_last_stripe_down(rel, opts, reorder);
 	/* and the segments of its stack dictionary, alike */
@@ -514,8 +564,9 @@ partial_row_counts(Relation rel, bool inline_only, int64 rows, int64 **counts)
 
 /*
  * Whether rel has stripes that columnar_compact might merge: two partial
- * ones (it merges them if their sizes make a run), or a last stripe to
- * move down; or segments of its stack dictionary to merge.
+ * ones (it merges them if their sizes make a run), a last stripe to move
+ * down, or an inline stripe that belongs on pages; or segments of its
+ * stack dictionary to merge.
  */
 bool
 columnar_compaction_pending(Relation rel)
@@ -524,17 +575,21 @@ columnar_compaction_pending(Relation rel)
 	int			n = partial_row_counts(rel, false,
 									   merge_target_rows(rel, columnar_get_options(RelationGetRelid(rel))),
 									   &counts);
+	bool		pending = n >= 2;
 
 	pfree(counts);
-	if (n < 2)
+	if (!pending)
 	{
 		List	   *stripes = columnar_load_stripes(columnar_read_metapage(rel).storage_id,
 													GetLatestSnapshot(), false);
+		ListCell   *lc;
 
-		n = stripe_to_move_down(rel, stripes) != NULL ? 2 : 0;
+		pending = stripe_to_move_down(rel, stripes) != NULL;
+		foreach(lc, stripes)
+			pending |= inline_stripe_for_pages(lfirst(lc));
 		list_free_deep(stripes);
 	}
-	return n >= 2 || columnar_dictionary_merge_pending(rel);
+	return pending || columnar_dictionary_merge_pending(rel);
 }
 
 /*

@@ -65,4 +65,25 @@ SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_c');
 VACUUM col_c;
 SELECT stripes, inline_stripes, rows FROM parca_columnar_check('col_c');
 
+-- VACUUM writes a stripe of more than one chunk group on pages, however
+-- small: every scan reads an inline stripe whole.  Sixteen commits of 100
+-- rows merge at commit into a full stripe of 1,600 rows (16 groups) kept
+-- inline, which VACUUM then moves; and two inline stripes of 150 rows
+-- merge into one of 300 (3 groups), on pages
+TRUNCATE col_c;
+SELECT parca_columnar_set_options('col_c', stripe_rows => 1600, chunk_group_rows => 100);
+DO $$ BEGIN FOR k IN 0..15 LOOP
+    INSERT INTO col_c SELECT k * 100 + g, 'row' FROM generate_series(1, 100) g;
+    COMMIT;
+END LOOP; END $$;
+SELECT stripes, inline_stripes, rows, data_blocks FROM parca_columnar_check('col_c');
+INSERT INTO col_c SELECT 2000 + g, 'row' FROM generate_series(1, 150) g;
+INSERT INTO col_c SELECT 3000 + g, 'row' FROM generate_series(1, 150) g;
+SELECT stripes, inline_stripes, rows, data_blocks FROM parca_columnar_check('col_c');
+VACUUM col_c;
+SELECT stripes, inline_stripes, rows, data_blocks > 0 AS on_pages FROM parca_columnar_check('col_c');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM col_c WHERE a BETWEEN 3001 AND 3010;
+SELECT count(*), sum(a) FROM col_c;
+
 DROP TABLE col_c;
