@@ -9,9 +9,11 @@
 # is off on the partition, so that runs merge alike), and one at the end.
 # Then ten 1 % ranges spread over the day, each
 #   SELECT sum(value) FROM <partition> WHERE time >= a AND time < b
-# and the data blocks and chunk groups it reads (EXPLAIN ANALYZE) against
-# the partition's (parca_columnar_check).  The order VACUUM writes merged
-# stripes in decides it (docs/columnar.md, "Merging stripes on pages").
+# and the data blocks (each page once) and chunk groups it reads (EXPLAIN
+# ANALYZE) against the partition's (parca_columnar_check); and, for the
+# other side of the layout, one series over the whole day.  The order
+# VACUUM writes merged stripes in decides it, and that it writes them on
+# pages (docs/columnar.md, "Merging stripes on pages", "A 1 % time range").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../test/lib.sh"
@@ -67,3 +69,7 @@ for w in 0 1 2 3 4 5 6 7 8 9; do
 	sum_blocks=$((sum_blocks + blocks))
 done
 echo "mean: $(q "SELECT round($sum_blocks / 10.0, 1)") data blocks, $(q "SELECT round(100.0 * $sum_blocks / 10 / $total_blocks, 1)") % of the partition's"
+plan=$(q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+          SELECT sum(value) FROM $part WHERE series_id = 1003")
+echo "one series over the whole day: $(sed -n 's/.*Data Blocks Read: \([0-9]*\).*/\1/p' <<<"$plan") data blocks," \
+	"$(sed -n 's/.*Chunk Groups Read: \([0-9]*\).*/\1/p' <<<"$plan") chunk groups"
