@@ -43,6 +43,7 @@
  */
 #include "postgres.h"
 
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 
 #include "columnar/columnar_internal.h"
@@ -119,6 +120,18 @@ begin_chunk(ColumnarChunkWriter *w, const bool *nulls, int n, ColumnarChunk *chu
 		w->raw.len = nbytes;
 	}
 	return true;
+}
+
+/*
+ * Whether a type whose btree comparison function is cmp_proc orders its
+ * values as their integers (columnar_datum_to_int) are ordered.
+ */
+bool
+columnar_order_is_signed(Oid cmp_proc)
+{
+	return cmp_proc == F_BTINT2CMP || cmp_proc == F_BTINT4CMP || cmp_proc == F_BTINT8CMP ||
+		cmp_proc == F_TIMESTAMP_CMP || cmp_proc == F_DATE_CMP || cmp_proc == F_TIME_CMP ||
+		cmp_proc == F_CASH_CMP || cmp_proc == F_BTBOOLCMP;
 }
 
 static inline int
@@ -446,15 +459,21 @@ columnar_chunk_entry_id(const char *value, int16 typlen)
  * The stored bytes of a chunk into out; returns pages read, not counting
  * those in seen (columnar_read_pages).
  */
-int
-columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
-						   StringInfo out, Bitmapset **seen)
+static void
+check_chunk_in_stripe(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk)
 {
 	if (chunk->offset < 0 || chunk->size < 0 || chunk->offset + chunk->size > stripe->data_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("columnar chunk lies outside its stripe in \"%s\"",
 						RelationGetRelationName(rel))));
+}
+
+int
+columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
+						   StringInfo out, Bitmapset **seen)
+{
+	check_chunk_in_stripe(rel, stripe, chunk);
 	resetStringInfo(out);
 	if (stripe->first_block < 0)
 	{
@@ -483,6 +502,41 @@ columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk, 
 	columnar_decompress(stored->data, stored->len, chunk->rawsize, raw->data);
 	raw->len = chunk->rawsize;
 	return pages;
+}
+
+/*
+ * Rows lo .. hi of chunk ch (of n rows) of stripe s into ints[lo .. hi],
+ * reading only the pages that hold them (buf: room for their bytes); adds
+ * the pages read to *pages.  For a chunk on pages, of integers bit-packed
+ * by FOR and stored as they are, without NULLs: values of high entropy,
+ * which a scan for a few rows of a chunk group would otherwise read whole.
+ * FOR's header (min, width) is not read, but taken from the chunk's min
+ * and max (signed_order: they are its integers' own, ColumnarValueOrder);
+ * the chunk's size must agree.  false, having read nothing: not such a
+ * chunk.
+ */
+bool
+columnar_chunk_read_rows(Relation rel, ColumnarStripe *s, ColumnarChunk *ch, bool signed_order,
+						 int n, int lo, int hi, int64 *ints, StringInfo buf, int64 *pages,
+						 Bitmapset **seen)
+{
+	int			width;
+	int64		offset;
+	int64		size;
+
+	if (!signed_order || s->first_block < 0 || ch->encoding != ENC_FOR || ch->rawsize != 0 ||
+		ch->nnulls != 0 || !ch->has_minmax || lo < 0 || hi >= n || lo > hi)
+		return false;
+	width = columnar_for_width(ch->min, ch->max);
+	columnar_for_span(width, 0, n, &offset, &size);
+	if (ch->size != offset + size)
+		return false;
+	check_chunk_in_stripe(rel, s, ch);
+	columnar_for_span(width, lo, hi - lo + 1, &offset, &size);
+	resetStringInfo(buf);
+	*pages += columnar_read_pages(rel, s->first_block, ch->offset + offset, (int) size, buf, seen);
+	columnar_decode_for_span(ch->min, width, buf->data, buf->len, lo, ints + lo, hi - lo + 1);
+	return true;
 }
 
 /*

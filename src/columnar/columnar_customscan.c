@@ -12,6 +12,9 @@
  * parameters, now() - interval '1 hour'), become chunk predicates; the
  * expressions are evaluated when the scan starts.  Every clause is still
  * checked on every row returned, so skipping is only an optimization.
+ * When every clause is a predicate, the other columns of a chunk group
+ * are read only for the rows from the first to the last that pass
+ * (columnar_read_row_window): the clauses drop the rows around them.
  *
  * EXPLAIN shows the columns read and the chunk predicates; EXPLAIN
  * ANALYZE adds the chunk groups read and skipped.  The hook also removes
@@ -52,6 +55,7 @@ typedef struct ColumnarScanState
 	Bitmapset  *attrs;
 	List	   *preds;			/* ColumnarPredicate * */
 	List	   *pred_exprs;		/* ExprState * of their values */
+	bool		quals_are_preds;	/* every qual is one of preds */
 	ColumnarReadState *rs;
 	int64		groups_read;
 	int64		groups_skipped;
@@ -361,6 +365,7 @@ begin_columnar_scan(CustomScanState *node, EState *estate, int eflags)
 		state->preds = lappend(state->preds, columnar_predicate_from_plan(lfirst(lc)));
 		state->pred_exprs = lappend(state->pred_exprs, ExecInitExpr(value, &node->ss.ps));
 	}
+	state->quals_are_preds = list_length(pred_info) == list_length(cscan->scan.plan.qual);
 }
 
 static void
@@ -396,6 +401,9 @@ columnar_next(ScanState *ss)
 		old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 		state->rs = columnar_read_begin(ss->ss_currentRelation, ss->ps.state->es_snapshot,
 										state->attrs, state->preds);
+		/* the quals drop the rows that a predicate fails, whatever else they hold */
+		if (state->quals_are_preds)
+			columnar_read_row_window(state->rs);
 		MemoryContextSwitchTo(old);
 	}
 	ExecClearTuple(slot);

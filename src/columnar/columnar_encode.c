@@ -40,29 +40,34 @@ unzigzag(uint64 v)
 	return (int64) (v >> 1) ^ -(int64) (v & 1);
 }
 
+/* Bits a value takes in FOR over values spanning [min, max]; 64: stored whole. */
+int
+columnar_for_width(int64 min, int64 max)
+{
+	uint64		diff = (uint64) max - (uint64) min;
+	int			width = diff == 0 ? 0 : 64 - __builtin_clzll(diff);
+
+	return width > 56 ? 64 : width;
+}
+
 /* FOR: int64 min, uint8 width, then the packed differences. */
 static void
 encode_for(const int64 *v, int n, StringInfo out)
 {
 	int64		min = v[0];
-	uint64		maxdiff = 0;
+	int64		max = v[0];
 	int			width;
 	uint64		acc = 0;
 	int			bits = 0;
 
 	for (int i = 1; i < n; i++)
+	{
 		if (v[i] < min)
 			min = v[i];
-	for (int i = 0; i < n; i++)
-	{
-		uint64		d = (uint64) v[i] - (uint64) min;
-
-		if (d > maxdiff)
-			maxdiff = d;
+		if (v[i] > max)
+			max = v[i];
 	}
-	width = maxdiff == 0 ? 0 : 64 - __builtin_clzll(maxdiff);
-	if (width > 56)
-		width = 64;
+	width = columnar_for_width(min, max);
 	appendBinaryStringInfo(out, (char *) &min, sizeof(int64));
 	appendStringInfoChar(out, (char) width);
 	if (width == 0)
@@ -94,46 +99,18 @@ encode_for(const int64 *v, int n, StringInfo out)
 	out->data[out->len] = '\0';
 }
 
+/*
+ * n values of width bits (1 to 56) above min, packed from bit shift (0 to
+ * 7) of p's first byte on, into v; the caller has checked that the bytes
+ * are there.
+ */
 static void
-decode_for(const char *p, const char *end, int64 *v, int n)
+unpack_for(const char *p, const char *end, int shift, int width, int64 min, int64 *v, int n)
 {
-	int64		min;
-	int			width;
+	uint64		mask = ((uint64) 1 << width) - 1;
 	uint64		acc = 0;
 	int			bits;
-	uint64		mask;
-	int			i = 0;
-
-	if (end - p < 9)
-		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-						errmsg("columnar chunk is truncated")));
-	memcpy(&min, p, sizeof(int64));
-	width = (uint8) p[8];
-	p += 9;
-	if (width == 0)
-	{
-		for (int i = 0; i < n; i++)
-			v[i] = min;
-		return;
-	}
-	if (width == 64)
-	{
-		if (end - p < (int64) n * 8)
-			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-							errmsg("columnar chunk is truncated")));
-		for (int i = 0; i < n; i++)
-		{
-			uint64		d;
-
-			memcpy(&d, p + (Size) i * 8, 8);
-			v[i] = (int64) ((uint64) min + d);
-		}
-		return;
-	}
-	if (width > 56 || end - p < ((int64) n * width + 7) / 8)
-		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-						errmsg("columnar chunk is truncated")));
-	mask = ((uint64) 1 << width) - 1;
+	int64		i = 0;
 
 	/*
 	 * While 8 bytes can be read from the value's first byte on, one load
@@ -142,9 +119,9 @@ decode_for(const char *p, const char *end, int64 *v, int n)
 	 */
 	if (end - p >= 8)
 	{
-		/* value i starts at byte i * width / 8: the last with 8 bytes there */
-		int64		nfast = Min((int64) n, (8 * (end - p - 7) - 1) / width + 1);
-		uint64		bit = 0;
+		/* value i starts at bit shift + i * width: the last with 8 bytes there */
+		int64		nfast = Min((int64) n, (8 * (end - p - 8) + 7 - shift) / width + 1);
+		uint64		bit = shift;
 
 		for (; i < nfast; i++, bit += width)
 		{
@@ -157,8 +134,8 @@ decode_for(const char *p, const char *end, int64 *v, int n)
 			v[i] = (int64) ((uint64) min + ((word >> (bit % 8)) & mask));
 		}
 	}
-	p += ((int64) i * width) / 8;
-	bits = -(int) (((int64) i * width) % 8);
+	p += (i * width + shift) / 8;
+	bits = -(int) ((i * width + shift) % 8);
 	for (; i < n; i++)
 	{
 		while (bits < width)
@@ -173,6 +150,70 @@ decode_for(const char *p, const char *end, int64 *v, int n)
 		acc >>= width;
 		bits -= width;
 	}
+}
+
+static void
+decode_for(const char *p, const char *end, int64 *v, int n)
+{
+	int64		min;
+	int			width;
+
+	if (end - p < 9)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk is truncated")));
+	memcpy(&min, p, sizeof(int64));
+	width = (uint8) p[8];
+	columnar_decode_for_span(min, width, p + 9, end - (p + 9), 0, v, n);
+}
+
+/*
+ * Where values lo .. lo + n - 1 of a FOR encoding of values width bits
+ * wide lie: *offset bytes from the encoding's start, *size bytes.
+ */
+void
+columnar_for_span(int width, int lo, int n, int64 *offset, int64 *size)
+{
+	int64		first_bit = (int64) lo * width;
+
+	*offset = 9 + first_bit / 8;
+	*size = (first_bit % 8 + (int64) n * width + 7) / 8;
+}
+
+/*
+ * Values lo .. lo + n - 1 of a FOR encoding whose header is (min, width)
+ * into v, from the bytes that columnar_for_span() gives (p, len of them).
+ */
+void
+columnar_decode_for_span(int64 min, int width, const char *p, int64 len, int lo, int64 *v, int n)
+{
+	int64		offset;
+	int64		size;
+
+	columnar_for_span(width, lo, n, &offset, &size);
+	if (len < size)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk is truncated")));
+	if (width == 0)
+	{
+		for (int i = 0; i < n; i++)
+			v[i] = min;
+		return;
+	}
+	if (width == 64)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint64		d;
+
+			memcpy(&d, p + (Size) i * 8, 8);
+			v[i] = (int64) ((uint64) min + d);
+		}
+		return;
+	}
+	if (width > 56)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("columnar chunk has a bit width of %d", width)));
+	unpack_for(p, p + len, (int) (((int64) lo * width) % 8), width, min, v, n);
 }
 
 static void
@@ -318,12 +359,11 @@ check_below(const int64 *v, int n, uint64 limit)
 static int64
 for_size(int64 min, int64 max, int n)
 {
-	uint64		diff = (uint64) max - (uint64) min;
-	int			width = diff == 0 ? 0 : 64 - __builtin_clzll(diff);
+	int64		offset;
+	int64		size;
 
-	if (width > 56)
-		width = 64;
-	return 9 + ((int64) n * width + 7) / 8;
+	columnar_for_span(columnar_for_width(min, max), 0, n, &offset, &size);
+	return offset + size;
 }
 
 /*

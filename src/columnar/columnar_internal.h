@@ -457,6 +457,11 @@ extern void columnar_decode_ints(int encoding, const char *data, int len, int64 
 /* Dictionary indexes: each checked to be below ndict (data_corrupted). */
 extern void columnar_decode_indexes(int encoding, const char *data, int len, int64 *values,
 									int n, int ndict);
+/* FOR's bit width, and where some of its values lie (reading part of a chunk) */
+extern int	columnar_for_width(int64 min, int64 max);
+extern void columnar_for_span(int width, int lo, int n, int64 *offset, int64 *size);
+extern void columnar_decode_for_span(int64 min, int width, const char *p, int64 len, int lo,
+									 int64 *v, int n);
 extern void columnar_compress(const char *raw, int rawlen, int level, StringInfo out, int32 *stored_rawsize);
 extern void columnar_decompress(const char *stored, int size, int rawsize, char *raw);
 
@@ -501,6 +506,7 @@ extern void columnar_chunk_encode_ids(ColumnarChunkWriter *w, char *const *dict,
 									  const uint32 *dict_len, int ndict, ColumnarChunk *chunk);
 extern void columnar_chunk_encode_entries(ColumnarChunkWriter *w, const int64 *entries,
 										  int n, ColumnarChunk *chunk);
+extern bool columnar_order_is_signed(Oid cmp_proc);
 extern uint64 columnar_chunk_entry_id(const char *value, int16 typlen);
 
 extern pg_crc32c columnar_chunk_crc(const char *data, int len);
@@ -508,6 +514,9 @@ extern int	columnar_chunk_read_stored(Relation rel, ColumnarStripe *stripe,
 									   ColumnarChunk *chunk, StringInfo out, Bitmapset **seen);
 extern int	columnar_chunk_read(Relation rel, ColumnarStripe *stripe, ColumnarChunk *chunk,
 								StringInfo raw, StringInfo stored, Bitmapset **seen);
+extern bool columnar_chunk_read_rows(Relation rel, ColumnarStripe *s, ColumnarChunk *ch,
+									 bool signed_order, int n, int lo, int hi, int64 *ints,
+									 StringInfo buf, int64 *pages, Bitmapset **seen);
 extern int	columnar_chunk_read_scratch(ColumnarScratch *sc, Relation rel, ColumnarStripe *stripe,
 										ColumnarChunk *chunk, StringInfo raw, StringInfo stored,
 										Bitmapset **seen);
@@ -570,6 +579,7 @@ extern void columnar_read_rescan(ColumnarReadState *rs);
 extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
 extern void columnar_read_keep_dicts(ColumnarReadState *rs);
 extern void columnar_read_filter_rows(ColumnarReadState *rs);
+extern void columnar_read_row_window(ColumnarReadState *rs);
 extern bool columnar_read_value_is_dict(ColumnarReadState *rs, AttrNumber attno);
 extern bool columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull);
 extern int64 columnar_read_total_rows(ColumnarReadState *rs);

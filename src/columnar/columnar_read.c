@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/typcache.h"
 
 #include "columnar/columnar_internal.h"
 
@@ -101,6 +102,9 @@ struct ColumnarReadState
 	int64	   *cumulative;		/* [nstripes + 1] rows before stripe i */
 	bool		keep_dicts;		/* dictionaries live until the end */
 	bool		filter_rows;	/* return only rows the predicates pass */
+	bool	   *window_ok;		/* [natts] (columnar_read_row_window), NULL:
+								 * none: a column whose chunks can be read
+								 * for some rows */
 	bool		group_all_pass; /* the current group passes as a whole */
 	/* a share of the stripes (columnar_read_share_stripes) */
 	int			ncommitted;		/* stripes[0 .. ncommitted - 1] are in the catalog */
@@ -406,6 +410,43 @@ columnar_read_filter_rows(ColumnarReadState *rs)
 
 		rs->needed[p->attno - 1] = true;
 	}
+	columnar_read_row_window(rs);
+}
+
+/*
+ * Of a chunk group that the predicates do not pass whole, decode the
+ * predicates' columns, and of the other columns only the rows from the
+ * first to the last that pass: a row before or after may be returned
+ * with those columns NULL.  For callers that drop the rows the predicates
+ * fail (columnar_read_filter_rows, or a scan all of whose quals are
+ * predicates) and read with columnar_read_next().  What it saves: the
+ * pages of a column of high entropy, bit-packed (columnar_chunk_read_rows),
+ * outside the rows of a narrow time range in a group of rows ordered by
+ * series first; and every other column of a group none of whose rows
+ * passes.  Before the first group is read.
+ */
+void
+columnar_read_row_window(ColumnarReadState *rs)
+{
+	MemoryContext old;
+	ListCell   *lc;
+
+	foreach(lc, rs->predicates)
+		if (!rs->needed[((ColumnarPredicate *) lfirst(lc))->attno - 1])
+			return;
+	old = MemoryContextSwitchTo(rs->cxt);
+	rs->window_ok = palloc0(sizeof(bool) * Max(rs->natts, 1));
+	for (int a = 0; a < rs->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(rs->desc, a);
+		TypeCacheEntry *tce;
+
+		if (!rs->needed[a] || !att->attbyval)
+			continue;
+		tce = lookup_type_cache(att->atttypid, TYPECACHE_CMP_PROC);
+		rs->window_ok[a] = columnar_order_is_signed(tce->cmp_proc);
+	}
+	MemoryContextSwitchTo(old);
 }
 
 /* Whether the value of attno in the row last returned is a dictionary entry. */
@@ -658,12 +699,32 @@ columnar_read_dictionary(ColumnarReadState *rs, AttrNumber attno, int stripe, in
 }
 
 /*
+ * Rows lo .. hi of chunk ch (n rows) of stripe s into ints[lo .. hi], if
+ * its format lets them be read alone (columnar_chunk_read_rows).
+ */
+static bool
+read_rows(ColumnarReadState *rs, ColumnarStripe *s, ColumnarChunk *ch, int n, int lo, int hi,
+		  int64 *ints)
+{
+	MemoryContext old = MemoryContextSwitchTo(rs->cxt);
+	bool		done;
+
+	columnar_scratch_reserve(rs->scratch, &rs->stored,
+							 (Size) Max(Min(ch->size, s->data_size), 0));
+	done = columnar_chunk_read_rows(rs->rel, s, ch, true, n, lo, hi, ints, &rs->stored,
+									&rs->blocks_read, pages_seen(rs, s));
+	MemoryContextSwitchTo(old);
+	return done;
+}
+
+/*
  * Decode column a of chunk group g (n rows) of stripe s into rs->vals[a]
  * and rs->nulls[a], in the column's buffer (and plain values in the
- * group's memory).
+ * group's memory).  Rows lo .. hi at least (columnar_read_row_window):
+ * those outside may read as NULL.
  */
 static void
-decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
+decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n, int lo, int hi)
 {
 	Form_pg_attribute att = TupleDescAttr(rs->desc, a);
 	Datum	   *vals;
@@ -709,6 +770,22 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n)
 	if (ch->encoding == ENC_DICT && !s->columns[a].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
+	if (lo > hi)
+	{
+		/* no row asked for: nothing read */
+		memset(nulls, true, sizeof(bool) * n);
+		memset(vals, 0, sizeof(Datum) * n);
+		return;
+	}
+	if ((lo > 0 || hi < n - 1) && rs->window_ok[a] && read_rows(rs, s, ch, n, lo, hi, ints))
+	{
+		memset(nulls, true, sizeof(bool) * n);
+		memset(nulls + lo, false, sizeof(bool) * (hi - lo + 1));
+		memset(vals, 0, sizeof(Datum) * n);
+		for (int r = lo; r <= hi; r++)
+			vals[r] = columnar_int_to_datum(ints[r], att->attlen);
+		return;
+	}
 	read_chunk(rs, s, ch);
 	/* dictionary indexes are checked against the dictionary's size */
 	columnar_chunk_decode(ch, rs->raw.data, rs->raw.len, n, att->attlen, s->columns[a].ndict,
@@ -800,17 +877,57 @@ constant_chunk(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, Datum *va
 	return true;
 }
 
+/* Does the row at r of the decoded group pass every predicate? */
+static bool
+row_passes(ColumnarReadState *rs, int r)
+{
+	ListCell   *lc;
+
+	foreach(lc, rs->predicates)
+	{
+		ColumnarPredicate *p = lfirst(lc);
+		int			a = p->attno - 1;
+
+		if (rs->nulls[a][r] || !columnar_predicate_passes(p, rs->vals[a][r]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The first and last of the group's n rows that pass every predicate,
+ * whose columns are decoded; *lo > *hi: none.
+ */
+static void
+passing_rows(ColumnarReadState *rs, int n, int *lo, int *hi)
+{
+	int			r = 0;
+
+	while (r < n && !row_passes(rs, r))
+		r++;
+	*lo = r;
+	r = n - 1;
+	while (r > *lo && !row_passes(rs, r))
+		r--;
+	*hi = r;
+}
+
 /*
  * Decode group g of the current stripe for the needed columns; for
  * columnar_read_next_group (whole_group), not those read only to filter
  * whose rows all pass (columnar_read_filter_only), nor those given whole
- * when they hold one value (columnar_read_constant_ok).
+ * when they hold one value (columnar_read_constant_ok); with window, of
+ * a group the predicates do not pass whole, the predicates' columns
+ * first, then the others for the rows that pass (columnar_read_row_window).
  */
 static void
-decode_group(ColumnarReadState *rs, int g, bool whole_group)
+decode_group(ColumnarReadState *rs, int g, bool whole_group, bool window)
 {
 	ColumnarStripe *s = rs->stripes[rs->cur_stripe];
 	int			n = (int) Min((int64) s->group_rows, s->row_count - (int64) g * s->group_rows);
+	int			lo = 0;
+	int			hi = n - 1;
+	bool	   *decoded = NULL;
 	MemoryContext old;
 
 	if (rs->loaded_stripe == rs->cur_stripe && rs->loaded_group == g && !rs->loaded_partial)
@@ -834,9 +951,25 @@ decode_group(ColumnarReadState *rs, int g, bool whole_group)
 	old = MemoryContextSwitchTo(rs->group_cxt);
 	rs->loaded_stripe = -1;
 	rs->loaded_partial = false;
+	if (window && !rs->group_all_pass && rs->predicates != NIL)
+	{
+		ListCell   *lc;
+
+		decoded = palloc0(sizeof(bool) * rs->natts);
+		foreach(lc, rs->predicates)
+		{
+			int			a = ((ColumnarPredicate *) lfirst(lc))->attno - 1;
+
+			if (!decoded[a])
+				decode_column(rs, s, g, a, n, 0, n - 1);
+			decoded[a] = true;
+		}
+		passing_rows(rs, n, &lo, &hi);
+		rs->loaded_partial = lo > 0 || hi < n - 1;
+	}
 	for (int a = 0; a < rs->natts; a++)
 	{
-		if (!rs->needed[a])
+		if (!rs->needed[a] || (decoded && decoded[a]))
 			continue;
 		if (whole_group &&
 			((rs->filter_only && rs->filter_only[a] && rs->att_pass[a]) ||
@@ -849,30 +982,13 @@ decode_group(ColumnarReadState *rs, int g, bool whole_group)
 			rs->loaded_partial = true;
 			continue;
 		}
-		decode_column(rs, s, g, a, n);
+		decode_column(rs, s, g, a, n, lo, hi);
 	}
 	MemoryContextSwitchTo(old);
 	rs->loaded_stripe = rs->cur_stripe;
 	rs->loaded_group = g;
 	rs->group_nrows = n;
 	rs->groups_read++;
-}
-
-/* Does the row at r of the decoded group pass every predicate? */
-static bool
-row_passes(ColumnarReadState *rs, int r)
-{
-	ListCell   *lc;
-
-	foreach(lc, rs->predicates)
-	{
-		ColumnarPredicate *p = lfirst(lc);
-		int			a = p->attno - 1;
-
-		if (rs->nulls[a][r] || !columnar_predicate_passes(p, rs->vals[a][r]))
-			return false;
-	}
-	return true;
 }
 
 /* Position the row number cursor at row index of the current stripe. */
@@ -956,7 +1072,7 @@ next_group(ColumnarReadState *rs, bool skip_passing)
 			rs->groups_skipped++;
 			continue;
 		}
-		decode_group(rs, rs->cur_group, skip_passing);
+		decode_group(rs, rs->cur_group, skip_passing, !skip_passing && rs->window_ok);
 		return true;
 	}
 }
@@ -1055,7 +1171,7 @@ load_row(ColumnarReadState *rs, int si, int64 index)
 	int			g = (int) (index / s->group_rows);
 
 	rs->cur_stripe = si;
-	decode_group(rs, g, false);
+	decode_group(rs, g, false, false);
 	/* the sequential position is lost */
 	rs->cur_group = g;
 	rs->group_row = rs->group_nrows;

@@ -16,7 +16,6 @@
 
 #include "access/detoast.h"
 #include "miscadmin.h"
-#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
@@ -149,14 +148,7 @@ init_order(ColumnBuffer *c, Form_pg_attribute att, MemoryContext cxt)
 	c->order.typlen = att->attlen;
 	c->order.collation = att->attcollation;
 	fmgr_info_cxt(tce->cmp_proc, &c->order.cmp, cxt);
-	c->order.signed_order = (tce->cmp_proc == F_BTINT2CMP ||
-							 tce->cmp_proc == F_BTINT4CMP ||
-							 tce->cmp_proc == F_BTINT8CMP ||
-							 tce->cmp_proc == F_TIMESTAMP_CMP ||
-							 tce->cmp_proc == F_DATE_CMP ||
-							 tce->cmp_proc == F_TIME_CMP ||
-							 tce->cmp_proc == F_CASH_CMP ||
-							 tce->cmp_proc == F_BTBOOLCMP);
+	c->order.signed_order = columnar_order_is_signed(tce->cmp_proc);
 }
 
 /* An empty buffer for rows of rel, in a memory context under parent. */
