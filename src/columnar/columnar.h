@@ -163,6 +163,19 @@ extern void columnar_read_filter_only(ColumnarReadState *rs, AttrNumber attno);
 extern void columnar_read_constant_ok(ColumnarReadState *rs, AttrNumber attno);
 
 /*
+ * Of a chunk group that the predicates (on column by, when not 0) do not
+ * pass whole, read the other columns only for the rows from the first to
+ * the last that pass them; rows outside read as NULL in those columns.
+ * by 0: for callers of columnar_read_next() that drop the rows a
+ * predicate fails; by a column: for callers of columnar_read_next_group()
+ * that count only rows that pass column by's predicates and whose other
+ * columns are not NULL (only integer columns bit-packed in a way that
+ * can be read in part are left out there).  Before the first group is
+ * read.
+ */
+extern void columnar_read_row_window(ColumnarReadState *rs, AttrNumber by);
+
+/*
  * Read only a share of the rows, for processes that split a table between
  * them: those read with the same snapshot see the same stripes of the
  * catalog in the same order, whose chunk groups go in shares of at least

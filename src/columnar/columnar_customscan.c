@@ -403,7 +403,7 @@ columnar_next(ScanState *ss)
 										state->attrs, state->preds);
 		/* the quals drop the rows that a predicate fails, whatever else they hold */
 		if (state->quals_are_preds)
-			columnar_read_row_window(state->rs);
+			columnar_read_row_window(state->rs, InvalidAttrNumber);
 		MemoryContextSwitchTo(old);
 	}
 	ExecClearTuple(slot);

@@ -579,7 +579,6 @@ extern void columnar_read_rescan(ColumnarReadState *rs);
 extern void columnar_read_set_desc(ColumnarReadState *rs, TupleDesc desc);
 extern void columnar_read_keep_dicts(ColumnarReadState *rs);
 extern void columnar_read_filter_rows(ColumnarReadState *rs);
-extern void columnar_read_row_window(ColumnarReadState *rs);
 extern bool columnar_read_value_is_dict(ColumnarReadState *rs, AttrNumber attno);
 extern bool columnar_read_row(ColumnarReadState *rs, int64 rownum, Datum *values, bool *isnull);
 extern int64 columnar_read_total_rows(ColumnarReadState *rs);

@@ -105,6 +105,8 @@ struct ColumnarReadState
 	bool	   *window_ok;		/* [natts] (columnar_read_row_window), NULL:
 								 * none: a column whose chunks can be read
 								 * for some rows */
+	AttrNumber	window_by;		/* the column whose predicates make the
+								 * window, 0: all predicates */
 	bool		group_all_pass; /* the current group passes as a whole */
 	/* a share of the stripes (columnar_read_share_stripes) */
 	int			ncommitted;		/* stripes[0 .. ncommitted - 1] are in the catalog */
@@ -410,7 +412,7 @@ columnar_read_filter_rows(ColumnarReadState *rs)
 
 		rs->needed[p->attno - 1] = true;
 	}
-	columnar_read_row_window(rs);
+	columnar_read_row_window(rs, InvalidAttrNumber);
 }
 
 /*
@@ -423,17 +425,28 @@ columnar_read_filter_rows(ColumnarReadState *rs)
  * pages of a column of high entropy, bit-packed (columnar_chunk_read_rows),
  * outside the rows of a narrow time range in a group of rows ordered by
  * series first; and every other column of a group none of whose rows
- * passes.  Before the first group is read.
+ * passes.  With by (an attribute number), for columnar_read_next_group():
+ * the window is that of the predicates on column by (when they do not
+ * pass the group whole, the column is decoded), and only the integer
+ * columns that columnar_chunk_read_rows can read in part are read for
+ * it, the others whole.  Before the first group is read.
  */
 void
-columnar_read_row_window(ColumnarReadState *rs)
+columnar_read_row_window(ColumnarReadState *rs, AttrNumber by)
 {
 	MemoryContext old;
 	ListCell   *lc;
 
 	foreach(lc, rs->predicates)
-		if (!rs->needed[((ColumnarPredicate *) lfirst(lc))->attno - 1])
+	{
+		AttrNumber	attno = ((ColumnarPredicate *) lfirst(lc))->attno;
+
+		if ((by == InvalidAttrNumber || attno == by) && !rs->needed[attno - 1])
 			return;
+	}
+	if (by != InvalidAttrNumber && (by < 1 || by > rs->natts || !rs->needed[by - 1]))
+		return;
+	rs->window_by = by;
 	old = MemoryContextSwitchTo(rs->cxt);
 	rs->window_ok = palloc0(sizeof(bool) * Max(rs->natts, 1));
 	for (int a = 0; a < rs->natts; a++)
@@ -444,7 +457,7 @@ columnar_read_row_window(ColumnarReadState *rs)
 		if (!rs->needed[a] || !att->attbyval)
 			continue;
 		tce = lookup_type_cache(att->atttypid, TYPECACHE_CMP_PROC);
-		rs->window_ok[a] = columnar_order_is_signed(tce->cmp_proc);
+		rs->window_ok[a] = columnar_order_is_signed(tce->cmp_proc) && a + 1 != by;
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -770,14 +783,15 @@ decode_column(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, int n, int
 	if (ch->encoding == ENC_DICT && !s->columns[a].has_dict)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("columnar chunk refers to a missing dictionary")));
-	if (lo > hi)
+	if (lo > hi && (rs->window_by == InvalidAttrNumber || rs->window_ok[a]))
 	{
 		/* no row asked for: nothing read */
 		memset(nulls, true, sizeof(bool) * n);
 		memset(vals, 0, sizeof(Datum) * n);
 		return;
 	}
-	if ((lo > 0 || hi < n - 1) && rs->window_ok[a] && read_rows(rs, s, ch, n, lo, hi, ints))
+	if (lo <= hi && (lo > 0 || hi < n - 1) && rs->window_ok[a] &&
+		read_rows(rs, s, ch, n, lo, hi, ints))
 	{
 		memset(nulls, true, sizeof(bool) * n);
 		memset(nulls + lo, false, sizeof(bool) * (hi - lo + 1));
@@ -877,9 +891,12 @@ constant_chunk(ColumnarReadState *rs, ColumnarStripe *s, int g, int a, Datum *va
 	return true;
 }
 
-/* Does the row at r of the decoded group pass every predicate? */
+/*
+ * Does the row at r of the decoded group pass every predicate (on column
+ * by, when not 0)?
+ */
 static bool
-row_passes(ColumnarReadState *rs, int r)
+row_passes_on(ColumnarReadState *rs, int r, AttrNumber by)
 {
 	ListCell   *lc;
 
@@ -888,26 +905,35 @@ row_passes(ColumnarReadState *rs, int r)
 		ColumnarPredicate *p = lfirst(lc);
 		int			a = p->attno - 1;
 
+		if (by != InvalidAttrNumber && p->attno != by)
+			continue;
 		if (rs->nulls[a][r] || !columnar_predicate_passes(p, rs->vals[a][r]))
 			return false;
 	}
 	return true;
 }
 
+static inline bool
+row_passes(ColumnarReadState *rs, int r)
+{
+	return row_passes_on(rs, r, InvalidAttrNumber);
+}
+
 /*
- * The first and last of the group's n rows that pass every predicate,
- * whose columns are decoded; *lo > *hi: none.
+ * The first and last of the group's n rows that pass the predicates that
+ * make the window (columnar_read_row_window), whose columns are decoded;
+ * *lo > *hi: none.
  */
 static void
 passing_rows(ColumnarReadState *rs, int n, int *lo, int *hi)
 {
 	int			r = 0;
 
-	while (r < n && !row_passes(rs, r))
+	while (r < n && !row_passes_on(rs, r, rs->window_by))
 		r++;
 	*lo = r;
 	r = n - 1;
-	while (r > *lo && !row_passes(rs, r))
+	while (r > *lo && !row_passes_on(rs, r, rs->window_by))
 		r--;
 	*hi = r;
 }
@@ -951,18 +977,22 @@ decode_group(ColumnarReadState *rs, int g, bool whole_group, bool window)
 	old = MemoryContextSwitchTo(rs->group_cxt);
 	rs->loaded_stripe = -1;
 	rs->loaded_partial = false;
-	if (window && !rs->group_all_pass && rs->predicates != NIL)
+	if (window && !rs->group_all_pass && rs->predicates != NIL &&
+		(rs->window_by == InvalidAttrNumber || rs->att_pass == NULL ||
+		 !rs->att_pass[rs->window_by - 1]))
 	{
 		ListCell   *lc;
 
 		decoded = palloc0(sizeof(bool) * rs->natts);
 		foreach(lc, rs->predicates)
 		{
-			int			a = ((ColumnarPredicate *) lfirst(lc))->attno - 1;
+			AttrNumber	attno = ((ColumnarPredicate *) lfirst(lc))->attno;
 
-			if (!decoded[a])
-				decode_column(rs, s, g, a, n, 0, n - 1);
-			decoded[a] = true;
+			if (rs->window_by != InvalidAttrNumber && attno != rs->window_by)
+				continue;
+			if (!decoded[attno - 1])
+				decode_column(rs, s, g, attno - 1, n, 0, n - 1);
+			decoded[attno - 1] = true;
 		}
 		passing_rows(rs, n, &lo, &hi);
 		rs->loaded_partial = lo > 0 || hi < n - 1;
@@ -1072,7 +1102,8 @@ next_group(ColumnarReadState *rs, bool skip_passing)
 			rs->groups_skipped++;
 			continue;
 		}
-		decode_group(rs, rs->cur_group, skip_passing, !skip_passing && rs->window_ok);
+		decode_group(rs, rs->cur_group, skip_passing,
+					 rs->window_ok && skip_passing == (rs->window_by != InvalidAttrNumber));
 		return true;
 	}
 }

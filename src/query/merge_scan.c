@@ -1200,6 +1200,11 @@ merge_scan_table(MergeScan *m, Relation rel)
 	/* a group's rows mostly share a period: taken once (add_rows_times) */
 	if (ngroups == 1 && !m->sink)
 		columnar_read_constant_ok(rs, att[COL_PERIOD]);
+	/*
+	 * of a group that the range cuts, the values and periods of the rows
+	 * in it (the rows outside are NULL there, and select_rows drops them)
+	 */
+	columnar_read_row_window(rs, att[COL_TIME]);
 	if (m->next_share)
 		columnar_read_share_stripes(rs, claim_share, m, m->leader, MERGE_SHARE_ROWS);
 	m->rs = rs;

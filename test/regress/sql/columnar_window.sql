@@ -84,3 +84,28 @@ SELECT win_differences(ARRAY[
 
 DROP FUNCTION win_differences(text[]);
 DROP TABLE col_win, heap_win;
+
+-- parca_query's merge reads values the same way (the window of its time
+-- range, columnar_read_row_window by time): one series of 40,000 values
+-- of high entropy, 8 a second, moved onto pages by VACUUM; its totals over
+-- ranges that cut chunk groups equal SQL's sums
+INSERT INTO parca.series (profile_type, labels)
+VALUES ('qwin:alloc:bytes:space:bytes', '{"qtest": "window"}');
+INSERT INTO parca.samples (time, series_id, stack, value, period, duration)
+SELECT '2024-03-01 00:00:00+00'::timestamptz + (i / 8) * interval '1 second', s.id, '{}',
+       (i::bigint * 2654435761) % 1073741824, 1, 0
+FROM parca.series s, generate_series(0, 39999) i WHERE s.labels->>'qtest' = 'window';
+VACUUM parca.samples;
+SELECT c.inline_stripes, c.rows
+FROM pg_partition_tree('parca.samples') p, parca_columnar_check(p.relid) c
+WHERE p.isleaf AND c.rows > 0;
+SELECT count(*) AS ranges,
+       count(*) FILTER (WHERE coalesce(parca_profile_total(parca_query('qwin:alloc:bytes:space:bytes{qtest="window"}', lo, hi)), 0)
+                              IS DISTINCT FROM
+                              (SELECT coalesce(sum(value), 0) FROM parca.samples
+                               WHERE time >= lo AND time <= hi)) AS totals_differ
+FROM (SELECT '2024-03-01 00:00:00+00'::timestamptz + (k * 173 % 5200 - 100) * interval '1 second' AS lo,
+             '2024-03-01 00:00:00+00'::timestamptz + (k * 173 % 5200 - 100 + k % 7 * 150) * interval '1 second' AS hi
+      FROM generate_series(0, 59) k) r;
+TRUNCATE parca.samples;
+DELETE FROM parca.series WHERE labels->>'qtest' = 'window';
