@@ -80,12 +80,30 @@ bench_day() {
 		sum_blocks=$((sum_blocks + blocks))
 	done
 	echo "mean: $(q "SELECT round($sum_blocks / 10.0, 1)") data blocks, $(q "SELECT round(100.0 * $sum_blocks / 10 / $total_blocks, 1)") % of the partition's"
+	sum_blocks=0
+	for w in 0 1 2 3 4 5 6 7 8 9; do
+		from=$((day + w * 8640 + 431))
+		sum_blocks=$((sum_blocks + $(q "SELECT bench_query_reads('$part', to_timestamp($from), to_timestamp($((from + 864))))")))
+	done
+	echo "parca_query of the ten ranges, one thread: $(q "SELECT round($sum_blocks / 10.0, 1)") reads of the partition's buffers a range on average (each access: a page read again counts again)"
 	plan=$(q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	          SELECT sum(value) FROM $part WHERE series_id = 1003")
 	echo "one series over the whole day: $(sed -n 's/.*Data Blocks Read: \([0-9]*\).*/\1/p' <<<"$plan") data blocks," \
 		"$(sed -n 's/.*Chunk Groups Read: \([0-9]*\).*/\1/p' <<<"$plan") chunk groups"
 }
 
+# the series, for parca_query; and the buffer reads of a partition that
+# a parca_query of a range makes (in this backend: no parallel worker)
+q "INSERT INTO parca.series (id, profile_type, labels) OVERRIDING SYSTEM VALUE
+   SELECT 1000 + s, 'benchtr:alloc:bytes:space:bytes', jsonb_build_object('s', s::text)
+   FROM generate_series(0, $series - 1) s" >/dev/null
+q "CREATE FUNCTION bench_query_reads(part regclass, lo timestamptz, hi timestamptz) RETURNS bigint
+   LANGUAGE plpgsql SET max_parallel_workers_per_gather = 0 SET parca.rollups = off AS \$\$
+DECLARE before bigint := pg_stat_get_xact_blocks_fetched(part);
+BEGIN
+  PERFORM parca_query('benchtr:alloc:bytes:space:bytes', lo, hi - interval '1 microsecond');
+  RETURN pg_stat_get_xact_blocks_fetched(part) - before;
+END \$\$" >/dev/null
 today=$(q "SELECT extract(epoch FROM date_trunc('day', now()))::bigint")
 bench_day "$today" "1 + (n * 7 + @t) % 5" "sample counts (1 to 5, compressed):"
 echo
