@@ -82,9 +82,12 @@ parse_u64(const char *s, uint64_t *v)
  * One element of the metadata tree and its children: "class" elements
  * (attributes name, id, superType, simpleType) with "field" children
  * (name, class, constantPool, dimension); everything else is walked over.
+ * cls: the index in j->classes of the class whose child it is, or -1 (an
+ * index: a class nested in a class, which a damaged recording may hold,
+ * grows j->classes under its parent).
  */
 static bool
-parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
+parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, int32_t cls)
 {
 	const char *name;
 	uint64_t	nattr,
@@ -94,7 +97,7 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 			   *a_class = NULL,
 			   *a_cp = NULL,
 			   *a_dim = NULL;
-	JClass	   *child_cls = NULL;
+	int32_t		child_cls = -1;
 
 	if (depth > MAX_TYPE_DEPTH)
 	{
@@ -141,15 +144,16 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 		if (!GROW(j, j->classes, j->cap_classes, j->nclasses + 1) ||
 			!jfr_map_put(j, &j->class_ids, id, j->nclasses, false))
 			return false;
+		child_cls = (int32_t) j->nclasses;
 		c = &j->classes[j->nclasses++];
 		memset(c, 0, sizeof(*c));
 		c->id = id;
 		c->name = a_name;
 		c->prim = prim_of(a_name);
-		child_cls = c;
 	}
-	else if (strcmp(name, "field") == 0 && cls)
+	else if (strcmp(name, "field") == 0 && cls >= 0)
 	{
+		JClass	   *owner = &j->classes[cls];
 		JField	   *f;
 		uint64_t	type_id,
 					dim = 0;
@@ -157,22 +161,22 @@ parse_element(Jfr *j, Rd *r, const MetaStrings *ms, int depth, JClass *cls)
 		if (!a_name || !parse_u64(a_class, &type_id) || (a_dim && !parse_u64(a_dim, &dim)) || dim > 1)
 		{
 			push_fail(&j->conv, "a field of %.64s in the metadata without a name or type, or of more than one dimension",
-				  cls->name);
+				  owner->name);
 			return false;
 		}
-		if (cls->nfields == cls->cap_fields)
+		if (owner->nfields == owner->cap_fields)
 		{
-			uint32_t	ncap = cls->cap_fields ? cls->cap_fields * 2 : 8;
+			uint32_t	ncap = owner->cap_fields ? owner->cap_fields * 2 : 8;
 			JField	   *nf = push_arena_alloc(&j->conv, j->arena, (size_t) ncap * sizeof(JField));
 
 			if (!nf)
 				return false;
-			if (cls->nfields)
-				memcpy(nf, cls->fields, cls->nfields * sizeof(JField));
-			cls->fields = nf;
-			cls->cap_fields = ncap;
+			if (owner->nfields)
+				memcpy(nf, owner->fields, owner->nfields * sizeof(JField));
+			owner->fields = nf;
+			owner->cap_fields = ncap;
 		}
-		f = &cls->fields[cls->nfields++];
+		f = &owner->fields[owner->nfields++];
 		f->name = a_name;
 		f->type_id = type_id;
 		f->cls = -1;
@@ -298,7 +302,7 @@ jfr_read_metadata(Jfr *j, uint64_t offset)
 		ms.s[i] = jfr_rd_string(j, &r, true, false);
 	if (r.bad)
 		goto bad;
-	if (j->conv.failed || !parse_element(j, &r, &ms, 0, NULL))
+	if (j->conv.failed || !parse_element(j, &r, &ms, 0, -1))
 		return false;
 	/* resolve the fields' types, then which types take bytes */
 	for (uint32_t i = 0; i < j->nclasses; i++)

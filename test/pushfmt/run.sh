@@ -131,6 +131,17 @@ check_eq "three chunks: the third chunk's events find the first chunk's constant
 	"$(printf '40ms Wörker-𝄞 demo.Hot.spin;[truncated]\n60ms Wörker-𝄞 demo.Hot.spin;demo.Hot.main')" \
 	"$(tiny_samples "$tmp"/tiny3/1-process_cpu.pb.gz)"
 
+# damaged metadata: classes nested in a class, then its field (the parser
+# once kept a pointer into its array of classes while the nested ones grew
+# it: a use after free that the JFR fuzzer found; the file also seeds the
+# fuzzer below, whose build has ASan)
+$PY "$here/tiny_jfr.py" "$tmp/nested.jfr" --nested-class
+mkdir -p "$tmp/nested"
+"$convert" "$tmp/nested.jfr" --jfr --out "$tmp/nested" --thread-labels > "$tmp/nested/list"
+check_eq "classes nested in a class: the recording reads as without them" \
+	"$(tiny_samples "$tmp"/tiny/1-process_cpu.pb.gz)" \
+	"$(tiny_samples "$tmp"/nested/1-process_cpu.pb.gz)"
+
 # hostile recordings: truncated, a checkpoint chain that loops, absurd counts
 head -c $(( $(stat -c %s "$tmp/rec.jfr") / 2 )) "$tmp/rec.jfr" > "$tmp/half.jfr"
 out=$("$convert" "$tmp/half.jfr" --jfr --out "$tmp/x" 2>&1); rc=$?
@@ -267,7 +278,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
 			mkdir -p "$corpus"
 			cp "$here"/corpus/$f/* "$corpus"/ 2>/dev/null
 			case $f in
-				jfr) cp "$tmp/tiny.jfr" "$tmp/rec.jfr" "$corpus/" ;;
+				jfr) cp "$tmp/tiny.jfr" "$tmp/nested.jfr" "$tmp/rec.jfr" "$corpus/" ;;
 				otlp) cp "$tmp"/otlp-*.pb "$corpus/" ;;
 				otlp-json) cp "$tmp"/otlp-parca_fib*.json "$corpus/" ;;
 			esac

@@ -7,7 +7,7 @@ the JFR fuzzer with something small, and the test checks what parca-convert
 makes of it (the JDK's own reader wants more of the JDK's types than these
 few, so the real recording is the one compared with `jfr print`).
 
-usage: tiny_jfr.py OUT [--three-chunks]
+usage: tiny_jfr.py OUT [--three-chunks] [--nested-class]
 Expected: demo.Hot.spin:10 <- demo.Hot.main:20 three times, demo.Hot.spin:11
 <- [truncated] twice, all on the thread "Wörker-𝄞" (OS name "café").
 
@@ -17,6 +17,10 @@ constants of their own.  The third chunk's events refer to constants of the
 first, two chunks back, as a JVM's events do when their stack trace was
 written before the chunk before theirs began (the JVM's ids stay the same
 for its whole run): each sample counts twice.
+
+With --nested-class, the metadata also holds a class whose children are
+eight classes and then a field: damaged metadata that must read as the
+recording without it.
 """
 import struct
 import sys
@@ -109,6 +113,11 @@ classes = [
     cls(SAMPLE, "jdk.ExecutionSample", [field("startTime", LONG), field("sampledThread", THREAD, cp=True),
                                         field("stackTrace", STACK, cp=True)], super_type="jdk.jfr.Event"),
 ]
+if "--nested-class" in sys.argv[2:]:
+    # damaged metadata: a class whose children are classes, then a field
+    # (the parser's array of classes grows under the outer class)
+    classes.append(cls(30, "demo.Outer", [cls(31 + i, "demo.Inner%d" % i) for i in range(8)] +
+                       [field("x", LONG)]))
 tree = element("root", children=[element("metadata", children=classes),
                                  element("region", [("locale", "en_US"), ("gmtOffset", "0")])])
 meta_body = varint(0) + varint(0) + varint(1) + varint(len(strings)) + b"".join(utf8(t) for t in strings) + tree
