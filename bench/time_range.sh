@@ -10,7 +10,9 @@
 # Then ten 1 % ranges spread over the day, each
 #   SELECT sum(value) FROM <partition> WHERE time >= a AND time < b
 # and the data blocks (each page once) and chunk groups it reads (EXPLAIN
-# ANALYZE) against the partition's (parca_columnar_check); and, for the
+# ANALYZE) against the partition's (parca_columnar_check); parca_query's
+# buffer reads of the partition and GROUP BY stack's data blocks for the
+# same ranges (they read the table's stack dictionary too); and, for the
 # other side of the layout, one series over the whole day.  Two days: one
 # of sample counts, which compress, and one of values of high entropy,
 # which are bit-packed and read only on the pages of the rows a range
@@ -86,6 +88,14 @@ bench_day() {
 		sum_blocks=$((sum_blocks + $(q "SELECT bench_query_reads('$part', to_timestamp($from), to_timestamp($((from + 864))))")))
 	done
 	echo "parca_query of the ten ranges, one thread: $(q "SELECT round($sum_blocks / 10.0, 1)") reads of the partition's buffers a range on average (each access: a page read again counts again)"
+	sum_blocks=0
+	for w in 0 1 2 3 4 5 6 7 8 9; do
+		from=$((day + w * 8640 + 431))
+		plan=$(q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+		          SELECT stack, sum(value) FROM $part WHERE time >= to_timestamp($from) AND time < to_timestamp($((from + 864))) GROUP BY stack")
+		sum_blocks=$((sum_blocks + $(sed -n 's/.*Data Blocks Read: \([0-9]*\).*/\1/p' <<<"$plan")))
+	done
+	echo "GROUP BY stack of the ten ranges: $(q "SELECT round($sum_blocks / 10.0, 1)") data blocks a range on average, $(q "SELECT round(100.0 * $sum_blocks / 10 / $total_blocks, 1)") % (with the pages of the table's stack dictionary that hold the stacks it returns)"
 	plan=$(q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	          SELECT sum(value) FROM $part WHERE series_id = 1003")
 	echo "one series over the whole day: $(sed -n 's/.*Data Blocks Read: \([0-9]*\).*/\1/p' <<<"$plan") data blocks," \
