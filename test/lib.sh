@@ -162,12 +162,16 @@ kill_cluster() {
 	local pm children p
 	pm=$(head -1 "$PGDATA_DIR/data/postmaster.pid")
 	# the postmaster stopped first, so that it forks no child after the list
-	# is taken; then it and its children (by parent pid: only ours) at once,
-	# so that no backend goes on to commit
+	# is taken; then its children (by parent pid: only ours) at once, so
+	# that no backend goes on to commit, and only then the postmaster: a
+	# backend that outlived it by a moment would see it gone (a parallel
+	# query's leader then logs "AbortTransaction while in ABORT state" as it
+	# waits for its workers), which no crash of the machine does
 	kill -STOP "$pm" 2>/dev/null || true
 	children=$(pgrep -P "$pm" || true)
 	# shellcheck disable=SC2086
-	kill -9 "$pm" $children 2>/dev/null || true
+	kill -9 $children 2>/dev/null || true
+	kill -9 "$pm" 2>/dev/null || true
 	for p in $pm $children; do
 		while kill -0 "$p" 2>/dev/null; do sleep 0.1; done
 	done
